@@ -1,0 +1,170 @@
+// Package store holds the plugin's state: tasks (status, history, artifacts,
+// metadata, owner), push-notification configs, the push delivery outbox and
+// the conversations behind a2a_history.
+//
+// Two implementations satisfy Store: Memory (bounded, for tests and for
+// operators who want no disk) and SQLite (durable, the default when the host
+// gives a data directory). Every write that a caller is told about is durable
+// when the call returns: callers write first and tell clients afterwards.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// ErrNotFound is returned when a task or push config does not exist (or is
+// not visible to the caller).
+var ErrNotFound = errors.New("not found")
+
+// TaskRecord is a task as stored: the A2A task plus what the plugin needs to
+// scope and order it.
+type TaskRecord struct {
+	// Task is the full task with its whole history and all artifacts.
+	Task a2a.Task
+	// Owner is the identity that created the task ("peer:alice",
+	// "ip:203.0.113.7", "local:127.0.0.1"). Scoped queries only return the
+	// owner's tasks.
+	Owner     string
+	CreatedAt time.Time
+	// UpdatedAt is the time of the last status change; it orders ListTasks
+	// (newest first) and is the task's status timestamp.
+	UpdatedAt time.Time
+}
+
+// TaskQuery selects tasks for ListTasks. Zero values mean "no filter".
+type TaskQuery struct {
+	// Owner restricts the result to one identity's tasks; "" means all
+	// (only for callers allowed to see everything, e.g. the local operator).
+	Owner     string
+	ContextID string
+	State     a2a.TaskState
+	// StatusAfter keeps tasks whose status timestamp is at or after it.
+	StatusAfter time.Time
+	// PageSize is the maximum number of tasks returned (1–100).
+	PageSize int
+	// PageToken is an opaque cursor from a previous TaskPage.
+	PageToken string
+}
+
+// TaskPage is one page of ListTasks, newest status first.
+type TaskPage struct {
+	Tasks []*TaskRecord
+	// NextPageToken is "" on the last page.
+	NextPageToken string
+	// TotalSize counts all tasks matching the query (across pages).
+	TotalSize int
+}
+
+// PushConfig is a push-notification config as stored.
+type PushConfig struct {
+	Config a2a.TaskPushNotificationConfig
+	// Owner is the identity that registered it.
+	Owner     string
+	CreatedAt time.Time
+}
+
+// Delivery is one webhook POST waiting in the outbox.
+type Delivery struct {
+	// ID orders deliveries: for one config, a lower ID is delivered first.
+	ID       int64
+	TaskID   string
+	ConfigID string
+	// Body is the JSON StreamResponse to POST.
+	Body []byte
+	// Attempts made so far and when the next one is due.
+	Attempts  int
+	NextTry   time.Time
+	LastError string
+	CreatedAt time.Time
+}
+
+// Direction of a conversation entry, seen from this plugin.
+const (
+	DirectionSent     = "sent"
+	DirectionReceived = "received"
+)
+
+// ConversationEntry is one message of an outbound conversation with a peer
+// (what we sent, what came back), kept for a2a_history.
+type ConversationEntry struct {
+	ID        int64
+	ContextID string
+	// Peer is the configured peer name or the URL called.
+	Peer      string
+	Direction string
+	TaskID    string
+	MessageID string
+	// State is the remote task state after this entry, if known.
+	State string
+	// Text is the message flattened to text (redacted as sent).
+	Text  string
+	Parts []a2a.Part
+	Time  time.Time
+}
+
+// ConversationSummary describes one known conversation.
+type ConversationSummary struct {
+	ContextID string
+	Peer      string
+	Entries   int
+	LastTaskID string
+	LastState string
+	FirstAt   time.Time
+	LastAt    time.Time
+}
+
+// Store is everything the plugin persists. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// SaveTask inserts or replaces a task and, in the same transaction,
+	// appends deliveries to the push outbox. When it returns nil both are
+	// durable.
+	SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Delivery) error
+	// GetTask returns a task by id, or ErrNotFound. A non-empty owner must
+	// match the task's owner, else ErrNotFound.
+	GetTask(ctx context.Context, id, owner string) (*TaskRecord, error)
+	// ListTasks returns one page of tasks matching q.
+	ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
+	// ActiveTasks returns every task not in a terminal state (used at
+	// start-up to fail tasks whose turn died with the previous process).
+	ActiveTasks(ctx context.Context) ([]*TaskRecord, error)
+
+	// PutPushConfig inserts or replaces a config (by task id and config id).
+	PutPushConfig(ctx context.Context, pc *PushConfig) error
+	// GetPushConfig returns one config or ErrNotFound.
+	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
+	// ListPushConfigs returns a task's configs in creation order.
+	ListPushConfigs(ctx context.Context, taskID string) ([]*PushConfig, error)
+	// DeletePushConfig removes a config; deleting a missing one is not an
+	// error.
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+
+	// DueDeliveries returns up to limit deliveries whose NextTry is not
+	// after now, oldest first, at most the first pending one per config so
+	// that each webhook receives its notifications in order.
+	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// CompleteDelivery removes a delivered (or given-up) delivery; a
+	// give-up is recorded with its reason.
+	CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error
+	// RetryDelivery records a failed attempt and when to try again.
+	RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time, lastErr string) error
+
+	// AppendConversation records one conversation entry and returns its id.
+	AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error)
+	// Conversation returns the last limit entries of a context, oldest
+	// first (limit <= 0: all).
+	Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error)
+	// Conversations lists known conversations, most recent first.
+	Conversations(ctx context.Context, limit int) ([]ConversationSummary, error)
+
+	// Prune deletes terminal tasks (with their push configs and pending
+	// deliveries) and conversation entries last updated before cutoff, and
+	// reports how many tasks and entries it removed.
+	Prune(ctx context.Context, cutoff time.Time) (tasks, entries int, err error)
+	// Close flushes and closes the store.
+	Close() error
+}

@@ -1,0 +1,328 @@
+// Package client is the outbound A2A client: it fetches and caches agent
+// cards, picks the interface to use (JSONRPC, protocol 1.0 preferred, 0.3
+// as a fallback) and calls SendMessage, SendStreamingMessage, GetTask,
+// ListTasks, CancelTask and SubscribeToTask on remote agents.
+//
+// One Client is shared by every peer: it owns one http.Transport (so
+// connections are pooled and reused), the SSRF guard that every connection
+// passes through, and the card cache. A Peer is a cheap handle binding the
+// Client to one agent's URL, credentials and timeout.
+//
+// Every failure is an *Error whose Kind says what happened (unreachable,
+// timeout, bad card, auth refused, rate limited, JSON-RPC error, stream cut,
+// invalid response, unsupported, blocked) and whose message says what to do.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// Guard is the SSRF guard the client sends every URL and every connection
+// through; *security.SSRFGuard implements it.
+type Guard interface {
+	// CheckURL refuses URLs whose host is (or resolves to) an address the
+	// guard does not allow.
+	CheckURL(ctx context.Context, rawURL string) error
+	// DialContext connects like net.Dialer.DialContext, refusing addresses
+	// the guard does not allow (also after DNS resolution).
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Options configure a Client. The zero value is usable (and allows every
+// address: set Guard outside tests).
+type Options struct {
+	// Guard refuses loopback, private and link-local targets unless it
+	// allows them; nil means no guard.
+	Guard Guard
+	// UserAgent is sent on every request.
+	UserAgent string
+	// Timeout bounds every unary call and the start of every stream when
+	// the peer has no timeout of its own (default 30s).
+	Timeout time.Duration
+	// StreamIdleTimeout ends a stream on which nothing (not even an SSE
+	// comment) arrived for this long (default 5m).
+	StreamIdleTimeout time.Duration
+	// CardTTL is how long a card is fresh when its response has no
+	// Cache-Control max-age or Expires (default 5m).
+	CardTTL time.Duration
+	// MaxResponseBytes bounds a JSON-RPC response body and one SSE event
+	// (default 16 MiB).
+	MaxResponseBytes int64
+	// Transport replaces the shared transport (tests); when set, Guard's
+	// DialContext is not installed, but URLs still pass Guard.CheckURL.
+	Transport http.RoundTripper
+	// Logger receives debug logs; nil discards them.
+	Logger hclog.Logger
+	// Now returns the current time (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Client is the outbound A2A client shared by all peers. It is safe for
+// concurrent use.
+type Client struct {
+	opts  Options
+	hc    *http.Client
+	tr    *http.Transport // nil when Options.Transport was given
+	cards cardCache
+	log   hclog.Logger
+}
+
+// New returns a Client with one shared, pooled transport whose dialer is
+// the guard's.
+func New(opts Options) *Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.StreamIdleTimeout <= 0 {
+		opts.StreamIdleTimeout = 5 * time.Minute
+	}
+	if opts.CardTTL <= 0 {
+		opts.CardTTL = 5 * time.Minute
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = 16 << 20
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "a2a-plugin"
+	}
+	c := &Client{opts: opts, log: opts.Logger}
+	if c.log == nil {
+		c.log = hclog.NewNullLogger()
+	}
+	rt := opts.Transport
+	if rt == nil {
+		dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		dial := dialer.DialContext
+		if opts.Guard != nil {
+			dial = guardedDial(opts.Guard)
+		}
+		c.tr = &http.Transport{
+			Proxy:                 nil, // a proxy would bypass the SSRF guard's address checks
+			DialContext:           dial,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   8,
+			MaxConnsPerHost:       64,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			ResponseHeaderTimeout: 0, // bounded per call by the context
+		}
+		rt = c.tr
+	}
+	c.hc = &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			if err := c.checkURL(req.Context(), req.URL.String()); err != nil {
+				return err
+			}
+			// Credentials go only to the origin they were configured for.
+			if req.URL.Host != via[0].URL.Host {
+				req.Header.Del("Authorization")
+			}
+			return nil
+		},
+	}
+	return c
+}
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	if c.tr != nil {
+		c.tr.CloseIdleConnections()
+	}
+}
+
+// now is the client's clock.
+func (c *Client) now() time.Time {
+	if c.opts.Now != nil {
+		return c.opts.Now()
+	}
+	return time.Now()
+}
+
+// checkURL passes raw through the guard, if any.
+func (c *Client) checkURL(ctx context.Context, raw string) error {
+	if c.opts.Guard == nil {
+		return nil
+	}
+	if err := c.opts.Guard.CheckURL(ctx, raw); err != nil {
+		return blockedError{err}
+	}
+	return nil
+}
+
+// blockedError marks an error of the SSRF guard, so that it is reported as
+// ErrBlocked rather than as an unreachable peer.
+type blockedError struct{ err error }
+
+func (b blockedError) Error() string { return b.err.Error() }
+func (b blockedError) Unwrap() error { return b.err }
+func (b blockedError) blocked() bool { return true }
+
+// guardedDial wraps the guard's dialer so that its refusals (as opposed to
+// ordinary network errors) are recognisable.
+func guardedDial(g Guard) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := g.DialContext(ctx, network, addr)
+		if err != nil {
+			var ne net.Error
+			var dnsErr *net.DNSError
+			if !errors.As(err, &ne) && !errors.As(err, &dnsErr) && ctx.Err() == nil {
+				return nil, blockedError{err}
+			}
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+// Auth is how to authenticate to a peer: a bearer token, or an arbitrary
+// header (e.g. "X-API-Key: secret"), or both.
+type Auth struct {
+	// Token is sent as "Authorization: Bearer <Token>".
+	Token string
+	// HeaderName and HeaderValue are sent as one extra header.
+	HeaderName, HeaderValue string
+}
+
+// ParseHeader parses "Name: value" into an Auth header. It refuses a
+// missing colon, an empty or invalid name, and line breaks.
+func ParseHeader(s string) (name, value string, err error) {
+	n, v, ok := strings.Cut(s, ":")
+	n, v = strings.TrimSpace(n), strings.TrimSpace(v)
+	if !ok || n == "" {
+		return "", "", fmt.Errorf("header %q must have the form \"Name: value\"", redactHeader(s))
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return "", "", fmt.Errorf("header name %q contains an invalid character %q", n, c)
+		}
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		return "", "", fmt.Errorf("header %q: value must not contain line breaks", n)
+	}
+	return n, v, nil
+}
+
+// redactHeader keeps a header's name for an error message, never its value.
+func redactHeader(s string) string {
+	if n, _, ok := strings.Cut(s, ":"); ok {
+		return n + ": …"
+	}
+	if len(s) > 8 {
+		return s[:4] + "…"
+	}
+	return "…"
+}
+
+// Endpoint identifies one remote agent and how to call it.
+type Endpoint struct {
+	// Name is the configured peer name ("" for an ad-hoc URL); used in
+	// errors and logs.
+	Name string
+	// URL is the agent's base URL (its card is looked for under it) or the
+	// URL of its card (ending in .json).
+	URL string
+	// Auth is sent with every request to this peer, card fetches included.
+	Auth Auth
+	// Timeout bounds each unary call to this peer (0: the client default).
+	Timeout time.Duration
+}
+
+// Peer is a handle on one remote agent. It is cheap to create; the card
+// cache and connections live in the Client.
+type Peer struct {
+	c  *Client
+	ep Endpoint
+}
+
+// Peer returns a handle on the agent described by ep.
+func (c *Client) Peer(ep Endpoint) *Peer {
+	ep.URL = strings.TrimSpace(ep.URL)
+	return &Peer{c: c, ep: ep}
+}
+
+// Endpoint returns the endpoint the peer was created with.
+func (p *Peer) Endpoint() Endpoint { return p.ep }
+
+// name is the peer's name for errors: its configured name, else its URL.
+func (p *Peer) name() string {
+	if p.ep.Name != "" {
+		return p.ep.Name
+	}
+	return p.ep.URL
+}
+
+// cardKey is the card cache key: the normalised URL.
+func (p *Peer) cardKey() string {
+	u, err := url.Parse(p.ep.URL)
+	if err != nil {
+		return p.ep.URL
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.Fragment = ""
+	return u.String()
+}
+
+// timeout is the unary call timeout for this peer.
+func (p *Peer) timeout(def time.Duration) time.Duration {
+	if p.ep.Timeout > 0 {
+		return p.ep.Timeout
+	}
+	return def
+}
+
+// Card returns the peer's agent card, from the cache while it is fresh,
+// revalidating it (If-None-Match / If-Modified-Since) once stale.
+func (p *Peer) Card(ctx context.Context) (*CardInfo, error) {
+	return p.c.fetchCard(ctx, p, false)
+}
+
+// Refresh fetches the card now, ignoring freshness (a conditional request
+// is still made, and a 304 keeps the cached card).
+func (p *Peer) Refresh(ctx context.Context) (*CardInfo, error) {
+	return p.c.fetchCard(ctx, p, true)
+}
+
+// CachedCard returns the cached card without any request, or nil.
+func (p *Peer) CachedCard() *CardInfo {
+	return p.c.cards.peek(p.cardKey())
+}
+
+// decorate sets the headers every request to p carries.
+func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer) {
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	if p.ep.Auth.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.ep.Auth.Token)
+	}
+	if p.ep.Auth.HeaderName != "" {
+		req.Header.Set(p.ep.Auth.HeaderName, p.ep.Auth.HeaderValue)
+	}
+	setTraceHeaders(ctx, req.Header)
+}
+
+// versionHeader sets A2A-Version for a v1.0 interface; 0.3 peers get no
+// header, which the specification defines as 0.3.
+func versionHeader(h http.Header, in a2a.AgentInterface) {
+	if in.ProtocolVersion != a2a.ProtocolVersionV03 {
+		h.Set(a2a.HeaderVersion, a2a.ProtocolVersion)
+	}
+}

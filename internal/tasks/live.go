@@ -1,0 +1,249 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// liveTask is a task that has a queued or running turn (or is being
+// canceled). Everything in it is guarded by mu; the lock order is
+// liveTask.mu before Manager.mu.
+type liveTask struct {
+	mu  sync.Mutex
+	rec store.TaskRecord
+
+	// revealed: persisted and observable. Until then events collect in
+	// pending, starting with the creation snapshot.
+	revealed bool
+	pending  []Event
+	// revealNext makes the next applyLocked reveal the task.
+	revealNext bool
+
+	subs []*Subscription
+	// settled is closed when the current turn settles: the task became
+	// terminal or interrupted, or the agent answered with a direct reply.
+	settled chan struct{}
+	// direct is the agent's direct reply when the task was never revealed.
+	direct *a2a.Message
+
+	turn        *Turn // the current (queued or running) turn
+	turnRunning bool  // the host has the turn
+	output      bool  // the host produced output in the current task
+	lastActive  time.Time
+	artifactSeq int
+
+	push []a2a.TaskPushNotificationConfig
+}
+
+// change is one mutation of a task.
+type change struct {
+	// state is the new state ("" keeps the current one).
+	state a2a.TaskState
+	// msg becomes status.message (and is appended to history when history
+	// is set).
+	msg     *a2a.Message
+	history bool
+	// artifact, when set, is added or merged.
+	artifact  *a2a.Artifact
+	appendArt bool
+	lastChunk bool
+}
+
+// snapshot returns a copy of the task safe to hand out while the live task
+// goes on changing. Messages and parts are never mutated after they are
+// stored, so slices are shared up to their current length; artifacts are
+// copied because chunks are merged into them.
+func (lt *liveTask) snapshot() a2a.Task {
+	t := lt.rec.Task
+	if len(t.Artifacts) > 0 {
+		t.Artifacts = append([]a2a.Artifact(nil), t.Artifacts...)
+	}
+	t.History = t.History[:len(t.History):len(t.History)]
+	return t
+}
+
+// applyLocked applies changes to lt, then persists and broadcasts the
+// resulting events (or keeps them pending while lt is unrevealed). It
+// handles settling: waking blocking waiters, ending streams, freeing the
+// context for the next turn. lt.mu must be held.
+func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []change) error {
+	if lt.rec.Task.Status.State.Terminal() {
+		return fmt.Errorf("task %s is already %s", lt.rec.Task.ID, lt.rec.Task.Status.State)
+	}
+	t := &lt.rec.Task
+	events := make([]Event, 0, len(changes))
+	now := m.now()
+	for _, c := range changes {
+		if c.artifact != nil {
+			mergeArtifact(t, *c.artifact, c.appendArt)
+			events = append(events, Event{Response: a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+				TaskID: t.ID, ContextID: t.ContextID, Artifact: *c.artifact,
+				Append: c.appendArt, LastChunk: c.lastChunk,
+			}}})
+		}
+		if c.state == "" && c.msg == nil {
+			continue
+		}
+		from := t.Status.State
+		st := c.state
+		if st == "" {
+			st = from
+		}
+		if c.msg != nil && c.history {
+			t.History = append(t.History, *c.msg)
+		}
+		t.Status = a2a.TaskStatus{State: st, Message: c.msg, Timestamp: &a2a.Timestamp{Time: now}}
+		lt.rec.UpdatedAt = now
+		events = append(events, Event{Response: a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskID: t.ID, ContextID: t.ContextID, Status: t.Status,
+		}}})
+		if m.opts.Observer != nil && from != st {
+			m.opts.Observer.TaskTransition(from, st)
+		}
+	}
+	state := t.Status.State
+	settled := state.Terminal() || state.Interrupted()
+	if (settled || lt.revealNext) && !lt.revealed {
+		lt.revealNext = false
+		lt.pending = append(lt.pending, events...)
+		return m.revealLocked(ctx, lt, true)
+	}
+	if !lt.revealed {
+		lt.pending = append(lt.pending, events...)
+		return nil
+	}
+	if err := m.persistLocked(ctx, lt, events); err != nil {
+		return err
+	}
+	m.broadcastLocked(lt, events)
+	if settled {
+		m.settleLocked(lt)
+	}
+	return nil
+}
+
+// revealLocked persists lt with everything that happened so far, queues push
+// deliveries for it, and hands the pending events to waiting streams.
+func (m *Manager) revealLocked(ctx context.Context, lt *liveTask, settleAfter bool) error {
+	if lt.revealed {
+		return nil
+	}
+	events := lt.pending
+	lt.pending = nil
+	lt.revealed = true
+	// The creation snapshot is for streams only; webhooks get the updates.
+	var pushEvents []Event
+	for _, ev := range events {
+		if ev.Response.Task == nil {
+			pushEvents = append(pushEvents, ev)
+		}
+	}
+	if err := m.persistLocked(ctx, lt, pushEvents); err != nil {
+		lt.revealed = false
+		lt.pending = events
+		return err
+	}
+	m.broadcastLocked(lt, events)
+	st := lt.rec.Task.Status.State
+	if settleAfter && (st.Terminal() || st.Interrupted()) {
+		m.settleLocked(lt)
+	}
+	return nil
+}
+
+// persistLocked writes lt's record and, atomically with it, one push delivery
+// per event and registered webhook.
+func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Event) error {
+	var deliveries []store.Delivery
+	if len(lt.push) > 0 && len(events) > 0 {
+		now := m.now()
+		for i := range events {
+			body, err := events[i].encode()
+			if err != nil {
+				return fmt.Errorf("encoding push notification for task %s: %w", lt.rec.Task.ID, err)
+			}
+			for _, pc := range lt.push {
+				deliveries = append(deliveries, store.Delivery{
+					TaskID: lt.rec.Task.ID, ConfigID: pc.ID, Body: body, NextTry: now, CreatedAt: now,
+				})
+			}
+		}
+	}
+	rec := lt.rec
+	rec.Task = lt.snapshot()
+	if err := m.store.SaveTask(ctx, &rec, deliveries); err != nil {
+		m.log.Error("saving task failed; its update is not announced", "task_id", lt.rec.Task.ID, "error", err)
+		return fmt.Errorf("saving task %s: %w", lt.rec.Task.ID, err)
+	}
+	if len(deliveries) > 0 && m.opts.Notifier != nil {
+		m.opts.Notifier.Notify()
+	}
+	return nil
+}
+
+// broadcastLocked hands events to every stream of lt. A stream that cannot
+// keep up is dropped rather than allowed to block the task.
+func (m *Manager) broadcastLocked(lt *liveTask, events []Event) {
+	if len(lt.subs) == 0 || len(events) == 0 {
+		return
+	}
+	for i := range events {
+		if events[i].Response.Task == nil {
+			_, _ = events[i].encode() // once, shared by all streams
+		}
+	}
+	kept := lt.subs[:0]
+	for _, s := range lt.subs {
+		if s.deliver(events) {
+			kept = append(kept, s)
+		}
+	}
+	clear(lt.subs[len(kept):])
+	lt.subs = kept
+}
+
+// settleLocked ends the current turn's waits: blocking sends return, streams
+// close, the context may run its next turn, and a task that needs nothing
+// more from the host leaves memory.
+func (m *Manager) settleLocked(lt *liveTask) {
+	select {
+	case <-lt.settled:
+	default:
+		close(lt.settled)
+	}
+	for _, s := range lt.subs {
+		s.finish(nil)
+	}
+	lt.subs = nil
+	m.turnDoneLocked(lt)
+}
+
+// mergeArtifact adds art to t, appending its parts to an earlier artifact
+// with the same id when appendParts is set.
+func mergeArtifact(t *a2a.Task, art a2a.Artifact, appendParts bool) {
+	for i := range t.Artifacts {
+		if t.Artifacts[i].ArtifactID != art.ArtifactID {
+			continue
+		}
+		if appendParts {
+			merged := t.Artifacts[i]
+			merged.Parts = append(merged.Parts[:len(merged.Parts):len(merged.Parts)], art.Parts...)
+			if art.Name != "" {
+				merged.Name = art.Name
+			}
+			if art.Description != "" {
+				merged.Description = art.Description
+			}
+			t.Artifacts[i] = merged
+		} else {
+			t.Artifacts[i] = art
+		}
+		return
+	}
+	t.Artifacts = append(t.Artifacts, art)
+}

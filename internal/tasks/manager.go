@@ -1,0 +1,265 @@
+// Package tasks owns the lifecycle of inbound A2A tasks: the state machine,
+// one FIFO of turns per context, waiters for blocking sends, subscribers of
+// streams, the watchdog that fails tasks whose host went silent, and the
+// order "persist first, then tell anyone".
+//
+// The manager does not know how a turn is run: an Executor (the bridge to the
+// host) starts and cancels turns, and reports what the agent produced through
+// Manager.Apply and Manager.EndTurn.
+//
+// # Visibility
+//
+// A new task is "revealed" — persisted and observable through GetTask,
+// ListTasks, streams and push notifications — the first time anyone could
+// learn its id: when a non-blocking send returns, when a stream sends its
+// first event, when a push config is attached, or when the task settles
+// (terminal or interrupted) or the blocking wait times out. Until then its
+// events are kept in memory. That keeps a blocking request to one store write
+// and still honours the rule that nothing a client was told is ever lost:
+// after a reveal every update is durable before it is broadcast.
+//
+// A turn whose first output is a direct reply answers with a Message and its
+// provisional task is dropped unless it was already revealed (then the
+// reply completes the task).
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// TraceContext is the W3C trace context of the request that started a turn.
+type TraceContext struct {
+	Traceparent string
+	Tracestate  string
+}
+
+// Turn is one run of the host's agent on a task: from the message that
+// started it to ProcessingComplete.
+type Turn struct {
+	TaskID    string
+	ContextID string
+	// Message is the inbound message, with its ids filled in.
+	Message a2a.Message
+	// RequestMetadata is the metadata of the SendMessage request.
+	RequestMetadata map[string]any
+	// Sender is the authenticated caller.
+	Sender security.Identity
+	// Continuation is true when the message answers an interrupted task.
+	Continuation bool
+	Trace        TraceContext
+}
+
+// Executor runs turns on the host. StartTurn must return once the host
+// accepted the turn (not when it finished); the agent's output arrives later
+// through Manager.Apply and Manager.EndTurn.
+type Executor interface {
+	StartTurn(ctx context.Context, t *Turn) error
+	// CancelTurn asks the host to stop the turn. The manager has already
+	// marked the task canceled.
+	CancelTurn(ctx context.Context, t *Turn, reason string) error
+}
+
+// Notifier is told when push deliveries were added to the store's outbox.
+type Notifier interface {
+	Notify()
+}
+
+// Observer is told about state transitions, for metrics. Calls must be fast
+// and must not call back into the Manager.
+type Observer interface {
+	TaskTransition(from, to a2a.TaskState)
+}
+
+// Options configure a Manager. Zero values get the documented defaults.
+type Options struct {
+	// Store persists tasks and push configs. Required.
+	Store store.Store
+	// Executor runs turns. Required (may be set later with SetExecutor,
+	// before the first Send).
+	Executor Executor
+	Logger   hclog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// RequestTimeout bounds how long a blocking SendMessage waits for the
+	// task to settle before returning it as it is (default 60 s). It does
+	// not limit how long the task may run.
+	RequestTimeout time.Duration
+	// SilenceTimeout fails a running turn when the host sent nothing for
+	// that long (default 10 min). Any progress resets the clock.
+	SilenceTimeout time.Duration
+	// SubscriberBuffer is how many events a stream may lag behind before it
+	// is dropped (default 256). A slow client never blocks a task.
+	SubscriberBuffer int
+	// MaxQueuedPerContext bounds the turns waiting in one context (default
+	// 64); beyond it a send is refused.
+	MaxQueuedPerContext int
+	// Notifier, when set, is told after push deliveries were enqueued.
+	Notifier Notifier
+	// Observer, when set, sees every state transition.
+	Observer Observer
+}
+
+// Manager runs the lifecycle of every inbound task.
+type Manager struct {
+	opts  Options
+	store store.Store
+	log   hclog.Logger
+	now   func() time.Time
+
+	mu     sync.Mutex
+	exec   Executor
+	live   map[string]*liveTask // tasks with a queued or running turn
+	queues map[string]*ctxQueue // context id → FIFO of turns
+	owners map[string]string    // context id → owner (cache)
+	closed bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Errors returned by the manager besides A2A protocol errors.
+var (
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("tasks: manager is shutting down")
+	// ErrDropped ends a subscription whose client fell too far behind.
+	ErrDropped = errors.New("stream dropped: the client read events too slowly")
+)
+
+// NewManager returns a manager; call Start to recover tasks from the store
+// and run the watchdog.
+func NewManager(opts Options) (*Manager, error) {
+	if opts.Store == nil {
+		return nil, errors.New("tasks: Options.Store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 60 * time.Second
+	}
+	if opts.SilenceTimeout <= 0 {
+		opts.SilenceTimeout = 10 * time.Minute
+	}
+	if opts.SubscriberBuffer <= 0 {
+		opts.SubscriberBuffer = 256
+	}
+	if opts.MaxQueuedPerContext <= 0 {
+		opts.MaxQueuedPerContext = 64
+	}
+	return &Manager{
+		opts:   opts,
+		store:  opts.Store,
+		log:    opts.Logger,
+		now:    opts.Now,
+		exec:   opts.Executor,
+		live:   make(map[string]*liveTask),
+		queues: make(map[string]*ctxQueue),
+		owners: make(map[string]string),
+		stop:   make(chan struct{}),
+	}, nil
+}
+
+// SetExecutor sets the executor when it could not be built before the
+// manager (the bridge needs the manager and the manager needs the bridge).
+func (m *Manager) SetExecutor(e Executor) {
+	m.mu.Lock()
+	m.exec = e
+	m.mu.Unlock()
+}
+
+func (m *Manager) executor() Executor {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.exec
+}
+
+// Start fails the tasks that were running when the previous process died
+// (their turns died with it; interrupted tasks keep waiting for their
+// clients) and starts the watchdog. It returns how many tasks it failed.
+func (m *Manager) Start(ctx context.Context) (int, error) {
+	active, err := m.store.ActiveTasks(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("tasks: reading tasks left by the previous run: %w", err)
+	}
+	failed := 0
+	for _, rec := range active {
+		st := rec.Task.Status.State
+		if st.Terminal() || st.Interrupted() {
+			continue
+		}
+		lt, err := m.loadLive(ctx, rec)
+		if err != nil {
+			return failed, err
+		}
+		lt.mu.Lock()
+		err = m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateFailed,
+			msg: agentText(lt, "The agent stopped while working on this task (the A2A plugin restarted). Send the request again.")}})
+		lt.mu.Unlock()
+		if err != nil {
+			return failed, err
+		}
+		failed++
+	}
+	if failed > 0 {
+		m.log.Warn("failed tasks interrupted by the previous shutdown", "count", failed)
+	}
+	m.wg.Add(1)
+	go m.watchdog()
+	return failed, nil
+}
+
+// Close stops the watchdog, fails running turns with a clear reason and ends
+// every stream. It does not close the store.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	lts := make([]*liveTask, 0, len(m.live))
+	for _, lt := range m.live {
+		lts = append(lts, lt)
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	var errs []error
+	for _, lt := range lts {
+		lt.mu.Lock()
+		if !lt.rec.Task.Status.State.Terminal() {
+			errs = append(errs, m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateFailed,
+				msg: agentText(lt, "The agent is shutting down and could not finish this task. Send the request again later.")}}))
+		}
+		lt.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// ActiveCount returns the number of tasks with a queued or running turn.
+func (m *Manager) ActiveCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live)
+}
+
+// agentText returns an agent message for lt's context and task.
+func agentText(lt *liveTask, text string) *a2a.Message {
+	msg := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart(text))
+	msg.TaskID = lt.rec.Task.ID
+	msg.ContextID = lt.rec.Task.ContextID
+	return &msg
+}

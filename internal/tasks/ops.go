@@ -1,0 +1,408 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// visible returns the live task with id if the caller may see it.
+func (m *Manager) visibleLive(id, scope string) *liveTask {
+	m.mu.Lock()
+	lt := m.live[id]
+	m.mu.Unlock()
+	if lt == nil {
+		return nil
+	}
+	lt.mu.Lock()
+	ok := lt.revealed && (scope == "" || lt.rec.Owner == scope)
+	lt.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return lt
+}
+
+// lookup returns a snapshot of a task the caller may see, from memory when
+// it is live, else from the store. Another client's task answers exactly
+// like a missing one.
+func (m *Manager) lookup(ctx context.Context, id, scope string) (*store.TaskRecord, error) {
+	if lt := m.visibleLive(id, scope); lt != nil {
+		lt.mu.Lock()
+		rec := lt.rec
+		rec.Task = lt.snapshot()
+		lt.mu.Unlock()
+		return &rec, nil
+	}
+	rec, err := m.store.GetTask(ctx, id, scope)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, a2a.ErrTaskNotFound(id)
+	}
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	return rec, nil
+}
+
+// Get handles GetTask.
+func (m *Manager) Get(ctx context.Context, scope string, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, a2a.ErrInvalidParams("historyLength", "must not be negative")
+	}
+	rec, err := m.lookup(ctx, req.ID, scope)
+	if err != nil {
+		return nil, err
+	}
+	t := rec.Task.WithHistoryLength(req.HistoryLength)
+	return &t, nil
+}
+
+// List handles ListTasks for the caller's scope.
+func (m *Manager) List(ctx context.Context, scope string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	size := int32(50)
+	if req.PageSize != nil {
+		size = *req.PageSize
+		if size < 1 || size > 100 {
+			return nil, a2a.ErrInvalidParams("pageSize", fmt.Sprintf("is %d; it must be between 1 and 100 (default 50)", size))
+		}
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, a2a.ErrInvalidParams("historyLength", "must not be negative")
+	}
+	if req.Status != "" && req.Status != a2a.TaskStateUnspecified && !req.Status.Known() {
+		return nil, a2a.ErrInvalidParams("status", fmt.Sprintf("%q is not a task state", req.Status))
+	}
+	q := store.TaskQuery{Owner: scope, ContextID: req.ContextID, PageSize: int(size), PageToken: req.PageToken}
+	if req.Status != a2a.TaskStateUnspecified {
+		q.State = req.Status
+	}
+	if req.StatusTimestampAfter != nil {
+		q.StatusAfter = req.StatusTimestampAfter.Time
+	}
+	page, err := m.store.ListTasks(ctx, q)
+	if errors.Is(err, store.ErrInvalidPageToken) {
+		return nil, a2a.ErrInvalidParams("pageToken", "is not a token from a previous ListTasks answer; omit it to start from the first page")
+	}
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	out := &a2a.ListTasksResponse{Tasks: make([]a2a.Task, 0, len(page.Tasks)), NextPageToken: page.NextPageToken,
+		PageSize: size, TotalSize: int32(page.TotalSize)}
+	for _, rec := range page.Tasks {
+		t := rec.Task.WithHistoryLength(req.HistoryLength)
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	return out, nil
+}
+
+// Cancel handles CancelTask: the task becomes CANCELED at once and the host
+// is asked to stop the turn.
+func (m *Manager) Cancel(ctx context.Context, scope string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	lt := m.visibleLive(req.ID, scope)
+	if lt == nil {
+		rec, err := m.lookup(ctx, req.ID, scope)
+		if err != nil {
+			return nil, err
+		}
+		if st := rec.Task.Status.State; st.Terminal() {
+			return nil, a2a.ErrTaskNotCancelable(req.ID, st)
+		}
+		if lt, err = m.loadLive(ctx, rec); err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+	}
+	lt.mu.Lock()
+	st := lt.rec.Task.Status.State
+	if st.Terminal() {
+		lt.mu.Unlock()
+		return nil, a2a.ErrTaskNotCancelable(req.ID, st)
+	}
+	turn := lt.turn
+	if turn == nil {
+		// An interrupted task: tell the host too, so it can drop the
+		// question it is waiting on.
+		turn = &Turn{TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID}
+	}
+	// Settling frees the context; a turn still waiting in the queue is
+	// dropped there.
+	err := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateCanceled,
+		msg: agentText(lt, "The task was canceled at the client's request.")}})
+	t := lt.snapshot()
+	lt.mu.Unlock()
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	m.cancelOnHost(turn, "canceled by the client")
+	return &t, nil
+}
+
+// cancelOnHost tells the host to stop a turn without making the caller wait
+// for it.
+func (m *Manager) cancelOnHost(turn *Turn, reason string) {
+	exec := m.executor()
+	if exec == nil {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		if err := exec.CancelTurn(ctx, turn, reason); err != nil {
+			m.log.Warn("host did not confirm the cancellation", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+		}
+	}()
+}
+
+// Subscribe handles SubscribeToTask: the stream starts with the current
+// task and follows it until it settles.
+func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.SubscribeToTaskRequest) (*Subscription, error) {
+	lt := m.visibleLive(req.ID, scope)
+	if lt == nil {
+		rec, err := m.lookup(ctx, req.ID, scope)
+		if err != nil {
+			return nil, err
+		}
+		st := rec.Task.Status.State
+		if st.Terminal() {
+			return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
+				"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
+		}
+		// Interrupted: the snapshot is all there is until the client answers.
+		sub := newSubscription(m, nil, nil)
+		t := rec.Task
+		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}})
+		sub.finish(nil)
+		return sub, nil
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	st := lt.rec.Task.Status.State
+	if st.Terminal() {
+		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
+			"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
+	}
+	sub := newSubscription(m, lt, nil)
+	snap := lt.snapshot()
+	sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
+	if st.Interrupted() && lt.turn == nil {
+		sub.finish(nil)
+		return sub, nil
+	}
+	lt.subs = append(lt.subs, sub)
+	return sub, nil
+}
+
+// UpdateKind says what the agent produced.
+type UpdateKind int
+
+// Kinds of agent output.
+const (
+	// UpdateProgress: intermediate output; the task stays WORKING.
+	UpdateProgress UpdateKind = iota + 1
+	// UpdateArtifact: an artifact or a chunk of one.
+	UpdateArtifact
+	// UpdateInputRequired: a question; the task waits for the client.
+	UpdateInputRequired
+	// UpdateAuthRequired: the task waits for credentials.
+	UpdateAuthRequired
+	// UpdateFinal: the answer; the task completes.
+	UpdateFinal
+	// UpdateDirectReply: a plain message answer that needs no task.
+	UpdateDirectReply
+)
+
+// Update is one piece of agent output for a task.
+type Update struct {
+	Kind UpdateKind
+	// Message is the agent's message (all kinds but UpdateArtifact).
+	Message *a2a.Message
+	// Artifact is the artifact (UpdateArtifact).
+	Artifact  *a2a.Artifact
+	Append    bool
+	LastChunk bool
+}
+
+// ErrTaskNotRunning is returned to the host when it sends output for a task
+// that has no turn (unknown, finished, or waiting for its client).
+var ErrTaskNotRunning = errors.New("the task has no running turn")
+
+// Apply records agent output for a task.
+func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
+	m.mu.Lock()
+	lt := m.live[taskID]
+	m.mu.Unlock()
+	if lt == nil {
+		return fmt.Errorf("task %s: %w", taskID, ErrTaskNotRunning)
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.rec.Task.Status.State.Terminal() {
+		return fmt.Errorf("task %s is already %s: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
+	}
+	lt.lastActive = m.now()
+	first := !lt.output
+	lt.output = true
+	if u.Message != nil {
+		u.Message.TaskID = lt.rec.Task.ID
+		u.Message.ContextID = lt.rec.Task.ContextID
+		u.Message.Role = a2a.RoleAgent
+		if u.Message.MessageID == "" {
+			u.Message.MessageID = a2a.NewID()
+		}
+	}
+	var changes []change
+	switch u.Kind {
+	case UpdateProgress:
+		changes = []change{{state: a2a.TaskStateWorking, msg: u.Message}}
+	case UpdateArtifact:
+		if u.Artifact == nil {
+			return errors.New("artifact update without an artifact")
+		}
+		art := *u.Artifact
+		if art.ArtifactID == "" {
+			art.ArtifactID = a2a.NewID()
+		}
+		changes = []change{{artifact: &art, appendArt: u.Append, lastChunk: u.LastChunk}}
+	case UpdateInputRequired:
+		changes = []change{{state: a2a.TaskStateInputRequired, msg: u.Message, history: true}}
+	case UpdateAuthRequired:
+		changes = []change{{state: a2a.TaskStateAuthRequired, msg: u.Message, history: true}}
+	case UpdateDirectReply:
+		if first && !lt.revealed && len(lt.push) == 0 {
+			m.directReplyLocked(lt, u.Message)
+			return nil
+		}
+		fallthrough
+	case UpdateFinal:
+		if u.Message != nil && len(u.Message.Parts) > 0 {
+			lt.artifactSeq++
+			art := a2a.Artifact{ArtifactID: fmt.Sprintf("%s-answer-%d", lt.rec.Task.ID, lt.artifactSeq), Name: "answer", Parts: u.Message.Parts}
+			changes = append(changes, change{artifact: &art, lastChunk: true})
+		}
+		changes = append(changes, change{state: a2a.TaskStateCompleted, msg: u.Message, history: u.Message != nil})
+	default:
+		return fmt.Errorf("unknown update kind %d", u.Kind)
+	}
+	// A stream waits for the first output to know it is a task; now it is.
+	lt.revealNext = first && !lt.revealed && len(lt.subs) > 0
+	return m.applyLocked(ctx, lt, changes)
+}
+
+// directReplyLocked answers an unrevealed task's request with a plain
+// message: blocking sends and streams get the message; the provisional task
+// is never stored.
+func (m *Manager) directReplyLocked(lt *liveTask, msg *a2a.Message) {
+	msg.TaskID = ""
+	lt.direct = msg
+	for _, s := range lt.subs {
+		s.deliver([]Event{{Response: a2a.StreamResponse{Message: msg}}})
+		s.finish(nil)
+	}
+	lt.subs = nil
+	lt.pending = nil
+	lt.rec.Task.Status.State = a2a.TaskStateCompleted
+	close(lt.settled)
+	m.turnDoneLocked(lt)
+}
+
+// Outcome is how the host says a turn ended.
+type Outcome int
+
+// Turn outcomes.
+const (
+	OutcomeSuccess Outcome = iota + 1
+	OutcomeFailure
+	OutcomeCancelled
+	OutcomeRejected
+)
+
+// EndTurn records the end of a turn (the host's ProcessingComplete). A task
+// still running is settled by the outcome; one already settled is left as
+// it is.
+func (m *Manager) EndTurn(ctx context.Context, taskID string, outcome Outcome, errText string) error {
+	m.mu.Lock()
+	lt := m.live[taskID]
+	m.mu.Unlock()
+	if lt == nil {
+		return nil
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	st := lt.rec.Task.Status.State
+	if st.Terminal() || st.Interrupted() || !lt.turnRunning {
+		return nil
+	}
+	var c change
+	switch outcome {
+	case OutcomeSuccess:
+		c = change{state: a2a.TaskStateCompleted, msg: lt.rec.Task.Status.Message}
+		if c.msg == nil {
+			c.msg = agentText(lt, "The agent finished without a reply.")
+		}
+		c.history = true
+	case OutcomeFailure:
+		if errText == "" {
+			errText = "The agent failed without giving a reason."
+		}
+		c = change{state: a2a.TaskStateFailed, msg: agentText(lt, errText), history: true}
+	case OutcomeCancelled:
+		c = change{state: a2a.TaskStateCanceled, msg: agentText(lt, "The agent canceled the task."), history: true}
+	case OutcomeRejected:
+		if errText == "" {
+			errText = "The agent declined the task."
+		}
+		c = change{state: a2a.TaskStateRejected, msg: agentText(lt, errText), history: true}
+	default:
+		return fmt.Errorf("unknown turn outcome %d", outcome)
+	}
+	return m.applyLocked(ctx, lt, []change{c})
+}
+
+// watchdog fails turns whose host went silent for longer than the silence
+// timeout. Progress resets the clock, so long work stays alive as long as
+// the host keeps reporting.
+func (m *Manager) watchdog() {
+	defer m.wg.Done()
+	every := min(max(m.opts.SilenceTimeout/10, 10*time.Millisecond), 5*time.Second)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+		}
+		m.mu.Lock()
+		lts := make([]*liveTask, 0, len(m.live))
+		for _, lt := range m.live {
+			lts = append(lts, lt)
+		}
+		m.mu.Unlock()
+		now := m.now()
+		for _, lt := range lts {
+			lt.mu.Lock()
+			if !lt.turnRunning || now.Sub(lt.lastActive) < m.opts.SilenceTimeout || lt.rec.Task.Status.State.Terminal() {
+				lt.mu.Unlock()
+				continue
+			}
+			turn := lt.turn
+			silent := now.Sub(lt.lastActive).Round(time.Second)
+			err := m.applyLocked(context.Background(), lt, []change{{state: a2a.TaskStateFailed, history: true,
+				msg: agentText(lt, fmt.Sprintf("The agent went silent for %s without progress, so the task was stopped. Try again, or ask the operator to raise A2A_TASK_SILENCE_TIMEOUT.", silent))}})
+			lt.mu.Unlock()
+			if err != nil {
+				m.log.Error("watchdog could not fail a silent task", "task_id", turn.TaskID, "error", err)
+			}
+			m.log.Warn("failed a task whose agent went silent", "task_id", turn.TaskID, "context_id", turn.ContextID, "silent_for", silent)
+			m.cancelOnHost(turn, "no progress for "+silent.String())
+		}
+	}
+}

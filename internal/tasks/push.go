@@ -1,0 +1,95 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// CreatePushConfig handles CreateTaskPushNotificationConfig: it attaches a
+// validated webhook config to a task the caller may see. A client-supplied
+// config id is kept (and replaces an earlier config with that id); otherwise
+// one is generated. Later updates of a running task are delivered to it.
+func (m *Manager) CreatePushConfig(ctx context.Context, scope, owner string, cfg a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	if _, err := m.lookup(ctx, cfg.TaskID, scope); err != nil {
+		return nil, err
+	}
+	if cfg.ID == "" {
+		cfg.ID = a2a.NewID()
+	}
+	if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: cfg, Owner: owner, CreatedAt: m.now()}); err != nil {
+		return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
+	}
+	if lt := m.visibleLive(cfg.TaskID, scope); lt != nil {
+		lt.mu.Lock()
+		replaced := false
+		for i := range lt.push {
+			if lt.push[i].ID == cfg.ID {
+				lt.push[i], replaced = cfg, true
+			}
+		}
+		if !replaced {
+			lt.push = append(lt.push, cfg)
+		}
+		lt.mu.Unlock()
+	}
+	return &cfg, nil
+}
+
+// GetPushConfig handles GetTaskPushNotificationConfig.
+func (m *Manager) GetPushConfig(ctx context.Context, scope string, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	if _, err := m.lookup(ctx, req.TaskID, scope); err != nil {
+		return nil, err
+	}
+	pc, err := m.store.GetPushConfig(ctx, req.TaskID, req.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		e := a2a.ErrTaskNotFound(req.TaskID)
+		e.Message = "push notification config " + req.ID + " not found for task " + req.TaskID + "; list the task's configs to see their ids"
+		return nil, e.WithMetadata("configId", req.ID)
+	}
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	c := pc.Config
+	return &c, nil
+}
+
+// ListPushConfigs handles ListTaskPushNotificationConfigs.
+func (m *Manager) ListPushConfigs(ctx context.Context, scope string, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+	if _, err := m.lookup(ctx, req.TaskID, scope); err != nil {
+		return nil, err
+	}
+	pcs, err := m.store.ListPushConfigs(ctx, req.TaskID)
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	out := &a2a.ListTaskPushNotificationConfigsResponse{Configs: make([]a2a.TaskPushNotificationConfig, 0, len(pcs))}
+	for _, pc := range pcs {
+		out.Configs = append(out.Configs, pc.Config)
+	}
+	return out, nil
+}
+
+// DeletePushConfig handles DeleteTaskPushNotificationConfig; deleting a
+// config that does not exist succeeds.
+func (m *Manager) DeletePushConfig(ctx context.Context, scope string, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
+	if _, err := m.lookup(ctx, req.TaskID, scope); err != nil {
+		return err
+	}
+	if err := m.store.DeletePushConfig(ctx, req.TaskID, req.ID); err != nil {
+		return a2a.ErrInternal(err.Error())
+	}
+	if lt := m.visibleLive(req.TaskID, scope); lt != nil {
+		lt.mu.Lock()
+		for i := range lt.push {
+			if lt.push[i].ID == req.ID {
+				lt.push = append(lt.push[:i], lt.push[i+1:]...)
+				break
+			}
+		}
+		lt.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// startTimeout bounds Executor.StartTurn, which only hands the turn over.
+const startTimeout = 30 * time.Second
+
+// ctxQueue is the FIFO of turns of one context. One turn runs at a time per
+// context, so the host's conversation sees messages in order and answers
+// never cross; different contexts run in parallel.
+type ctxQueue struct {
+	running *liveTask
+	waiting []*liveTask
+}
+
+// enqueue schedules lt's turn (lt.turn) in its context and starts it at once
+// when the context is idle. It must be called without lt.mu held.
+func (m *Manager) enqueue(lt *liveTask) error {
+	cid := lt.rec.Task.ContextID
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	q := m.queues[cid]
+	if q == nil {
+		q = &ctxQueue{}
+		m.queues[cid] = q
+	}
+	if q.running != nil {
+		if len(q.waiting) >= m.opts.MaxQueuedPerContext {
+			m.mu.Unlock()
+			return a2a.NewError(-32603, "CONTEXT_QUEUE_FULL",
+				fmt.Sprintf("context %s already has %d messages waiting for the agent; wait for them to finish or use another context", cid, len(q.waiting)))
+		}
+		q.waiting = append(q.waiting, lt)
+		m.live[lt.rec.Task.ID] = lt
+		m.mu.Unlock()
+		return nil
+	}
+	q.running = lt
+	m.live[lt.rec.Task.ID] = lt
+	m.mu.Unlock()
+	m.startTurn(lt)
+	return nil
+}
+
+// startTurn hands lt's turn to the host. The task goes WORKING first, so the
+// host's first output can never precede it.
+func (m *Manager) startTurn(lt *liveTask) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	lt.mu.Lock()
+	if lt.rec.Task.Status.State.Terminal() || lt.turn == nil {
+		// Canceled while it waited in the queue.
+		lt.mu.Unlock()
+		m.mu.Lock()
+		m.advanceLocked(lt)
+		m.mu.Unlock()
+		return
+	}
+	lt.turnRunning = true
+	lt.lastActive = m.now()
+	turn := lt.turn
+	err := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateWorking}})
+	lt.mu.Unlock()
+	if err != nil {
+		m.log.Error("could not start turn", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+	}
+	exec := m.executor()
+	if exec == nil {
+		err = fmt.Errorf("no agent is attached to the A2A plugin")
+	} else if err == nil {
+		err = exec.StartTurn(ctx, turn)
+	}
+	if err == nil {
+		return
+	}
+	m.log.Warn("host did not accept the message", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.rec.Task.Status.State.Terminal() {
+		return
+	}
+	if aerr := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateFailed, history: true,
+		msg: agentText(lt, "The agent could not take the message: "+err.Error())}}); aerr != nil {
+		m.log.Error("failing task after a refused turn", "task_id", turn.TaskID, "error", aerr)
+	}
+}
+
+// turnDoneLocked ends lt's turn: the task leaves memory unless it still has
+// work queued, and the next turn of its context starts. lt.mu must be held.
+func (m *Manager) turnDoneLocked(lt *liveTask) {
+	lt.turnRunning = false
+	lt.turn = nil
+	m.mu.Lock()
+	m.advanceLocked(lt)
+	m.mu.Unlock()
+}
+
+// advanceLocked removes lt from its context's queue and from memory and
+// starts the next turn of the context. m.mu must be held.
+func (m *Manager) advanceLocked(lt *liveTask) {
+	id, cid := lt.rec.Task.ID, lt.rec.Task.ContextID
+	if m.live[id] == lt {
+		delete(m.live, id)
+	}
+	q := m.queues[cid]
+	if q == nil {
+		return
+	}
+	if q.running != lt {
+		for i, w := range q.waiting {
+			if w == lt {
+				q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	q.running = nil
+	if len(q.waiting) == 0 {
+		delete(m.queues, cid)
+		return
+	}
+	next := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	q.running = next
+	if m.closed {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.startTurn(next)
+	}()
+}

@@ -1,0 +1,348 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// SendParams is one SendMessage or SendStreamingMessage call.
+type SendParams struct {
+	// Caller is the authenticated identity; it owns the tasks it creates.
+	Caller security.Identity
+	// Scope restricts which existing tasks and contexts the caller may use:
+	// its own identity, or "" for a caller allowed to see every task.
+	Scope string
+	// Request is the validated request.
+	Request *a2a.SendMessageRequest
+	Trace   TraceContext
+	// PushConfig is the validated inline push config, if any (its TaskID
+	// and ID are filled in by the manager).
+	PushConfig *a2a.TaskPushNotificationConfig
+	// Reject, when set, refuses the work without involving the host: the
+	// task is created REJECTED with this reason (loop guards use it).
+	Reject string
+}
+
+// streamFirstEventWait is how long a new stream waits for the agent's first
+// output to learn whether the answer is a plain message (a message-only
+// stream) or a task, before it reveals the task anyway.
+const streamFirstEventWait = 3 * time.Second
+
+// Send handles a blocking or non-blocking SendMessage.
+func (m *Manager) Send(ctx context.Context, p SendParams) (*a2a.SendMessageResponse, error) {
+	lt, err := m.prepare(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	cfg := p.Request.Configuration
+	var hl *int32
+	if cfg != nil {
+		hl = cfg.HistoryLength
+	}
+	if p.Reject != "" {
+		return m.reject(ctx, lt, p.Reject, hl)
+	}
+	if !cfg.Blocking() || p.PushConfig != nil {
+		lt.mu.Lock()
+		err := m.revealLocked(ctx, lt, false)
+		snap := lt.snapshot()
+		lt.mu.Unlock()
+		if err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+		if !cfg.Blocking() {
+			if err := m.enqueue(lt); err != nil {
+				return nil, m.failUnstarted(lt, err)
+			}
+			t := snap.WithHistoryLength(hl)
+			return &a2a.SendMessageResponse{Task: &t}, nil
+		}
+	}
+	settled := lt.settledChan()
+	if err := m.enqueue(lt); err != nil {
+		return nil, m.failUnstarted(lt, err)
+	}
+	timer := time.NewTimer(m.opts.RequestTimeout)
+	defer timer.Stop()
+	select {
+	case <-settled:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.direct != nil {
+		msg := *lt.direct
+		return &a2a.SendMessageResponse{Message: &msg}, nil
+	}
+	if !lt.revealed {
+		// The wait ended before the task settled: the client is about to
+		// learn the task id, so the task must exist from now on.
+		if err := m.revealLocked(context.WithoutCancel(ctx), lt, false); err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	t := lt.snapshot().WithHistoryLength(hl)
+	return &a2a.SendMessageResponse{Task: &t}, nil
+}
+
+// Stream handles SendStreamingMessage. The first event of the subscription
+// is the task (or the single direct-reply message); the stream ends when
+// the task settles.
+func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, error) {
+	lt, err := m.prepare(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var hl *int32
+	if p.Request.Configuration != nil {
+		hl = p.Request.Configuration.HistoryLength
+	}
+	lt.mu.Lock()
+	sub := newSubscription(m, lt, hl)
+	if p.Reject != "" {
+		lt.subs = append(lt.subs, sub)
+		lt.mu.Unlock()
+		if _, err := m.reject(ctx, lt, p.Reject, hl); err != nil {
+			sub.Close()
+			return nil, err
+		}
+		return sub, nil
+	}
+	lt.subs = append(lt.subs, sub)
+	if lt.revealed {
+		// A continuation: the stream starts from the current snapshot.
+		snap := lt.snapshot()
+		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
+	}
+	revealNow := p.PushConfig != nil
+	if revealNow {
+		if err := m.revealLocked(ctx, lt, false); err != nil {
+			lt.mu.Unlock()
+			return nil, a2a.ErrInternal(err.Error())
+		}
+	}
+	lt.mu.Unlock()
+	if err := m.enqueue(lt); err != nil {
+		sub.Close()
+		return nil, m.failUnstarted(lt, err)
+	}
+	if !revealNow {
+		time.AfterFunc(streamFirstEventWait, func() {
+			lt.mu.Lock()
+			defer lt.mu.Unlock()
+			if !lt.revealed && lt.direct == nil && !lt.rec.Task.Status.State.Terminal() {
+				if err := m.revealLocked(context.Background(), lt, false); err != nil {
+					m.log.Error("revealing streamed task", "task_id", lt.rec.Task.ID, "error", err)
+				}
+			}
+		})
+	}
+	return sub, nil
+}
+
+// reject settles a prepared task as REJECTED without starting a turn.
+func (m *Manager) reject(ctx context.Context, lt *liveTask, reason string, hl *int32) (*a2a.SendMessageResponse, error) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.turn = nil
+	err := m.applyLocked(context.WithoutCancel(ctx), lt, []change{{state: a2a.TaskStateRejected, history: true, msg: agentText(lt, reason)}})
+	if err != nil {
+		return nil, a2a.ErrInternal(err.Error())
+	}
+	t := lt.snapshot().WithHistoryLength(hl)
+	return &a2a.SendMessageResponse{Task: &t}, nil
+}
+
+// settledChan returns the channel closed when the current turn settles.
+func (lt *liveTask) settledChan() chan struct{} {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.settled
+}
+
+// failUnstarted fails a task whose turn could not even be queued, so a
+// revealed task never stays SUBMITTED forever, and returns err.
+func (m *Manager) failUnstarted(lt *liveTask, err error) error {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.revealed && !lt.rec.Task.Status.State.Terminal() {
+		_ = m.applyLocked(context.Background(), lt, []change{{state: a2a.TaskStateFailed, history: true,
+			msg: agentText(lt, "The message could not be queued: "+err.Error())}})
+	}
+	var aerr *a2a.Error
+	if errors.As(err, &aerr) {
+		return aerr
+	}
+	return a2a.ErrInternal(err.Error())
+}
+
+// prepare validates the message's ids and returns the live task the message
+// starts or continues, with its turn set (not yet queued).
+func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) {
+	msg := p.Request.Message
+	if msg.Role == "" || msg.Role == a2a.RoleUnspecified {
+		msg.Role = a2a.RoleUser
+	}
+	turn := &Turn{Sender: p.Caller, Trace: p.Trace, RequestMetadata: p.Request.Metadata}
+	if msg.TaskID != "" {
+		return m.prepareContinuation(ctx, p, msg, turn)
+	}
+	cid := msg.ContextID
+	if cid == "" {
+		cid = a2a.NewID()
+	} else if err := m.claimContext(ctx, cid, p); err != nil {
+		return nil, err
+	}
+	msg.ContextID = cid
+	msg.TaskID = a2a.NewID()
+	now := m.now()
+	lt := &liveTask{
+		rec: store.TaskRecord{
+			Task: a2a.Task{
+				ID: msg.TaskID, ContextID: cid,
+				Status:  a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &a2a.Timestamp{Time: now}},
+				History: []a2a.Message{msg},
+			},
+			Owner: p.Caller.ID, CreatedAt: now, UpdatedAt: now,
+		},
+		settled:    make(chan struct{}),
+		lastActive: now,
+	}
+	if p.PushConfig != nil {
+		pc := *p.PushConfig
+		pc.TaskID = lt.rec.Task.ID
+		if pc.ID == "" {
+			pc.ID = a2a.NewID()
+		}
+		if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: pc, Owner: p.Caller.ID, CreatedAt: now}); err != nil {
+			return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
+		}
+		lt.push = append(lt.push, pc)
+	}
+	snap := lt.snapshot()
+	lt.pending = []Event{{Response: a2a.StreamResponse{Task: &snap}}}
+	turn.TaskID, turn.ContextID, turn.Message = msg.TaskID, cid, msg
+	lt.turn = turn
+	if m.opts.Observer != nil {
+		m.opts.Observer.TaskTransition("", a2a.TaskStateSubmitted)
+	}
+	return lt, nil
+}
+
+// prepareContinuation handles a message that names an existing task: it
+// must be visible to the caller, in the same context, and waiting for input.
+func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a.Message, turn *Turn) (*liveTask, error) {
+	m.mu.Lock()
+	lt := m.live[msg.TaskID]
+	m.mu.Unlock()
+	if lt == nil {
+		rec, err := m.store.GetTask(ctx, msg.TaskID, p.Scope)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, a2a.ErrTaskNotFound(msg.TaskID)
+		}
+		if err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+		if lt, err = m.loadLive(ctx, rec); err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	t := &lt.rec.Task
+	if !lt.revealed || (p.Scope != "" && lt.rec.Owner != p.Scope) {
+		return nil, a2a.ErrTaskNotFound(msg.TaskID)
+	}
+	if msg.ContextID != "" && msg.ContextID != t.ContextID {
+		return nil, a2a.ErrInvalidParams("message.contextId",
+			fmt.Sprintf("context %q does not match task %s's context; omit contextId or use %q", msg.ContextID, t.ID, t.ContextID))
+	}
+	st := t.Status.State
+	switch {
+	case st.Terminal():
+		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
+			"task %s is already %s and cannot take more messages; send a new message without taskId in context %s (list the old task in referenceTaskIds)",
+			t.ID, st, t.ContextID))
+	case !st.Interrupted() || lt.turn != nil:
+		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
+			"task %s is still working; wait until it asks for input (or finishes), or cancel it", t.ID))
+	}
+	msg.ContextID = t.ContextID
+	t.History = append(t.History, msg)
+	lt.settled = make(chan struct{})
+	lt.output = false
+	turn.TaskID, turn.ContextID, turn.Message, turn.Continuation = t.ID, t.ContextID, msg, true
+	lt.turn = turn
+	return lt, nil
+}
+
+// loadLive returns the live task for rec, creating it (with its push
+// configs) when it is not in memory.
+func (m *Manager) loadLive(ctx context.Context, rec *store.TaskRecord) (*liveTask, error) {
+	pcs, err := m.store.ListPushConfigs(ctx, rec.Task.ID)
+	if err != nil {
+		return nil, fmt.Errorf("loading push configs of task %s: %w", rec.Task.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if lt := m.live[rec.Task.ID]; lt != nil {
+		return lt, nil
+	}
+	lt := &liveTask{rec: *rec, revealed: true, settled: make(chan struct{}), lastActive: m.now()}
+	for _, pc := range pcs {
+		lt.push = append(lt.push, pc.Config)
+	}
+	m.live[rec.Task.ID] = lt
+	return lt, nil
+}
+
+// maxOwnerCache bounds the context-owner cache; past it the cache restarts
+// and owners are looked up in the store again.
+const maxOwnerCache = 100_000
+
+// claimContext checks that a client-chosen context id is not another
+// client's conversation (which would let one peer talk into another's host
+// session) and records the caller as its owner.
+func (m *Manager) claimContext(ctx context.Context, cid string, p SendParams) error {
+	if len(cid) > 256 {
+		return a2a.ErrInvalidParams("message.contextId", "is longer than 256 characters; use a shorter id or omit it")
+	}
+	m.mu.Lock()
+	owner, known := m.owners[cid]
+	m.mu.Unlock()
+	if !known {
+		page, err := m.store.ListTasks(ctx, store.TaskQuery{ContextID: cid, PageSize: 1})
+		if err != nil {
+			return a2a.ErrInternal(err.Error())
+		}
+		owner = p.Caller.ID
+		if len(page.Tasks) > 0 {
+			owner = page.Tasks[0].Owner
+		}
+		m.mu.Lock()
+		if o, ok := m.owners[cid]; ok {
+			owner = o
+		} else {
+			if len(m.owners) >= maxOwnerCache {
+				clear(m.owners)
+			}
+			m.owners[cid] = owner
+		}
+		m.mu.Unlock()
+	}
+	if owner != p.Caller.ID && p.Scope != "" {
+		return a2a.ErrInvalidParams("message.contextId",
+			fmt.Sprintf("context %q belongs to another client; omit contextId to start a new conversation", cid))
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package tasks
+
+import (
+	"sync"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// Event is one stream event: a v1.0 StreamResponse and, once encoded, its
+// JSON, shared by every stream and webhook that receives it.
+type Event struct {
+	Response a2a.StreamResponse
+	// JSON is the encoded Response, or nil until first needed. Streams must
+	// treat it as read-only.
+	JSON []byte
+}
+
+// encode fills ev.JSON if it is empty and returns it.
+func (ev *Event) encode() ([]byte, error) {
+	if ev.JSON != nil {
+		return ev.JSON, nil
+	}
+	b, err := a2a.Marshal(ev.Response)
+	if err != nil {
+		return nil, err
+	}
+	ev.JSON = b
+	return b, nil
+}
+
+// Subscription is one stream's view of a task: the events to send, in order,
+// ending when the task settles (terminal or interrupted), when the client is
+// dropped for reading too slowly, or when Close is called.
+type Subscription struct {
+	m  *Manager
+	lt *liveTask
+	ch chan Event
+	// historyLength shapes task snapshots sent on this stream.
+	historyLength *int32
+
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+func newSubscription(m *Manager, lt *liveTask, historyLength *int32) *Subscription {
+	return &Subscription{m: m, lt: lt, ch: make(chan Event, m.opts.SubscriberBuffer), historyLength: historyLength}
+}
+
+// Events returns the channel of events; it is closed when the stream ends.
+func (s *Subscription) Events() <-chan Event { return s.ch }
+
+// Err reports why the stream ended once Events is closed: nil when the task
+// settled, ErrDropped when the client was too slow, ErrClosed on shutdown.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close detaches the stream from its task (the client went away). The task
+// goes on.
+func (s *Subscription) Close() {
+	if s.lt == nil {
+		s.finish(nil)
+		return
+	}
+	lt := s.lt
+	lt.mu.Lock()
+	for i, x := range lt.subs {
+		if x == s {
+			lt.subs = append(lt.subs[:i], lt.subs[i+1:]...)
+			break
+		}
+	}
+	lt.mu.Unlock()
+	s.finish(nil)
+}
+
+// deliver queues events without blocking. It reports false (and ends the
+// stream with ErrDropped) when the client has fallen too far behind.
+func (s *Subscription) deliver(events []Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
+	}
+	for _, ev := range events {
+		if ev.Response.Task != nil {
+			t := ev.Response.Task.WithHistoryLength(s.historyLength)
+			ev = Event{Response: a2a.StreamResponse{Task: &t}}
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			s.done, s.err = true, ErrDropped
+			close(s.ch)
+			return false
+		}
+	}
+	return true
+}
+
+// finish ends the stream with err unless it already ended.
+func (s *Subscription) finish(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.done, s.err = true, err
+	close(s.ch)
+}

@@ -111,6 +111,7 @@ type Host interface {
 }
 
 // HostHandler is what a host implements to serve the host callback service.
-// It is Host plus nothing: host-sdk adds the Watch stream itself. Optional
-// RPCs may return status.Error(codes.Unimplemented, …).
+// It is Host plus nothing: HostServer adds the Watch stream itself. Optional
+// RPCs may return an error wrapping ErrUnimplemented (or
+// status.Error(codes.Unimplemented, …)).
 type HostHandler = Host

@@ -1,0 +1,93 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Errors an implementation returns (wrapped with %w and a message saying what
+// to fix) so the other side sees the right gRPC code. The client halves turn
+// those codes back into errors that match these values with errors.Is, and
+// that still carry the gRPC status for status.Code.
+var (
+	// ErrUnknownTool: CallTool named a tool the toolset does not have
+	// (codes.NotFound).
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrInvalidArgument: a request, its arguments or the configuration are
+	// wrong (codes.InvalidArgument).
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotReady: the call needs an earlier step first, e.g. Send before
+	// Connect or anything before Configure (codes.FailedPrecondition).
+	ErrNotReady = errors.New("not ready")
+	// ErrUnimplemented: an optional RPC the implementation does not offer,
+	// e.g. Host.Complete on a host without a model (codes.Unimplemented).
+	ErrUnimplemented = errors.New("not implemented")
+)
+
+// sentinels maps the exported errors to the gRPC codes that carry them.
+var sentinels = []struct {
+	err  error
+	code codes.Code
+}{
+	{ErrUnknownTool, codes.NotFound},
+	{ErrInvalidArgument, codes.InvalidArgument},
+	{ErrNotReady, codes.FailedPrecondition},
+	{ErrUnimplemented, codes.Unimplemented},
+	{context.Canceled, codes.Canceled},
+	{context.DeadlineExceeded, codes.DeadlineExceeded},
+}
+
+// toStatus turns an implementation's error into a gRPC status error on the
+// server half. An error that already carries a status keeps its code; the
+// sentinels above and context errors map to their codes; anything else is
+// codes.Unknown. The message is always the full err.Error().
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Err()
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return status.Error(s.code, err.Error())
+		}
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+// remoteError is an error that came back over gRPC. It keeps the status (so
+// status.Code works) and matches the sentinel of its code with errors.Is.
+type remoteError struct {
+	st *status.Status
+}
+
+func (e *remoteError) Error() string { return e.st.Err().Error() }
+
+// GRPCStatus lets status.FromError and status.Code see the original status.
+func (e *remoteError) GRPCStatus() *status.Status { return e.st }
+
+// Is reports whether target is the sentinel of this error's code.
+func (e *remoteError) Is(target error) bool {
+	for _, s := range sentinels {
+		if s.code == e.st.Code() && target == s.err {
+			return true
+		}
+	}
+	return false
+}
+
+// fromStatus is the client-half counterpart of toStatus.
+func fromStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	return &remoteError{st: st}
+}

@@ -1,0 +1,84 @@
+package plugin
+
+import (
+	"context"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// PlatformGRPCPlugin carries PlatformAdapterService over go-plugin. On the
+// plugin side Impl is served; on the host side GRPCClient returns a Platform
+// backed by the gRPC client.
+type PlatformGRPCPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+
+	// Impl is the plugin's Platform (plugin side only).
+	Impl Platform
+}
+
+var _ goplugin.GRPCPlugin = (*PlatformGRPCPlugin)(nil)
+
+// GRPCServer registers PlatformAdapterService backed by Impl.
+func (p *PlatformGRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterPlatformAdapterServiceServer(s, &platformServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a Platform backed by the PlatformAdapterService client.
+func (p *PlatformGRPCPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &platformClient{client: pb.NewPlatformAdapterServiceClient(c)}, nil
+}
+
+type platformServer struct {
+	pb.UnimplementedPlatformAdapterServiceServer
+	impl Platform
+}
+
+func (s *platformServer) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectResponse, error) {
+	resp, err := s.impl.Connect(ctx, req)
+	return resp, toStatus(err)
+}
+
+func (s *platformServer) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.DisconnectResponse, error) {
+	resp, err := s.impl.Disconnect(ctx, req)
+	return resp, toStatus(err)
+}
+
+func (s *platformServer) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	resp, err := s.impl.Send(ctx, req)
+	return resp, toStatus(err)
+}
+
+func (s *platformServer) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+	resp, err := s.impl.ProcessingComplete(ctx, req)
+	return resp, toStatus(err)
+}
+
+type platformClient struct {
+	client pb.PlatformAdapterServiceClient
+}
+
+var _ Platform = (*platformClient)(nil)
+
+func (c *platformClient) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectResponse, error) {
+	resp, err := c.client.Connect(ctx, req)
+	return resp, fromStatus(err)
+}
+
+func (c *platformClient) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.DisconnectResponse, error) {
+	resp, err := c.client.Disconnect(ctx, req)
+	return resp, fromStatus(err)
+}
+
+func (c *platformClient) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	resp, err := c.client.Send(ctx, req)
+	return resp, fromStatus(err)
+}
+
+func (c *platformClient) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+	resp, err := c.client.ProcessingComplete(ctx, req)
+	return resp, fromStatus(err)
+}

@@ -1,0 +1,276 @@
+package testharness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// CallKind names a recorded call.
+type CallKind string
+
+// Kinds of recorded calls. The first five are plugin→host calls into the
+// agent (the host callback service); the rest are host→plugin calls.
+const (
+	KindHandleMessage      CallKind = "HandleMessage"
+	KindCancelTurn         CallKind = "CancelTurn"
+	KindListTools          CallKind = "ListTools"
+	KindComplete           CallKind = "Complete"
+	KindRecordDelegation   CallKind = "RecordDelegation"
+	KindSend               CallKind = "Send"
+	KindProcessingComplete CallKind = "ProcessingComplete"
+	KindCallTool           CallKind = "CallTool"
+)
+
+// Call is one recorded call and its result.
+type Call struct {
+	// Seq numbers calls from 1 in the order they were recorded (when they
+	// returned).
+	Seq int
+	// Time is when the call started; Duration how long it took.
+	Time     time.Time
+	Duration time.Duration
+	// Kind says which call this is.
+	Kind CallKind
+	// ChatID and TaskID are copied from the request when it has them.
+	ChatID, TaskID string
+	// Request and Response are the protobuf messages (Response is nil when
+	// Err is set, and for ListTools calls it is a HostServiceListToolsResponse).
+	Request, Response proto.Message
+	// Progress holds the progress events of a CallTool.
+	Progress []*pb.ToolProgress
+	// Err is the error the call returned.
+	Err error
+}
+
+// Inbound reports whether the plugin called the host (the agent).
+func (c Call) Inbound() bool {
+	switch c.Kind {
+	case KindHandleMessage, KindCancelTurn, KindListTools, KindComplete, KindRecordDelegation:
+		return true
+	}
+	return false
+}
+
+// HandleMessage returns the request of a HandleMessage call, else nil.
+func (c Call) HandleMessage() *pb.HandleMessageRequest {
+	r, _ := c.Request.(*pb.HandleMessageRequest)
+	return r
+}
+
+// Send returns the request of a Send call, else nil.
+func (c Call) Send() *pb.SendRequest {
+	r, _ := c.Request.(*pb.SendRequest)
+	return r
+}
+
+// ProcessingComplete returns the request of a ProcessingComplete call,
+// else nil.
+func (c Call) ProcessingComplete() *pb.ProcessingCompleteRequest {
+	r, _ := c.Request.(*pb.ProcessingCompleteRequest)
+	return r
+}
+
+// CancelTurn returns the request of a CancelTurn call, else nil.
+func (c Call) CancelTurn() *pb.CancelTurnRequest {
+	r, _ := c.Request.(*pb.CancelTurnRequest)
+	return r
+}
+
+// ToolCall returns the request of a CallTool call, else nil.
+func (c Call) ToolCall() *pb.CallToolRequest {
+	r, _ := c.Request.(*pb.CallToolRequest)
+	return r
+}
+
+// ToolResult returns the result of a CallTool call, else nil.
+func (c Call) ToolResult() *pb.ToolResult {
+	r, _ := c.Response.(*pb.ToolResult)
+	return r
+}
+
+// String renders the call for logs and failure messages.
+func (c Call) String() string {
+	s := fmt.Sprintf("#%d %s", c.Seq, c.Kind)
+	if c.ChatID != "" || c.TaskID != "" {
+		s += fmt.Sprintf(" chat=%s task=%s", c.ChatID, c.TaskID)
+	}
+	switch {
+	case c.Send() != nil:
+		sr := c.Send()
+		s += fmt.Sprintf(" %s %q", sr.GetKind(), sr.GetText())
+		if a := sr.GetArtifact(); a != nil {
+			s += fmt.Sprintf(" artifact=%s append=%t last=%t", a.GetArtifactId(), a.GetAppend(), a.GetLastChunk())
+		}
+	case c.ProcessingComplete() != nil:
+		pc := c.ProcessingComplete()
+		s += " " + pc.GetOutcome().String()
+		if pc.GetError() != "" {
+			s += fmt.Sprintf(" %q", pc.GetError())
+		}
+	case c.HandleMessage() != nil:
+		s += fmt.Sprintf(" %q", c.HandleMessage().GetText())
+	case c.ToolCall() != nil:
+		s += fmt.Sprintf(" %s %s", c.ToolCall().GetName(), c.ToolCall().GetArgumentsJson())
+	}
+	if c.Err != nil {
+		s += " err=" + c.Err.Error()
+	}
+	return s
+}
+
+// Recorder records calls in both directions. It is safe for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	calls   []Call
+	changed chan struct{} // closed and replaced on every Record
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{changed: make(chan struct{})}
+}
+
+// Record adds a call. Seq is assigned; Time defaults to now; ChatID and
+// TaskID are filled from the request when empty. The request and response
+// are cloned so later changes by the caller do not show. It returns the call
+// as stored.
+func (r *Recorder) Record(c Call) Call {
+	if c.Time.IsZero() {
+		c.Time = time.Now()
+	}
+	if c.Request != nil {
+		c.Request = proto.Clone(c.Request)
+		if m, ok := c.Request.(interface{ GetChatId() string }); ok && c.ChatID == "" {
+			c.ChatID = m.GetChatId()
+		}
+		if m, ok := c.Request.(interface{ GetTaskId() string }); ok && c.TaskID == "" {
+			c.TaskID = m.GetTaskId()
+		}
+	}
+	if c.Response != nil {
+		c.Response = proto.Clone(c.Response)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.Seq = len(r.calls) + 1
+	r.calls = append(r.calls, c)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return c
+}
+
+// Calls returns a copy of every recorded call, in order.
+func (r *Recorder) Calls() []Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Call(nil), r.calls...)
+}
+
+// Filter returns the recorded calls for which keep returns true.
+func (r *Recorder) Filter(keep func(Call) bool) []Call {
+	var out []Call
+	for _, c := range r.Calls() {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// CallsOf returns the recorded calls of one kind.
+func (r *Recorder) CallsOf(kind CallKind) []Call {
+	return r.Filter(func(c Call) bool { return c.Kind == kind })
+}
+
+// Sends returns the Send requests the agent made for a task, in order
+// (every task when taskID is empty), including ones that failed.
+func (r *Recorder) Sends(taskID string) []*pb.SendRequest {
+	var out []*pb.SendRequest
+	for _, c := range r.CallsOf(KindSend) {
+		if taskID == "" || c.TaskID == taskID {
+			out = append(out, c.Send())
+		}
+	}
+	return out
+}
+
+// Completions returns the ProcessingComplete requests for a task (every
+// task when taskID is empty).
+func (r *Recorder) Completions(taskID string) []*pb.ProcessingCompleteRequest {
+	var out []*pb.ProcessingCompleteRequest
+	for _, c := range r.CallsOf(KindProcessingComplete) {
+		if taskID == "" || c.TaskID == taskID {
+			out = append(out, c.ProcessingComplete())
+		}
+	}
+	return out
+}
+
+// WaitFor returns the first call, already recorded or still to come, for
+// which match returns true. It fails when ctx ends first; the error lists
+// the calls recorded so far.
+func (r *Recorder) WaitFor(ctx context.Context, match func(Call) bool) (Call, error) {
+	calls, err := r.WaitForN(ctx, 1, match)
+	if err != nil {
+		return Call{}, err
+	}
+	return calls[0], nil
+}
+
+// WaitForN waits until n calls match and returns the first n of them.
+func (r *Recorder) WaitForN(ctx context.Context, n int, match func(Call) bool) ([]Call, error) {
+	seen := 0
+	var found []Call
+	for {
+		r.mu.Lock()
+		for ; seen < len(r.calls); seen++ {
+			if match(r.calls[seen]) {
+				found = append(found, r.calls[seen])
+				if len(found) == n {
+					r.mu.Unlock()
+					return found, nil
+				}
+			}
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return found, fmt.Errorf("waited for %d matching calls, got %d: %w\nrecorded:\n%s", n, len(found), ctx.Err(), r.Dump())
+		}
+	}
+}
+
+// WaitForCompletion waits for the ProcessingComplete of a task.
+func (r *Recorder) WaitForCompletion(ctx context.Context, taskID string) (*pb.ProcessingCompleteRequest, error) {
+	c, err := r.WaitFor(ctx, func(c Call) bool {
+		return c.Kind == KindProcessingComplete && c.TaskID == taskID
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.ProcessingComplete(), nil
+}
+
+// Reset forgets every recorded call.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = nil
+}
+
+// Dump renders every recorded call, one per line, for failure messages.
+func (r *Recorder) Dump() string {
+	s := ""
+	for _, c := range r.Calls() {
+		s += "  " + c.String() + "\n"
+	}
+	return s
+}

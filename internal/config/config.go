@@ -1,0 +1,470 @@
+// Package config is the A2A plugin's configuration: the host's config
+// section for the plugin (JSON, handed over in Configure) overlaid with
+// A2A_* environment variables, with defaults and validation.
+//
+// Every setting is one field of Config carrying its JSON key, its
+// environment variable, its default and a one-line help text in struct
+// tags; Settings lists them (the README's settings table is checked
+// against it by a test). Environment variables win over the host's config,
+// so secrets can stay out of config files.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Peer is one outbound A2A agent the host's model may call by name.
+type Peer struct {
+	// Name is how tools refer to the peer.
+	Name string `json:"name"`
+	// URL is the peer's base URL (its Agent Card is found under it).
+	URL string `json:"url"`
+	// Token is sent as "Authorization: Bearer <token>".
+	Token string `json:"token,omitempty"`
+	// Header is an arbitrary auth header, "Name: value".
+	Header string `json:"header,omitempty"`
+	// Trust is "trusted" or "public" (default).
+	Trust string `json:"trust,omitempty"`
+	// Timeout bounds each call to the peer (Go duration, e.g. "2m").
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// Skill is an extra skill advertised only on the extended Agent Card.
+type Skill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags,omitempty"`
+	Examples    []string `json:"examples,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s") or a
+// number of seconds in JSON.
+type Duration time.Duration
+
+// UnmarshalJSON accepts "90s" or 90.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := parseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n float64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("want a duration such as \"90s\" or a number of seconds, got %s", b)
+	}
+	*d = Duration(n * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Config is every setting of the A2A plugin.
+type Config struct {
+	// Inbound server.
+	Host      string `json:"host" env:"A2A_HOST" default:"127.0.0.1" help:"Address the A2A server binds. Anything but loopback needs a token (A2A_BEARER_TOKEN or A2A_PEER_TOKENS)."`
+	Port      int    `json:"port" env:"A2A_PORT" default:"41241" help:"TCP port of the A2A server (0 picks a free port)."`
+	PublicURL string `json:"public_url" env:"A2A_PUBLIC_URL" help:"Base URL advertised in the Agent Card, when clients reach the agent through a proxy (default: http(s)://host:port)."`
+	TLSCert   string `json:"tls_cert" env:"A2A_TLS_CERT" help:"PEM certificate file; with A2A_TLS_KEY the server speaks HTTPS."`
+	TLSKey    string `json:"tls_key" env:"A2A_TLS_KEY" help:"PEM private key file for A2A_TLS_CERT."`
+
+	// Agent Card.
+	AgentName            string   `json:"agent_name" env:"A2A_AGENT_NAME" default:"Agent" help:"Agent Card name."`
+	AgentDescription     string   `json:"agent_description" env:"A2A_AGENT_DESCRIPTION" default:"An agent that answers A2A requests with its host's live session." help:"Agent Card description."`
+	AgentVersion         string   `json:"agent_version" env:"A2A_AGENT_VERSION" default:"1.0.0" help:"Agent Card version (the agent's, not the plugin's)."`
+	ProviderOrganization string   `json:"provider_organization" env:"A2A_PROVIDER_ORGANIZATION" help:"Agent Card provider.organization (the provider is omitted when empty)."`
+	ProviderURL          string   `json:"provider_url" env:"A2A_PROVIDER_URL" help:"Agent Card provider.url."`
+	DocumentationURL     string   `json:"documentation_url" env:"A2A_DOCUMENTATION_URL" help:"Agent Card documentationUrl."`
+	IconURL              string   `json:"icon_url" env:"A2A_ICON_URL" help:"Agent Card iconUrl."`
+	AdvertisedToolsets   []string `json:"advertised_toolsets" env:"A2A_ADVERTISED_TOOLSETS" help:"Host toolsets whose tools become Agent Card skills, comma-separated (default: all but this plugin's own a2a tools)."`
+	ExtendedSkills       []Skill  `json:"extended_skills" help:"Extra skills shown only on the extended Agent Card to authenticated peers (host config only)."`
+
+	// Tasks.
+	RequestTimeout     Duration `json:"request_timeout" env:"A2A_REQUEST_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits before returning the task as it is (the task keeps running)."`
+	TaskSilenceTimeout Duration `json:"task_silence_timeout" env:"A2A_TASK_SILENCE_TIMEOUT" default:"10m" help:"A running task whose host sent nothing for this long is failed; any progress resets the clock."`
+
+	// State.
+	Store          string   `json:"store" env:"A2A_STORE" default:"sqlite" help:"Task store: sqlite (durable, in the host's data directory) or memory (bounded, lost on restart)."`
+	MemoryMaxTasks int      `json:"memory_max_tasks" env:"A2A_MEMORY_MAX_TASKS" default:"10000" help:"Tasks the memory store keeps before evicting the oldest finished ones."`
+	Retention      Duration `json:"retention" env:"A2A_RETENTION" default:"720h" help:"Finished tasks and conversations older than this are pruned in the background (0 keeps everything)."`
+
+	// Security.
+	BearerToken        string            `json:"bearer_token" env:"A2A_BEARER_TOKEN" secret:"true" help:"Shared token; callers presenting it are identified as ip:<address>."`
+	PeerTokens         map[string]string `json:"peer_tokens" env:"A2A_PEER_TOKENS" secret:"true" help:"Per-peer tokens giving named identities, \"alice:tok1,bob:tok2\" (JSON: an object)."`
+	TrustedPeers       []string          `json:"trusted_peers" env:"A2A_TRUSTED_PEERS" help:"Peer names (from A2A_PEER_TOKENS) of the Trusted tier; when set, only Local callers and these peers may run tasks."`
+	LoopbackIsLocal    bool              `json:"loopback_is_local" env:"A2A_LOOPBACK_IS_LOCAL" default:"true" help:"Treat loopback callers as the Local tier; turn off behind a reverse proxy on the same machine."`
+	Policy             string            `json:"policy" env:"A2A_POLICY" help:"Operations per tier, e.g. \"public=send,get,cancel,subscribe;trusted=all\" (default: see README)."`
+	RateLimit          int               `json:"rate_limit" env:"A2A_RATE_LIMIT" default:"120" help:"Requests per minute per identity (0: unlimited)."`
+	MaxPingPongTurns   int               `json:"max_pingpong_turns" env:"A2A_MAX_PINGPONG_TURNS" default:"5" help:"Turns one context may run before further messages are rejected (hard maximum 20); CancelTask resets it."`
+	MaxDelegationDepth int               `json:"max_delegation_depth" env:"A2A_MAX_DELEGATION_DEPTH" default:"3" help:"Hops a delegation chain may take through agents before it is refused."`
+	MaxBodyBytes       int64             `json:"max_body_bytes" env:"A2A_MAX_BODY_BYTES" default:"4194304" help:"Largest request body accepted."`
+	MaxParts           int               `json:"max_parts" env:"A2A_MAX_PARTS" default:"64" help:"Most parts one message may have."`
+	MaxPartBytes       int               `json:"max_part_bytes" env:"A2A_MAX_PART_BYTES" default:"2097152" help:"Largest single part (decoded bytes)."`
+	MaxStreamsPerPeer  int               `json:"max_streams_per_peer" env:"A2A_MAX_STREAMS_PER_PEER" default:"16" help:"Concurrent SSE streams per identity."`
+	AuditLog           string            `json:"audit_log" env:"A2A_AUDIT_LOG" help:"Audit log file (JSON Lines); default <data dir>/audit.jsonl; \"off\" disables it."`
+	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
+
+	// Outbound.
+	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|header, trust, timeout}."`
+	AllowUnconfiguredURLs bool     `json:"allow_unconfigured_urls" env:"A2A_ALLOW_UNCONFIGURED_URLS" default:"false" help:"Let tools call agent URLs that are not in a2a_agents."`
+	AllowLoopbackURLs     bool     `json:"allow_loopback_urls" env:"A2A_ALLOW_LOOPBACK_URLS" default:"false" help:"Allow loopback addresses in outbound and webhook URLs (tests, same-machine agents)."`
+	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
+	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
+
+	// Push notifications.
+	PushEnabled     bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
+	PushSecret      string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token)."`
+	PushMaxAttempts int    `json:"push_max_attempts" env:"A2A_PUSH_MAX_ATTEMPTS" default:"12" help:"Delivery attempts (with exponential backoff) before a webhook notification is given up."`
+}
+
+// Setting describes one configuration setting.
+type Setting struct {
+	Key, Env, Default, Help string
+	Secret                  bool
+}
+
+// Settings lists every setting in declaration order.
+func Settings() []Setting {
+	t := reflect.TypeOf(Config{})
+	out := make([]Setting, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		out = append(out, Setting{
+			Key: jsonKey(f), Env: f.Tag.Get("env"), Default: f.Tag.Get("default"),
+			Help: f.Tag.Get("help"), Secret: f.Tag.Get("secret") == "true",
+		})
+	}
+	return out
+}
+
+func jsonKey(f reflect.StructField) string {
+	k, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return k
+}
+
+// Load builds the configuration from the host's JSON section (may be empty)
+// and the environment (getenv, usually os.Getenv), then validates it.
+// Unknown keys and malformed values are errors naming the setting.
+func Load(section []byte, getenv func(string) string) (*Config, error) {
+	c := &Config{}
+	if err := c.setDefaults(); err != nil {
+		return nil, err
+	}
+	if s := bytes.TrimSpace(section); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
+		if err := c.loadJSON(s); err != nil {
+			return nil, err
+		}
+	}
+	if getenv != nil {
+		if err := c.loadEnv(getenv); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) setDefaults() error {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		def, ok := t.Field(i).Tag.Lookup("default")
+		if !ok {
+			continue
+		}
+		if err := setFromString(v.Field(i), def); err != nil {
+			return fmt.Errorf("config: bad default for %s: %w", jsonKey(t.Field(i)), err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) loadJSON(section []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(section, &raw); err != nil {
+		return fmt.Errorf("config: the host's a2a section is not a JSON object: %w", err)
+	}
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	fields := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		fields[jsonKey(t.Field(i))] = i
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		i, ok := fields[k]
+		if !ok {
+			return fmt.Errorf("config: unknown setting %q in the host's a2a section%s", k, suggest(k, fields))
+		}
+		f := v.Field(i)
+		if err := json.Unmarshal(raw[k], f.Addr().Interface()); err != nil {
+			// Strings are accepted for every type, as in the environment.
+			var s string
+			if json.Unmarshal(raw[k], &s) != nil || setFromString(f, s) != nil {
+				return fmt.Errorf("config: setting %q: %v", k, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) loadEnv(getenv func(string) string) error {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("env")
+		if name == "" {
+			continue
+		}
+		s := getenv(name)
+		if s == "" {
+			continue
+		}
+		if err := setFromString(v.Field(i), s); err != nil {
+			return fmt.Errorf("config: environment variable %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// setFromString parses s into f according to f's type.
+func setFromString(f reflect.Value, s string) error {
+	s = strings.TrimSpace(s)
+	switch p := f.Addr().Interface().(type) {
+	case *string:
+		*p = s
+	case *int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", s)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", s)
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", s)
+		}
+		*p = b
+	case *Duration:
+		d, err := parseDuration(s)
+		if err != nil {
+			return err
+		}
+		*p = Duration(d)
+	case *[]string:
+		*p = nil
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				*p = append(*p, part)
+			}
+		}
+	case *map[string]string:
+		m, err := ParsePairs(s)
+		if err != nil {
+			return err
+		}
+		*p = m
+	case *[]Peer:
+		if err := json.Unmarshal([]byte(s), p); err != nil {
+			return fmt.Errorf("want a JSON list of peers like [{\"name\":\"bob\",\"url\":\"https://bob.example\"}]: %w", err)
+		}
+	default:
+		return fmt.Errorf("cannot be set from text (%s)", f.Type())
+	}
+	return nil
+}
+
+// parseDuration accepts Go durations ("90s", "2h") and plain seconds ("90").
+func parseDuration(s string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as \"90s\" or \"10m\", got %q", s)
+	}
+	return d, nil
+}
+
+// ParsePairs parses "name:value,name:value" (used for peer tokens).
+func ParsePairs(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("want name:value pairs separated by commas, e.g. \"alice:tok1,bob:tok2\"; %q is not one", redactPair(item))
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("name %q appears twice", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// redactPair hides the value of a malformed pair in error messages.
+func redactPair(item string) string {
+	if k, _, ok := strings.Cut(item, ":"); ok {
+		return k + ":…"
+	}
+	if len(item) > 4 {
+		return item[:2] + "…"
+	}
+	return "…"
+}
+
+// Validate checks the settings against each other and names what to fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
+	if c.Port < 0 || c.Port > 65535 {
+		bad("port %d is not a TCP port (0–65535; A2A_PORT)", c.Port)
+	}
+	if c.Host == "" {
+		bad("host is empty; use 127.0.0.1 (A2A_HOST)")
+	} else if !isLoopbackHost(c.Host) && !c.HasToken() {
+		bad("host %q exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN or A2A_PEER_TOKENS, or bind 127.0.0.1", c.Host)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		bad("TLS needs both a certificate and a key (A2A_TLS_CERT and A2A_TLS_KEY)")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("public_url %q is not an http(s) URL (A2A_PUBLIC_URL)", c.PublicURL)
+		}
+	}
+	switch c.Store {
+	case "sqlite", "memory":
+	default:
+		bad("store %q is unknown; use sqlite or memory (A2A_STORE)", c.Store)
+	}
+	positive := map[string]int64{
+		"memory_max_tasks (A2A_MEMORY_MAX_TASKS)": int64(c.MemoryMaxTasks), "max_body_bytes (A2A_MAX_BODY_BYTES)": c.MaxBodyBytes,
+		"max_parts (A2A_MAX_PARTS)": int64(c.MaxParts), "max_part_bytes (A2A_MAX_PART_BYTES)": int64(c.MaxPartBytes),
+		"max_streams_per_peer (A2A_MAX_STREAMS_PER_PEER)": int64(c.MaxStreamsPerPeer), "max_pingpong_turns (A2A_MAX_PINGPONG_TURNS)": int64(c.MaxPingPongTurns),
+		"max_delegation_depth (A2A_MAX_DELEGATION_DEPTH)": int64(c.MaxDelegationDepth), "push_max_attempts (A2A_PUSH_MAX_ATTEMPTS)": int64(c.PushMaxAttempts),
+		"audit_max_bytes (A2A_AUDIT_MAX_BYTES)": c.AuditMaxBytes,
+	}
+	names := make([]string, 0, len(positive))
+	for k := range positive {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if positive[k] <= 0 {
+			bad("%s must be positive, got %d", k, positive[k])
+		}
+	}
+	if c.RateLimit < 0 {
+		bad("rate_limit must not be negative (A2A_RATE_LIMIT; 0 means unlimited)")
+	}
+	for name, d := range map[string]Duration{"request_timeout (A2A_REQUEST_TIMEOUT)": c.RequestTimeout,
+		"task_silence_timeout (A2A_TASK_SILENCE_TIMEOUT)": c.TaskSilenceTimeout, "call_timeout (A2A_CALL_TIMEOUT)": c.CallTimeout} {
+		if d <= 0 {
+			bad("%s must be positive", name)
+		}
+	}
+	if c.Retention < 0 {
+		bad("retention must not be negative (A2A_RETENTION; 0 keeps everything)")
+	}
+	for name := range c.PeerTokens {
+		if strings.ContainsAny(name, " :,") {
+			bad("peer token name %q must not contain spaces, colons or commas", name)
+		}
+	}
+	for _, tp := range c.TrustedPeers {
+		if _, ok := c.PeerTokens[tp]; !ok {
+			bad("trusted peer %q has no token in peer_tokens (A2A_PEER_TOKENS); trusted peers are named by their token", tp)
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range c.Agents {
+		switch {
+		case p.Name == "":
+			bad("a2a_agents[%d] has no name", i)
+		case seen[p.Name]:
+			bad("a2a_agents: the name %q is used twice", p.Name)
+		}
+		seen[p.Name] = true
+		if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("a2a_agents[%q].url %q is not an http(s) URL", p.Name, p.URL)
+		}
+		if p.Trust != "" && p.Trust != "trusted" && p.Trust != "public" {
+			bad("a2a_agents[%q].trust %q must be trusted or public", p.Name, p.Trust)
+		}
+		if p.Token != "" && p.Header != "" {
+			bad("a2a_agents[%q] sets both token and header; use one", p.Name)
+		}
+		if p.Header != "" && !strings.Contains(p.Header, ":") {
+			bad("a2a_agents[%q].header must look like \"Name: value\"", p.Name)
+		}
+	}
+	for i, s := range c.ExtendedSkills {
+		if s.ID == "" || s.Name == "" || s.Description == "" {
+			bad("extended_skills[%d] needs id, name and description", i)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HasToken reports whether any inbound token is configured.
+func (c *Config) HasToken() bool { return c.BearerToken != "" || len(c.PeerTokens) > 0 }
+
+// Addr is the listen address host:port.
+func (c *Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// suggest returns ", did you mean …?" for a near-miss key.
+func suggest(k string, fields map[string]int) string {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	for f := range fields {
+		if norm(f) == norm(k) {
+			return fmt.Sprintf("; did you mean %q?", f)
+		}
+	}
+	keys := make([]string, 0, len(fields))
+	for f := range fields {
+		keys = append(keys, f)
+	}
+	sort.Strings(keys)
+	return "; known settings: " + strings.Join(keys, ", ")
+}

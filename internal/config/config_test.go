@@ -1,0 +1,96 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaultsAreSafe(t *testing.T) {
+	c, err := Load(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "127.0.0.1" || c.Port != 41241 || c.Store != "sqlite" || !c.LoopbackIsLocal || !c.PushEnabled {
+		t.Fatalf("defaults = %+v", c)
+	}
+	if time.Duration(c.RequestTimeout) != time.Minute || c.MaxPingPongTurns != 5 || c.HasToken() {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestEnvironmentOverridesHostSection(t *testing.T) {
+	c, err := Load([]byte(`{"port": 9000, "agent_name": "From config", "request_timeout": "5s", "a2a_agents": [{"name":"bob","url":"http://127.0.0.1:1"}]}`),
+		env(map[string]string{"A2A_PORT": "9100", "A2A_PEER_TOKENS": "alice:t1, bob:t2", "A2A_ADVERTISED_TOOLSETS": "web, files"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 9100 || c.AgentName != "From config" || time.Duration(c.RequestTimeout) != 5*time.Second {
+		t.Fatalf("got %+v", c)
+	}
+	if c.PeerTokens["alice"] != "t1" || c.PeerTokens["bob"] != "t2" || len(c.AdvertisedToolsets) != 2 || len(c.Agents) != 1 {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestBadSettingsNameWhatToFix(t *testing.T) {
+	tests := []struct {
+		name    string
+		section string
+		env     map[string]string
+		want    string
+	}{
+		{"unknown key", `{"prot": 1}`, nil, `unknown setting "prot"`},
+		{"near miss", `{"Agent-Name": "x"}`, nil, `did you mean "agent_name"`},
+		{"not an object", `[1]`, nil, "not a JSON object"},
+		{"bad number", ``, map[string]string{"A2A_PORT": "http"}, "A2A_PORT"},
+		{"exposed without token", ``, map[string]string{"A2A_HOST": "0.0.0.0"}, "A2A_BEARER_TOKEN"},
+		{"tls half", ``, map[string]string{"A2A_TLS_CERT": "c.pem"}, "A2A_TLS_KEY"},
+		{"bad store", `{"store": "redis"}`, nil, "sqlite or memory"},
+		{"trusted without token", ``, map[string]string{"A2A_TRUSTED_PEERS": "carol"}, `"carol" has no token`},
+		{"malformed pairs", ``, map[string]string{"A2A_PEER_TOKENS": "alice"}, "name:value"},
+		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "used twice"},
+		{"bad peer url", `{"a2a_agents":[{"name":"a","url":"ftp://x"}]}`, nil, "not an http(s) URL"},
+		{"bad duration", ``, map[string]string{"A2A_REQUEST_TIMEOUT": "soon"}, "duration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load([]byte(tc.section), env(tc.env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTokenAndExplicitHostWidenTheBind(t *testing.T) {
+	c, err := Load(nil, env(map[string]string{"A2A_HOST": "0.0.0.0", "A2A_BEARER_TOKEN": "s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr() != "0.0.0.0:41241" {
+		t.Fatalf("addr = %s", c.Addr())
+	}
+	// A token alone does not widen the bind.
+	c, _ = Load(nil, env(map[string]string{"A2A_BEARER_TOKEN": "s3cret"}))
+	if c.Host != "127.0.0.1" {
+		t.Fatalf("host = %s", c.Host)
+	}
+}
+
+func TestPeerTokenErrorsNeverEchoTheToken(t *testing.T) {
+	_, err := Load(nil, env(map[string]string{"A2A_PEER_TOKENS": "alice:ok,supersecretvalue"}))
+	if err == nil || strings.Contains(err.Error(), "supersecretvalue") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEverySettingIsDocumented(t *testing.T) {
+	for _, s := range Settings() {
+		if s.Key == "" || s.Help == "" {
+			t.Errorf("setting %+v lacks a key or help text", s)
+		}
+	}
+}

@@ -114,11 +114,11 @@ func (s *TaskState) UnmarshalText(b []byte) error {
 func (s *TaskState) UnmarshalJSON(b []byte) error {
 	raw, isNull, err := enumToken(b, "task state")
 	if err != nil || isNull {
-		return err
+		return typeError[TaskState](err)
 	}
 	v, err := ParseTaskState(raw)
 	if err != nil {
-		return err
+		return typeError[TaskState](err)
 	}
 	*s = v
 	return nil
@@ -217,11 +217,11 @@ func (r *Role) UnmarshalText(b []byte) error {
 func (r *Role) UnmarshalJSON(b []byte) error {
 	raw, isNull, err := enumToken(b, "role")
 	if err != nil || isNull {
-		return err
+		return typeError[Role](err)
 	}
 	v, err := ParseRole(raw)
 	if err != nil {
-		return err
+		return typeError[Role](err)
 	}
 	*r = v
 	return nil

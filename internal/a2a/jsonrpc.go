@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // JSONRPCVersion is the value of the `jsonrpc` member.
@@ -123,11 +125,16 @@ func (r *Request) DecodeParams(v any) *Error {
 func paramsDecodeError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		field := te.Field
+		// Custom decoders embed their struct as "plain"; drop that level.
+		field := strings.TrimPrefix(strings.ReplaceAll(te.Field, ".plain.", "."), "plain.")
 		if field == "" {
 			field = "params"
 		}
-		return ErrInvalidParams(field, fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value))
+		switch te.Type {
+		case reflect.TypeFor[TaskState](), reflect.TypeFor[Role](), reflect.TypeFor[flexInt32](), reflect.TypeFor[Timestamp](), reflect.TypeFor[Part]():
+			return ErrInvalidParams(field, te.Value)
+		}
+		return ErrInvalidParams(field, fmt.Sprintf("expected %s, got JSON %s", jsonTypeName(te.Type), te.Value))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -304,4 +311,32 @@ func EncodeError(id json.RawMessage, e *Error) []byte {
 		b, _ = r.appendJSON(nil)
 	}
 	return b
+}
+
+// jsonTypeName describes a Go type in JSON terms for error messages.
+func jsonTypeName(t reflect.Type) string {
+	if t == nil {
+		return "a different value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonTypeName(t.Elem())
+	}
+	return "a different value"
 }

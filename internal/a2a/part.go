@@ -184,7 +184,7 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 	if w.Raw != nil {
 		raw, err := decodeBase64(*w.Raw)
 		if err != nil {
-			return fmt.Errorf("part.raw: %w", err)
+			return typeError[Part](fmt.Errorf("raw: %w", err))
 		}
 		out.Raw = raw
 	}
@@ -192,7 +192,7 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 		if f.Bytes != nil {
 			raw, err := decodeBase64(*f.Bytes)
 			if err != nil {
-				return fmt.Errorf("part.file.bytes: %w", err)
+				return typeError[Part](fmt.Errorf("file.bytes: %w", err))
 			}
 			out.Raw = raw
 		}

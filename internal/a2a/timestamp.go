@@ -62,9 +62,9 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return fmt.Errorf("timestamp must be an RFC 3339 string such as \"2026-01-01T00:00:00.000Z\", got %s", truncateForError(b))
+		return typeError[Timestamp](fmt.Errorf("timestamp must be an RFC 3339 string such as \"2026-01-01T00:00:00.000Z\", got %s", truncateForError(b)))
 	}
-	return t.UnmarshalText(b[1 : len(b)-1])
+	return typeError[Timestamp](t.UnmarshalText(b[1 : len(b)-1]))
 }
 
 // ParseTimestamp parses an RFC 3339 timestamp (any fractional precision,

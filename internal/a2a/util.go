@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -27,7 +28,7 @@ func (f *flexInt32) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
-		return fmt.Errorf("expected a 32-bit integer, got %s", truncateForError(b))
+		return typeError[flexInt32](fmt.Errorf("expected a 32-bit integer, got %s", truncateForError(b)))
 	}
 	*f = flexInt32(v)
 	return nil
@@ -65,4 +66,14 @@ func Int32(v int32) *int32 {
 // AgentCapabilities.
 func Bool(v bool) *bool {
 	return &v
+}
+
+// typeError wraps a decoding error of a T value as a
+// *json.UnmarshalTypeError, so that encoding/json records the path of the
+// offending field in it; Value carries the explanation. nil stays nil.
+func typeError[T any](err error) error {
+	if err == nil {
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: err.Error(), Type: reflect.TypeFor[T]()}
 }

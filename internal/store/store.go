@@ -108,13 +108,13 @@ type ConversationEntry struct {
 
 // ConversationSummary describes one known conversation.
 type ConversationSummary struct {
-	ContextID string
-	Peer      string
-	Entries   int
+	ContextID  string
+	Peer       string
+	Entries    int
 	LastTaskID string
-	LastState string
-	FirstAt   time.Time
-	LastAt    time.Time
+	LastState  string
+	FirstAt    time.Time
+	LastAt     time.Time
 }
 
 // Store is everything the plugin persists. Implementations are safe for

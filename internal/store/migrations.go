@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema steps of the SQLite store, in order: step i
+// (counting from 1) brings the database from PRAGMA user_version i-1 to i.
+// Each step runs in its own transaction together with the version bump, so
+// a crash mid-migration leaves the previous version intact. Steps are never
+// edited once released: a change is a new step appended here.
+var migrations = []string{
+	// 1: the initial schema.
+	`
+-- One row per task. The task itself (status, history, artifacts,
+-- metadata) is the ProtoJSON blob in "task"; the other columns are the
+-- fields queries filter and order on. status_ts is the status timestamp
+-- (TaskRecord.UpdatedAt) in Unix milliseconds; created_at likewise.
+-- terminal is 1 for completed/failed/canceled/rejected tasks; it lets two
+-- small partial indexes serve ActiveTasks and Prune.
+CREATE TABLE tasks (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	context_id TEXT    NOT NULL,
+	owner      TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	terminal   INTEGER NOT NULL,
+	status_ts  INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	task       BLOB    NOT NULL
+);
+
+-- ListTasks orders by (status_ts DESC, id ASC) under equality filters on
+-- owner, context_id and state. Every filter combination has an index whose
+-- equality columns come first and whose remaining columns are exactly that
+-- order, so a page is a range scan that stops after pageSize+1 rows (no
+-- sort), the cursor and statusTimestampAfter are bounds on status_ts, and
+-- COUNT(*) for totalSize is a covering-index range count. When both a
+-- context and a state are given the context index is used and the state is
+-- a residual filter (contexts are small).
+CREATE INDEX tasks_by_ts           ON tasks (status_ts DESC, id);
+CREATE INDEX tasks_by_owner        ON tasks (owner, status_ts DESC, id);
+CREATE INDEX tasks_by_owner_ctx    ON tasks (owner, context_id, status_ts DESC, id);
+CREATE INDEX tasks_by_owner_state  ON tasks (owner, state, status_ts DESC, id);
+CREATE INDEX tasks_by_ctx          ON tasks (context_id, status_ts DESC, id);
+CREATE INDEX tasks_by_state        ON tasks (state, status_ts DESC, id);
+CREATE INDEX tasks_active          ON tasks (status_ts, id) WHERE terminal = 0;
+CREATE INDEX tasks_terminal        ON tasks (status_ts)     WHERE terminal = 1;
+
+-- Push-notification configs belong to a task and go with it. The config
+-- is its ProtoJSON blob; rowid breaks ties of created_at so that configs
+-- list in insertion order (an upsert keeps the rowid).
+CREATE TABLE push_configs (
+	task_id    TEXT    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	id         TEXT    NOT NULL,
+	owner      TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	config     BLOB    NOT NULL,
+	PRIMARY KEY (task_id, id)
+);
+
+-- The push outbox: one row per webhook POST still to make. AUTOINCREMENT
+-- keeps ids increasing even after the newest rows were deleted, since ids
+-- order deliveries per config. The config is deliberately not a foreign
+-- key: a delivery queued while its config is being deleted must not fail
+-- the task's save; the deliverer drops deliveries whose config is gone.
+CREATE TABLE outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	task_id    TEXT    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	config_id  TEXT    NOT NULL,
+	body       BLOB    NOT NULL,
+	attempts   INTEGER NOT NULL,
+	next_try   INTEGER NOT NULL,
+	last_error TEXT    NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_by_config ON outbox (task_id, config_id, id);
+
+-- Deliveries given up on, kept for the operator (and pruned by age).
+CREATE TABLE deliveries_failed (
+	id         INTEGER PRIMARY KEY,
+	task_id    TEXT    NOT NULL,
+	config_id  TEXT    NOT NULL,
+	body       BLOB    NOT NULL,
+	attempts   INTEGER NOT NULL,
+	last_error TEXT    NOT NULL,
+	reason     TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	failed_at  INTEGER NOT NULL
+);
+CREATE INDEX deliveries_failed_by_time ON deliveries_failed (failed_at);
+
+-- Outbound conversations for a2a_history: the entries, and one summary row
+-- per context kept up to date on every append so that listing
+-- conversations never aggregates the entries.
+CREATE TABLE conversation_entries (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	context_id TEXT    NOT NULL,
+	peer       TEXT    NOT NULL,
+	direction  TEXT    NOT NULL,
+	task_id    TEXT    NOT NULL,
+	message_id TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	text       TEXT    NOT NULL,
+	parts      BLOB,
+	at         INTEGER NOT NULL
+);
+CREATE INDEX conversation_entries_by_context ON conversation_entries (context_id, id);
+
+CREATE TABLE conversations (
+	context_id   TEXT    NOT NULL PRIMARY KEY,
+	peer         TEXT    NOT NULL,
+	entries      INTEGER NOT NULL,
+	last_task_id TEXT    NOT NULL,
+	last_state   TEXT    NOT NULL,
+	first_at     INTEGER NOT NULL,
+	last_at      INTEGER NOT NULL,
+	last_entry   INTEGER NOT NULL
+);
+CREATE INDEX conversations_by_last ON conversations (last_at DESC, last_entry DESC);
+`,
+}
+
+// SchemaVersion is the schema version this code writes (PRAGMA
+// user_version of an up-to-date database).
+var SchemaVersion = len(migrations)
+
+// migrate brings the database on conn up to SchemaVersion. A database
+// newer than this code is refused: its schema may mean things this code
+// would get wrong.
+func migrate(ctx context.Context, conn *sql.Conn, path string) error {
+	var v int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("store: read schema version of %s: %w", path, err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("store: database %s has schema version %d but this plugin knows only up to %d: run a newer plugin, or point it at another data directory", path, v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		if err := migrateStep(ctx, conn, v+1); err != nil {
+			return fmt.Errorf("store: migrate %s to schema version %d: %w", path, v+1, err)
+		}
+	}
+	return nil
+}
+
+// migrateStep applies migration n (1-based) and sets user_version to n in
+// one transaction. It re-reads the version under the write lock, so two
+// processes opening the same new database do not both apply a step.
+func migrateStep(ctx context.Context, conn *sql.Conn, n int) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	var v int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v >= n {
+		_, err := conn.ExecContext(ctx, "COMMIT")
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, migrations[n-1]); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}

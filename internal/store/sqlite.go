@@ -1,0 +1,792 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// SQLiteOptions tunes OpenSQLite. The zero value is the recommended
+// configuration.
+type SQLiteOptions struct {
+	// FullSync sets PRAGMA synchronous=FULL: every commit waits for the WAL
+	// to reach the disk, so an acknowledged write survives a power loss or
+	// an OS crash too. The default, synchronous=NORMAL, survives the
+	// plugin process dying at any instant (kill -9 included) — see
+	// OpenSQLite — and is several times faster.
+	FullSync bool
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process (another plugin on the same file, a backup tool)
+	// before failing. Default 5s.
+	BusyTimeout time.Duration
+	// Readers is the number of read connections. Default: GOMAXPROCS,
+	// at least 4.
+	Readers int
+	// MaxBatch bounds how many writes are committed in one transaction.
+	// Default 256.
+	MaxBatch int
+	// PruneBatch bounds how many tasks or conversations Prune deletes per
+	// transaction, so that it never holds the write lock for long.
+	// Default 500.
+	PruneBatch int
+	// CacheKiB is the page cache of each connection in KiB. Default 16384.
+	CacheKiB int
+}
+
+// SQLite is the durable Store: one SQLite database file in WAL mode,
+// written by one goroutine that groups concurrent writes into shared
+// transactions, read through a pool of read connections that never wait
+// for the writer.
+//
+// Durability: with the default synchronous=NORMAL in WAL mode a commit
+// appends the transaction to the WAL file with write(2) before the call
+// returns; it is then in the kernel's page cache, which outlives the
+// process, so a crash of the process (panic, OOM kill, kill -9) loses
+// nothing acknowledged and never corrupts the database. Only a power loss
+// or kernel crash can drop the last transactions (never corrupt: WAL
+// frames are checksummed). FullSync closes that window at the price of an
+// fsync per batch.
+type SQLite struct {
+	path string
+	wdb  *sql.DB
+	rdb  *sql.DB
+	w    *writer
+
+	readers chan *reader
+
+	reqs       chan *writeReq
+	quit       chan struct{}
+	writerDone chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
+
+	maxBatch   int
+	pruneBatch int
+}
+
+var _ Store = (*SQLite)(nil)
+
+// OpenSQLite opens (creating if needed) the database at path, brings its
+// schema up to date and starts the writer. The caller passes
+// "<data dir>/a2a-plugin.db"; the WAL and shared-memory files live beside
+// it. Close releases everything.
+func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("store: OpenSQLite needs a database path")
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = max(4, runtime.GOMAXPROCS(0))
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.PruneBatch <= 0 {
+		opts.PruneBatch = 500
+	}
+	if opts.CacheKiB <= 0 {
+		opts.CacheKiB = 16 << 10
+	}
+	syncMode := "NORMAL"
+	if opts.FullSync {
+		syncMode = "FULL"
+	}
+	common := url.Values{}
+	common.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	common.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.CacheKiB))
+	common.Add("_pragma", "temp_store(MEMORY)")
+	wq, rq := url.Values{}, url.Values{}
+	for k, v := range common {
+		wq[k] = slices.Clone(v)
+		rq[k] = slices.Clone(v)
+	}
+	wq.Add("_pragma", "journal_mode(WAL)")
+	wq.Add("_pragma", "synchronous("+syncMode+")")
+	wq.Add("_pragma", "foreign_keys(1)")
+	rq.Add("_pragma", "query_only(1)")
+	fileURL := (&url.URL{Scheme: "file", Opaque: url.PathEscape(path)}).String()
+
+	s := &SQLite{
+		path:       path,
+		readers:    make(chan *reader, opts.Readers),
+		reqs:       make(chan *writeReq),
+		quit:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		maxBatch:   opts.MaxBatch,
+		pruneBatch: opts.PruneBatch,
+	}
+	ctx := context.Background()
+	var err error
+	if s.wdb, err = sql.Open("sqlite", fileURL+"?"+wq.Encode()); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.wdb.SetConnMaxIdleTime(0)
+	fail := func(err error) (*SQLite, error) {
+		s.closeConns()
+		return nil, err
+	}
+	conn, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+	s.w = &writer{conn: conn}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+	if mode != "wal" {
+		return fail(fmt.Errorf("store: open %s: the database is in journal mode %q, not WAL: put the data directory on a local file system", path, mode))
+	}
+	if err := migrate(ctx, conn, path); err != nil {
+		return fail(err)
+	}
+	if err := s.w.prepare(ctx); err != nil {
+		return fail(fmt.Errorf("store: open %s: %w", path, err))
+	}
+
+	if s.rdb, err = sql.Open("sqlite", fileURL+"?"+rq.Encode()); err != nil {
+		return fail(fmt.Errorf("store: open %s for reading: %w", path, err))
+	}
+	s.rdb.SetMaxOpenConns(opts.Readers)
+	s.rdb.SetMaxIdleConns(opts.Readers)
+	s.rdb.SetConnMaxLifetime(0)
+	s.rdb.SetConnMaxIdleTime(0)
+	for range opts.Readers {
+		r, err := newReader(ctx, s.rdb)
+		if err != nil {
+			return fail(fmt.Errorf("store: open %s for reading: %w", path, err))
+		}
+		s.readers <- r
+	}
+	go s.runWriter()
+	return s, nil
+}
+
+// closeConns closes readers, the writer's statements and both pools.
+func (s *SQLite) closeConns() error {
+	var errs []error
+	for {
+		var r *reader
+		select {
+		case r = <-s.readers:
+		default:
+		}
+		if r == nil {
+			break
+		}
+		r.close()
+	}
+	if s.w != nil {
+		s.w.close()
+		if s.w.conn != nil {
+			errs = append(errs, s.w.conn.Close())
+		}
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if s.wdb != nil {
+		// The last connection to close checkpoints the WAL into the
+		// database and removes it.
+		errs = append(errs, s.wdb.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the writer after the writes already handed to it, waits for
+// reads in progress and closes the database. Calls after Close fail.
+func (s *SQLite) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		<-s.writerDone
+		// Take back every reader, so that no read is in progress.
+		rs := make([]*reader, 0, cap(s.readers))
+		for range cap(s.readers) {
+			rs = append(rs, <-s.readers)
+		}
+		for _, r := range rs {
+			r.close()
+		}
+		s.closeErr = s.closeConns()
+		if s.closeErr != nil {
+			s.closeErr = fmt.Errorf("store: close %s: %w", s.path, s.closeErr)
+		}
+	})
+	return s.closeErr
+}
+
+// Size returns the bytes the database occupies on disk: the database file
+// plus its write-ahead log.
+func (s *SQLite) Size() (int64, error) {
+	var n int64
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("store: size of %s: %w", p, err)
+		}
+		n += fi.Size()
+	}
+	return n, nil
+}
+
+// Path is the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// SaveTask implements Store. The task is encoded by the caller's goroutine;
+// the writer goroutine only executes the prepared inserts.
+func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Delivery) error {
+	if err := checkRecord(rec, deliveries); err != nil {
+		return err
+	}
+	blob, err := a2a.Marshal(&rec.Task)
+	if err != nil {
+		return fmt.Errorf("store: encode task %s: %w", rec.Task.ID, err)
+	}
+	id := rec.Task.ID
+	args := []any{id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
+		rec.Task.Status.State.Terminal(), statusMillis(rec), toMillis(rec.CreatedAt), blob}
+	now := time.Now().UnixMilli()
+	return s.write(ctx, func(w *writer) error {
+		if _, err := w.upsertTask.Exec(args...); err != nil {
+			return fmt.Errorf("store: save task %s: %w", id, err)
+		}
+		for i := range deliveries {
+			d := &deliveries[i]
+			created, next := now, now
+			if !d.CreatedAt.IsZero() {
+				created = d.CreatedAt.UnixMilli()
+			}
+			if !d.NextTry.IsZero() {
+				next = d.NextTry.UnixMilli()
+			}
+			if _, err := w.insertOutbox.Exec(id, d.ConfigID, d.Body, d.Attempts, next, d.LastError, created); err != nil {
+				return fmt.Errorf("store: save task %s: queue delivery for config %s: %w", id, d.ConfigID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// GetTask implements Store.
+func (s *SQLite) GetTask(ctx context.Context, id, owner string) (*TaskRecord, error) {
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	var (
+		recOwner    string
+		created, ts int64
+		blob        []byte
+	)
+	err = r.getTask.QueryRowContext(ctx, id).Scan(&recOwner, &created, &ts, &blob)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != "" && owner != recOwner) {
+		return nil, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get task %s: %w", id, err)
+	}
+	return decodeTask(id, recOwner, created, ts, blob)
+}
+
+// decodeTask rebuilds a record from its row.
+func decodeTask(id, owner string, created, ts int64, blob []byte) (*TaskRecord, error) {
+	rec := &TaskRecord{Owner: owner, CreatedAt: fromMillis(created), UpdatedAt: fromMillis(ts)}
+	if err := a2a.Unmarshal(blob, &rec.Task); err != nil {
+		return nil, fmt.Errorf("store: decode task %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// ListTasks implements Store. The count and the page are read in one read
+// transaction, so TotalSize and the page agree.
+func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
+	p, err := planQuery(q)
+	if err != nil {
+		return TaskPage{}, err
+	}
+	v := listVariant(p)
+	cts, cid := int64(math.MaxInt64), ""
+	if p.hasCursor {
+		cts, cid = p.cursor.ts, p.cursor.id
+	}
+	r, err := s.reader(ctx)
+	if err != nil {
+		return TaskPage{}, err
+	}
+	defer s.release(r)
+	if _, err := r.begin.ExecContext(ctx); err != nil {
+		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	defer r.rollback.Exec() //nolint:errcheck // ends the read transaction; nothing to undo
+	var page TaskPage
+	if err := r.count[v].QueryRowContext(ctx, p.owner, p.contextID, p.state, p.after).Scan(&page.TotalSize); err != nil {
+		return TaskPage{}, fmt.Errorf("store: count tasks: %w", err)
+	}
+	if page.TotalSize == 0 {
+		return page, nil
+	}
+	rows, err := r.list[v].QueryContext(ctx, p.owner, p.contextID, p.state, p.after, cts, cid, p.size+1)
+	if err != nil {
+		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	defer rows.Close()
+	page.Tasks = make([]*TaskRecord, 0, min(p.size, page.TotalSize))
+	var (
+		id, owner   string
+		created, ts int64
+		blob        sql.RawBytes
+		last        taskKey
+	)
+	for rows.Next() {
+		if len(page.Tasks) == p.size {
+			page.NextPageToken = encodePageToken(last)
+			break
+		}
+		if err := rows.Scan(&id, &owner, &created, &ts, &blob); err != nil {
+			return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+		}
+		rec, err := decodeTask(id, owner, created, ts, blob)
+		if err != nil {
+			return TaskPage{}, err
+		}
+		page.Tasks = append(page.Tasks, rec)
+		last = taskKey{ts: ts, id: id}
+	}
+	if err := rows.Err(); err != nil {
+		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	return page, nil
+}
+
+// ActiveTasks implements Store: every non-terminal task, oldest status
+// first.
+func (s *SQLite) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	rows, err := r.active.QueryContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: active tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []*TaskRecord
+	for rows.Next() {
+		var (
+			id, owner   string
+			created, ts int64
+			blob        sql.RawBytes
+		)
+		if err := rows.Scan(&id, &owner, &created, &ts, &blob); err != nil {
+			return nil, fmt.Errorf("store: active tasks: %w", err)
+		}
+		rec, err := decodeTask(id, owner, created, ts, blob)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: active tasks: %w", err)
+	}
+	return out, nil
+}
+
+// PutPushConfig implements Store. The task must exist (else ErrNotFound).
+// Replacing a config keeps its creation time and so its place in
+// ListPushConfigs.
+func (s *SQLite) PutPushConfig(ctx context.Context, pc *PushConfig) error {
+	if pc == nil || pc.Config.TaskID == "" || pc.Config.ID == "" {
+		return errors.New("store: PutPushConfig needs a config with a task id and an id")
+	}
+	blob, err := a2a.Marshal(&pc.Config)
+	if err != nil {
+		return fmt.Errorf("store: encode push config %s of task %s: %w", pc.Config.ID, pc.Config.TaskID, err)
+	}
+	taskID, id, owner, created := pc.Config.TaskID, pc.Config.ID, pc.Owner, createdMillis(pc.CreatedAt)
+	return s.write(ctx, func(w *writer) error {
+		var one int
+		err := w.taskExists.QueryRow(taskID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return clean(fmt.Errorf("store: push config %s: task %s: %w", id, taskID, ErrNotFound))
+		}
+		if err != nil {
+			return clean(fmt.Errorf("store: put push config %s of task %s: %w", id, taskID, err))
+		}
+		if _, err := w.upsertPushConfig.Exec(taskID, id, owner, created, blob); err != nil {
+			return fmt.Errorf("store: put push config %s of task %s: %w", id, taskID, err)
+		}
+		return nil
+	})
+}
+
+// createdMillis is t in milliseconds, or now when t is unset.
+func createdMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return time.Now().UnixMilli()
+	}
+	return t.UnixMilli()
+}
+
+// GetPushConfig implements Store.
+func (s *SQLite) GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error) {
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	var (
+		owner   string
+		created int64
+		blob    []byte
+	)
+	err = r.getPushConfig.QueryRowContext(ctx, taskID, id).Scan(&owner, &created, &blob)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: push config %s of task %s: %w", id, taskID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get push config %s of task %s: %w", id, taskID, err)
+	}
+	return decodePushConfig(taskID, id, owner, created, blob)
+}
+
+// decodePushConfig rebuilds a push config from its row.
+func decodePushConfig(taskID, id, owner string, created int64, blob []byte) (*PushConfig, error) {
+	pc := &PushConfig{Owner: owner, CreatedAt: fromMillis(created)}
+	if err := a2a.Unmarshal(blob, &pc.Config); err != nil {
+		return nil, fmt.Errorf("store: decode push config %s of task %s: %w", id, taskID, err)
+	}
+	return pc, nil
+}
+
+// ListPushConfigs implements Store.
+func (s *SQLite) ListPushConfigs(ctx context.Context, taskID string) ([]*PushConfig, error) {
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	rows, err := r.listPushConfigs.QueryContext(ctx, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
+	}
+	defer rows.Close()
+	var out []*PushConfig
+	for rows.Next() {
+		var (
+			id, owner string
+			created   int64
+			blob      sql.RawBytes
+		)
+		if err := rows.Scan(&id, &owner, &created, &blob); err != nil {
+			return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
+		}
+		pc, err := decodePushConfig(taskID, id, owner, created, blob)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
+	}
+	return out, nil
+}
+
+// DeletePushConfig implements Store. Deliveries still pending for the
+// config are dropped with it: nobody is listening there any more.
+func (s *SQLite) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	return s.write(ctx, func(w *writer) error {
+		if _, err := w.deletePushConfig.Exec(taskID, id); err != nil {
+			return fmt.Errorf("store: delete push config %s of task %s: %w", id, taskID, err)
+		}
+		if _, err := w.deleteOutboxOf.Exec(taskID, id); err != nil {
+			return fmt.Errorf("store: delete deliveries of push config %s of task %s: %w", id, taskID, err)
+		}
+		return nil
+	})
+}
+
+// DueDeliveries implements Store. It does not lease what it returns: the
+// deliverer must not ask again for a config whose delivery is in flight.
+// limit <= 0 means 100.
+func (s *SQLite) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	rows, err := r.dueDeliveries.QueryContext(ctx, now.UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []Delivery
+	for rows.Next() {
+		var (
+			d             Delivery
+			next, created int64
+		)
+		if err := rows.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &d.Attempts, &next, &d.LastError, &created); err != nil {
+			return nil, fmt.Errorf("store: due deliveries: %w", err)
+		}
+		d.NextTry, d.CreatedAt = fromMillis(next), fromMillis(created)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: due deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// CompleteDelivery implements Store. Completing a delivery that no longer
+// exists (its task was pruned or its config deleted meanwhile) is not an
+// error.
+func (s *SQLite) CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error {
+	now := time.Now().UnixMilli()
+	return s.write(ctx, func(w *writer) error {
+		if gaveUp {
+			if _, err := w.failDelivery.Exec(id, reason, now); err != nil {
+				return fmt.Errorf("store: record failed delivery %d: %w", id, err)
+			}
+		}
+		if _, err := w.deleteDelivery.Exec(id); err != nil {
+			return fmt.Errorf("store: complete delivery %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// RetryDelivery implements Store. A delivery that no longer exists gives
+// ErrNotFound.
+func (s *SQLite) RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time, lastErr string) error {
+	nextMs := next.UnixMilli()
+	return s.write(ctx, func(w *writer) error {
+		n, err := w.exec(w.retryDelivery, id, attempts, nextMs, lastErr)
+		if err != nil {
+			return fmt.Errorf("store: retry delivery %d: %w", id, err)
+		}
+		if n == 0 {
+			return clean(fmt.Errorf("store: delivery %d: %w", id, ErrNotFound))
+		}
+		return nil
+	})
+}
+
+// AppendConversation implements Store. A zero Time is set to now; the
+// entry's ID is ignored (the store assigns it).
+func (s *SQLite) AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error) {
+	if e == nil {
+		return 0, errors.New("store: AppendConversation with a nil entry")
+	}
+	var parts []byte
+	if len(e.Parts) > 0 {
+		b, err := a2a.Marshal(e.Parts)
+		if err != nil {
+			return 0, fmt.Errorf("store: encode conversation entry of context %s: %w", e.ContextID, err)
+		}
+		parts = b
+	}
+	at := createdMillis(e.Time)
+	c := *e
+	var id int64
+	err := s.write(ctx, func(w *writer) error {
+		res, err := w.insertEntry.Exec(c.ContextID, c.Peer, c.Direction, c.TaskID, c.MessageID, c.State, c.Text, parts, at)
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
+		if err != nil {
+			return fmt.Errorf("store: append conversation entry of context %s: %w", c.ContextID, err)
+		}
+		if _, err := w.upsertConversation.Exec(c.ContextID, c.Peer, c.TaskID, c.State, at, id); err != nil {
+			return fmt.Errorf("store: update conversation %s: %w", c.ContextID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// Conversation implements Store.
+func (s *SQLite) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	rows, err := r.conversation.QueryContext(ctx, contextID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
+	}
+	defer rows.Close()
+	var out []ConversationEntry
+	for rows.Next() {
+		var (
+			e     ConversationEntry
+			parts sql.RawBytes
+			at    int64
+		)
+		if err := rows.Scan(&e.ID, &e.ContextID, &e.Peer, &e.Direction, &e.TaskID, &e.MessageID, &e.State, &e.Text, &parts, &at); err != nil {
+			return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
+		}
+		if len(parts) > 0 {
+			if err := a2a.Unmarshal(parts, &e.Parts); err != nil {
+				return nil, fmt.Errorf("store: decode conversation entry %d of context %s: %w", e.ID, contextID, err)
+			}
+		}
+		e.Time = fromMillis(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
+	}
+	slices.Reverse(out) // read newest first to apply the limit; return oldest first
+	return out, nil
+}
+
+// Conversations implements Store. limit <= 0 means all.
+func (s *SQLite) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	rows, err := r.conversations.QueryContext(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []ConversationSummary
+	for rows.Next() {
+		var (
+			c           ConversationSummary
+			first, last int64
+		)
+		if err := rows.Scan(&c.ContextID, &c.Peer, &c.Entries, &c.LastTaskID, &c.LastState, &first, &last); err != nil {
+			return nil, fmt.Errorf("store: conversations: %w", err)
+		}
+		c.FirstAt, c.LastAt = fromMillis(first), fromMillis(last)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: conversations: %w", err)
+	}
+	return out, nil
+}
+
+// Prune implements Store. It deletes in transactions of at most
+// SQLiteOptions.PruneBatch tasks or conversations, each queued behind (and
+// batched with) ordinary writes, so a large prune never stalls writers for
+// long. Records of given-up deliveries older than cutoff go too.
+func (s *SQLite) Prune(ctx context.Context, cutoff time.Time) (tasks, entries int, err error) {
+	c := cutoff.UnixMilli()
+	batch := s.pruneBatch
+	for {
+		var n int64
+		err := s.write(ctx, func(w *writer) error {
+			var err error
+			n, err = w.exec(w.pruneTasks, c, batch)
+			if err != nil {
+				return fmt.Errorf("store: prune tasks: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return tasks, entries, err
+		}
+		tasks += int(n)
+		if n < int64(batch) {
+			break
+		}
+	}
+	for {
+		var convs, n int
+		err := s.write(ctx, func(w *writer) error {
+			convs, n = 0, 0
+			rows, err := w.staleConversations.Query(c, batch)
+			if err != nil {
+				return clean(fmt.Errorf("store: prune conversations: %w", err))
+			}
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return clean(fmt.Errorf("store: prune conversations: %w", err))
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			for _, id := range ids {
+				k, err := w.exec(w.deleteEntriesOf, id)
+				if err != nil {
+					return fmt.Errorf("store: prune conversation %s: %w", id, err)
+				}
+				if _, err := w.exec(w.deleteConversation, id); err != nil {
+					return fmt.Errorf("store: prune conversation %s: %w", id, err)
+				}
+				n += int(k)
+			}
+			convs = len(ids)
+			return nil
+		})
+		if err != nil {
+			return tasks, entries, err
+		}
+		entries += n
+		if convs < batch {
+			break
+		}
+	}
+	for {
+		var n int64
+		err := s.write(ctx, func(w *writer) error {
+			var err error
+			n, err = w.exec(w.pruneFailed, c, batch)
+			if err != nil {
+				return fmt.Errorf("store: prune failed deliveries: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return tasks, entries, err
+		}
+		if n < int64(batch) {
+			break
+		}
+	}
+	return tasks, entries, nil
+}

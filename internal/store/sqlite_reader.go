@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// The ListTasks filter combinations: which of owner, context and state
+// are set. Each has its own prepared statements.
+const (
+	filterOwner = 1 << iota
+	filterContext
+	filterState
+	listVariants = 1 << iota
+)
+
+// listVariant is the filter combination of p.
+func listVariant(p listPlan) int {
+	v := 0
+	if p.owner != "" {
+		v |= filterOwner
+	}
+	if p.contextID != "" {
+		v |= filterContext
+	}
+	if p.state != "" {
+		v |= filterState
+	}
+	return v
+}
+
+// listWhere is the WHERE clause shared by the count and the page of one
+// filter combination. Parameters: ?1 owner, ?2 context, ?3 state, ?4 the
+// StatusAfter bound. Equality filters come first so that SQLite picks the
+// index with those columns in front; with a context the state is written
+// "+state" (no index use), which keeps the planner on the context index
+// (few rows) rather than the state index (possibly very many).
+func listWhere(v int) string {
+	var c []string
+	if v&filterOwner != 0 {
+		c = append(c, "owner = ?1")
+	}
+	if v&filterContext != 0 {
+		c = append(c, "context_id = ?2")
+	}
+	if v&filterState != 0 {
+		if v&filterContext != 0 {
+			c = append(c, "+state = ?3")
+		} else {
+			c = append(c, "state = ?3")
+		}
+	}
+	c = append(c, "status_ts >= ?4")
+	return strings.Join(c, " AND ")
+}
+
+// listSQL selects one page: the cursor (?5 status_ts, ?6 id) is the last
+// row of the previous page (MaxInt64 and "" on the first page); rows come
+// in index order, newest status first, ties by id, and the scan stops
+// after ?7 rows.
+func listSQL(v int) string {
+	return `SELECT id, owner, created_at, status_ts, task FROM tasks WHERE ` + listWhere(v) +
+		` AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+}
+
+// countSQL counts the rows of all pages.
+func countSQL(v int) string {
+	return `SELECT count(*) FROM tasks WHERE ` + listWhere(v)
+}
+
+// reader is one read connection with its own prepared statements; the
+// pool hands out whole readers so that statements are never re-prepared.
+type reader struct {
+	conn *sql.Conn
+
+	begin, rollback                            *sql.Stmt
+	getTask, active                            *sql.Stmt
+	list, count                                [listVariants]*sql.Stmt
+	getPushConfig, listPushConfigs             *sql.Stmt
+	dueDeliveries, conversation, conversations *sql.Stmt
+}
+
+// readerSQL lists the statements a reader prepares, by field.
+func (r *reader) statements() []struct {
+	dst  **sql.Stmt
+	text string
+} {
+	s := []struct {
+		dst  **sql.Stmt
+		text string
+	}{
+		{&r.begin, `BEGIN`},
+		{&r.rollback, `ROLLBACK`},
+		{&r.getTask, `SELECT owner, created_at, status_ts, task FROM tasks WHERE id = ?1`},
+		{&r.active, `SELECT id, owner, created_at, status_ts, task FROM tasks WHERE terminal = 0 ORDER BY status_ts, id`},
+		{&r.getPushConfig, `SELECT owner, created_at, config FROM push_configs WHERE task_id = ?1 AND id = ?2`},
+		{&r.listPushConfigs, `SELECT id, owner, created_at, config FROM push_configs WHERE task_id = ?1 ORDER BY created_at, rowid`},
+		// Per config only the oldest pending delivery may go, so that each
+		// webhook receives its notifications in order; rows are visited in
+		// id order and the scan stops at the limit.
+		{&r.dueDeliveries, `SELECT id, task_id, config_id, body, attempts, next_try, last_error, created_at
+			FROM outbox o WHERE next_try <= ?1 AND NOT EXISTS (
+				SELECT 1 FROM outbox p WHERE p.task_id = o.task_id AND p.config_id = o.config_id AND p.id < o.id)
+			ORDER BY id LIMIT ?2`},
+		{&r.conversation, `SELECT id, context_id, peer, direction, task_id, message_id, state, text, parts, at
+			FROM conversation_entries WHERE context_id = ?1 ORDER BY id DESC LIMIT ?2`},
+		{&r.conversations, `SELECT context_id, peer, entries, last_task_id, last_state, first_at, last_at
+			FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT ?1`},
+	}
+	for v := range listVariants {
+		s = append(s, struct {
+			dst  **sql.Stmt
+			text string
+		}{&r.list[v], listSQL(v)}, struct {
+			dst  **sql.Stmt
+			text string
+		}{&r.count[v], countSQL(v)})
+	}
+	return s
+}
+
+// newReader takes a connection from db and prepares its statements.
+func newReader(ctx context.Context, db *sql.DB) (*reader, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{conn: conn}
+	for _, s := range r.statements() {
+		st, err := conn.PrepareContext(ctx, s.text)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("prepare %q: %w", firstLine(s.text), err)
+		}
+		*s.dst = st
+	}
+	return r, nil
+}
+
+// close closes the statements and returns the connection to its pool.
+func (r *reader) close() {
+	for _, s := range r.statements() {
+		if *s.dst != nil {
+			_ = (*s.dst).Close()
+		}
+	}
+	_ = r.conn.Close()
+}
+
+// reader takes a read connection from the pool, waiting if all are busy.
+func (s *SQLite) reader(ctx context.Context) (*reader, error) {
+	select {
+	case <-s.quit:
+		return nil, errClosed
+	default:
+	}
+	select {
+	case r := <-s.readers:
+		return r, nil
+	case <-s.quit:
+		return nil, errClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// release returns r to the pool.
+func (s *SQLite) release(r *reader) {
+	s.readers <- r
+}

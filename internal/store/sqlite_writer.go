@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// errClosed is returned by every call made after Close.
+var errClosed = errors.New("store: closed")
+
+// writeReq is one write waiting for the writer goroutine. op runs inside
+// the batch transaction; done receives its outcome exactly once.
+type writeReq struct {
+	ctx  context.Context
+	op   func(*writer) error
+	err  error
+	done chan error
+}
+
+var writeReqPool = sync.Pool{New: func() any { return &writeReq{done: make(chan error, 1)} }}
+
+// cleanError marks an error returned by a write op that changed nothing
+// (for example "task not found" found by a lookup before any write): the
+// rest of its batch can still commit.
+type cleanError struct{ error }
+
+func (e cleanError) Unwrap() error { return e.error }
+
+// clean wraps err as a cleanError.
+func clean(err error) error { return cleanError{err} }
+
+// writer owns the single write connection and its prepared statements. Only
+// the writer goroutine uses it.
+type writer struct {
+	conn *sql.Conn
+
+	begin, commit, rollback *sql.Stmt
+
+	upsertTask, insertOutbox, taskExists               *sql.Stmt
+	upsertPushConfig, deletePushConfig, deleteOutboxOf *sql.Stmt
+	retryDelivery, failDelivery, deleteDelivery        *sql.Stmt
+	insertEntry, upsertConversation                    *sql.Stmt
+	pruneTasks, pruneFailed, staleConversations        *sql.Stmt
+	deleteEntriesOf, deleteConversation                *sql.Stmt
+}
+
+// writerSQL are the statements the writer prepares, by field.
+func (w *writer) statements() []struct {
+	dst  **sql.Stmt
+	text string
+} {
+	return []struct {
+		dst  **sql.Stmt
+		text string
+	}{
+		{&w.begin, `BEGIN IMMEDIATE`},
+		{&w.commit, `COMMIT`},
+		{&w.rollback, `ROLLBACK`},
+		{&w.upsertTask, `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+			ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner,
+				state = excluded.state, terminal = excluded.terminal, status_ts = excluded.status_ts,
+				created_at = excluded.created_at, task = excluded.task`},
+		{&w.insertOutbox, `INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`},
+		{&w.taskExists, `SELECT 1 FROM tasks WHERE id = ?1`},
+		// A replaced config keeps its creation time, hence its place in
+		// ListPushConfigs.
+		{&w.upsertPushConfig, `INSERT INTO push_configs (task_id, id, owner, created_at, config)
+			VALUES (?1, ?2, ?3, ?4, ?5)
+			ON CONFLICT (task_id, id) DO UPDATE SET owner = excluded.owner, config = excluded.config`},
+		{&w.deletePushConfig, `DELETE FROM push_configs WHERE task_id = ?1 AND id = ?2`},
+		{&w.deleteOutboxOf, `DELETE FROM outbox WHERE task_id = ?1 AND config_id = ?2`},
+		{&w.retryDelivery, `UPDATE outbox SET attempts = ?2, next_try = ?3, last_error = ?4 WHERE id = ?1`},
+		{&w.failDelivery, `INSERT OR REPLACE INTO deliveries_failed
+			(id, task_id, config_id, body, attempts, last_error, reason, created_at, failed_at)
+			SELECT id, task_id, config_id, body, attempts, last_error, ?2, created_at, ?3 FROM outbox WHERE id = ?1`},
+		{&w.deleteDelivery, `DELETE FROM outbox WHERE id = ?1`},
+		{&w.insertEntry, `INSERT INTO conversation_entries
+			(context_id, peer, direction, task_id, message_id, state, text, parts, at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
+		{&w.upsertConversation, `INSERT INTO conversations
+			(context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry)
+			VALUES (?1, ?2, 1, ?3, ?4, ?5, ?5, ?6)
+			ON CONFLICT (context_id) DO UPDATE SET peer = excluded.peer, entries = entries + 1,
+				last_task_id = CASE WHEN excluded.last_task_id <> '' THEN excluded.last_task_id ELSE last_task_id END,
+				last_state = CASE WHEN excluded.last_state <> '' THEN excluded.last_state ELSE last_state END,
+				last_at = excluded.last_at, last_entry = excluded.last_entry`},
+		// Deleting a task cascades to its push configs and pending
+		// deliveries (foreign keys with ON DELETE CASCADE).
+		{&w.pruneTasks, `DELETE FROM tasks WHERE id IN
+			(SELECT id FROM tasks WHERE terminal = 1 AND status_ts < ?1 LIMIT ?2)`},
+		{&w.pruneFailed, `DELETE FROM deliveries_failed WHERE id IN
+			(SELECT id FROM deliveries_failed WHERE failed_at < ?1 LIMIT ?2)`},
+		{&w.staleConversations, `SELECT context_id FROM conversations WHERE last_at < ?1 LIMIT ?2`},
+		{&w.deleteEntriesOf, `DELETE FROM conversation_entries WHERE context_id = ?1`},
+		{&w.deleteConversation, `DELETE FROM conversations WHERE context_id = ?1`},
+	}
+}
+
+// prepare prepares every statement of w on its connection.
+func (w *writer) prepare(ctx context.Context) error {
+	for _, s := range w.statements() {
+		st, err := w.conn.PrepareContext(ctx, s.text)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", firstLine(s.text), err)
+		}
+		*s.dst = st
+	}
+	return nil
+}
+
+// close closes the prepared statements.
+func (w *writer) close() {
+	for _, s := range w.statements() {
+		if *s.dst != nil {
+			_ = (*s.dst).Close()
+		}
+	}
+}
+
+// firstLine is the first line of a statement, for error messages.
+func firstLine(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// exec runs a prepared statement and returns the number of rows changed.
+func (w *writer) exec(st *sql.Stmt, args ...any) (int64, error) {
+	res, err := st.Exec(args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// write hands op to the writer goroutine and waits for its batch to
+// commit. When it returns nil the write is committed (durable as the
+// synchronous setting promises). If ctx ends first, write returns
+// ctx.Err() and the outcome is unknown: the op may still commit. An op
+// whose ctx has ended before its batch starts is skipped.
+func (s *SQLite) write(ctx context.Context, op func(*writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := writeReqPool.Get().(*writeReq)
+	r.ctx, r.op, r.err = ctx, op, nil
+	select {
+	case s.reqs <- r:
+	case <-s.quit:
+		r.ctx, r.op = nil, nil
+		writeReqPool.Put(r)
+		return errClosed
+	case <-ctx.Done():
+		r.ctx, r.op = nil, nil
+		writeReqPool.Put(r)
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.done:
+		r.ctx, r.op, r.err = nil, nil, nil
+		writeReqPool.Put(r)
+		return err
+	case <-ctx.Done():
+		// The writer still answers into r.done (buffered); r is simply
+		// not reused.
+		return ctx.Err()
+	}
+}
+
+// runWriter is the writer goroutine: it takes one request, then every
+// request already waiting (up to maxBatch), and commits them in one
+// transaction. Callers that arrive while a batch commits wait on the
+// unbuffered channel and form the next batch, so the batch size follows
+// the number of concurrent writers and one commit serves them all.
+func (s *SQLite) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*writeReq, 0, s.maxBatch)
+	for {
+		select {
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
+		case <-s.quit:
+			return
+		}
+	fill:
+		for len(batch) < s.maxBatch {
+			select {
+			case r := <-s.reqs:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.runBatch(batch)
+		clear(batch)
+	}
+}
+
+// runBatch commits batch and answers every request in it. If an op fails
+// after it may have written, the whole transaction is rolled back and each
+// op is retried in a transaction of its own, so that one bad write never
+// takes its neighbours down with it.
+func (s *SQLite) runBatch(batch []*writeReq) {
+	live := make([]*writeReq, 0, len(batch))
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) > 0 && !s.tryBatch(live) {
+		for _, r := range live {
+			s.tryBatch([]*writeReq{r})
+		}
+	}
+	for _, r := range live {
+		if ce, ok := r.err.(cleanError); ok {
+			r.err = ce.error
+		}
+		r.done <- r.err
+	}
+}
+
+// tryBatch runs reqs in one transaction and sets each request's err. It
+// returns false (having rolled back, with errs unset) when an op of a
+// multi-op batch failed after it may have written.
+func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
+	w := s.w
+	setAll := func(err error) {
+		for _, r := range reqs {
+			r.err = err
+		}
+	}
+	if _, err := w.begin.Exec(); err != nil {
+		setAll(fmt.Errorf("store: begin write transaction on %s: %w", s.path, err))
+		return true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_, _ = w.rollback.Exec()
+			if len(reqs) > 1 {
+				ok = false
+				return
+			}
+			setAll(fmt.Errorf("store: write on %s panicked: %v", s.path, p))
+			ok = true
+		}
+	}()
+	for _, r := range reqs {
+		r.err = r.op(w)
+		var ce cleanError
+		if r.err == nil || errors.As(r.err, &ce) {
+			continue
+		}
+		_, _ = w.rollback.Exec()
+		if len(reqs) > 1 {
+			return false
+		}
+		return true
+	}
+	if _, err := w.commit.Exec(); err != nil {
+		_, _ = w.rollback.Exec()
+		setAll(fmt.Errorf("store: commit on %s: %w", s.path, err))
+	}
+	return true
+}

@@ -38,6 +38,9 @@ type liveTask struct {
 	artifactSeq int
 
 	push []a2a.TaskPushNotificationConfig
+	// pushUnsaved: push holds an inline config not yet stored (it can only
+	// be stored once the task is).
+	pushUnsaved bool
 }
 
 // change is one mutation of a task.
@@ -147,6 +150,14 @@ func (m *Manager) revealLocked(ctx context.Context, lt *liveTask, settleAfter bo
 		lt.revealed = false
 		lt.pending = events
 		return err
+	}
+	if lt.pushUnsaved {
+		for _, pc := range lt.push {
+			if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: pc, Owner: lt.rec.Owner, CreatedAt: lt.rec.CreatedAt}); err != nil {
+				return fmt.Errorf("storing the push notification config of task %s: %w", lt.rec.Task.ID, err)
+			}
+		}
+		lt.pushUnsaved = false
 	}
 	m.broadcastLocked(lt, events)
 	st := lt.rec.Task.Status.State

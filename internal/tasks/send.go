@@ -224,10 +224,9 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 		if pc.ID == "" {
 			pc.ID = a2a.NewID()
 		}
-		if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: pc, Owner: p.Caller.ID, CreatedAt: now}); err != nil {
-			return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
-		}
+		// Stored right after the task itself, when it is revealed.
 		lt.push = append(lt.push, pc)
+		lt.pushUnsaved = true
 	}
 	snap := lt.snapshot()
 	lt.pending = []Event{{Response: a2a.StreamResponse{Task: &snap}}}

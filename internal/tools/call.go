@@ -1,0 +1,299 @@
+package tools
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// callArgs are the arguments of a2a_call.
+type callArgs struct {
+	Agent     string          `json:"agent"`
+	Message   string          `json:"message"`
+	ContextID string          `json:"context_id"`
+	TaskID    string          `json:"task_id"`
+	Wait      *bool           `json:"wait"`
+	TimeoutS  *float64        `json:"timeout_s"`
+	Files     []fileArg       `json:"files"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// fileArg is one entry of a2a_call's files.
+type fileArg struct {
+	Path      string `json:"path"`
+	URL       string `json:"url"`
+	Base64    string `json:"base64"`
+	MediaType string `json:"media_type"`
+	Filename  string `json:"filename"`
+}
+
+func (t *Toolset) call(ctx context.Context, ci *callInfo) *pb.ToolResult {
+	var a callArgs
+	if err := decodeArgs(ToolCall, ci.args, &a, "agent", "message", "context_id", "task_id", "wait", "timeout_s", "files", "data"); err != nil {
+		return errorResult("%v", err)
+	}
+	target, err := t.resolvePeer(ctx, a.Agent, "agent")
+	if err != nil {
+		return errorResult("a2a_call: %v", err)
+	}
+	prep, res := t.prepareMessage(ctx, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
+	if res != nil {
+		return res
+	}
+	wait := a.Wait == nil || *a.Wait
+	waitFor, err := t.clampWait(a.TimeoutS, t.defaultWait(target))
+	if err != nil {
+		return errorResult("a2a_call: %v", err)
+	}
+	o := t.send(ctx, target, prep, wait, waitFor, ci.report, nil)
+	return t.callResult(target, prep, o)
+}
+
+// prepared is an outgoing message ready to send.
+type prepared struct {
+	msg        a2a.Message
+	text       string // the (redacted) text as sent
+	redactions int
+	chainID    string
+	depth      int
+}
+
+// prepareMessage validates a message's arguments and builds it: redacted
+// text, file and data parts, delegation chain metadata. A non-nil result is
+// an is_error result to return as is.
+func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *pb.ToolResult) {
+	if strings.TrimSpace(text) == "" {
+		return nil, errorResult("%s: argument \"message\" is required: the text to send to the agent", tool)
+	}
+	redacted, n := redactText(text)
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart(redacted))
+	msg.ContextID = strings.TrimSpace(contextID)
+	msg.TaskID = strings.TrimSpace(taskID)
+	for i, f := range files {
+		part, err := filePart(f)
+		if err != nil {
+			return nil, errorResult("%s: argument \"files[%d]\": %v", tool, i, err)
+		}
+		msg.Parts = append(msg.Parts, part)
+	}
+	if len(data) > 0 && string(data) != "null" {
+		if !json.Valid(data) {
+			return nil, errorResult("%s: argument \"data\" must be valid JSON", tool)
+		}
+		msg.Parts = append(msg.Parts, a2a.DataPart(json.RawMessage(data)))
+	}
+	chain, err := nextChain(ctx, t.cfg.MaxDepth)
+	if err != nil {
+		return nil, errorResult("%s: refused: %v", tool, err)
+	}
+	msg.Metadata = applyChain(msg.Metadata, chain)
+	return &prepared{msg: msg, text: redacted, redactions: n, chainID: chain.ID, depth: chain.Depth}, nil
+}
+
+// filePart builds a part from one files entry.
+func filePart(f fileArg) (a2a.Part, error) {
+	set := 0
+	for _, s := range []string{f.Path, f.URL, f.Base64} {
+		if s != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		return a2a.Part{}, fmt.Errorf("give exactly one of \"path\", \"url\" and \"base64\"")
+	}
+	name := f.Filename
+	switch {
+	case f.URL != "":
+		if err := checkPeerURL(f.URL); err != nil {
+			return a2a.Part{}, fmt.Errorf("url: %v", err)
+		}
+		if name == "" {
+			name = filepath.Base(strings.SplitN(f.URL, "?", 2)[0])
+		}
+		return a2a.URLPart(f.URL, guessType(f.MediaType, name), name), nil
+	case f.Base64 != "":
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(f.Base64))
+		if err != nil {
+			if raw, err = base64.RawStdEncoding.DecodeString(strings.TrimSpace(f.Base64)); err != nil {
+				return a2a.Part{}, fmt.Errorf("base64: not valid standard base64 (%v)", err)
+			}
+		}
+		if len(raw) > MaxFileBytes {
+			return a2a.Part{}, fmt.Errorf("base64: the file is %d bytes; the limit is %d", len(raw), MaxFileBytes)
+		}
+		return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
+	}
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
+	}
+	if st.IsDir() {
+		return a2a.Part{}, fmt.Errorf("path: %q is a directory; attach files one by one", f.Path)
+	}
+	if st.Size() > MaxFileBytes {
+		return a2a.Part{}, fmt.Errorf("path: %q is %d bytes; the limit is %d (send a url instead)", f.Path, st.Size(), MaxFileBytes)
+	}
+	raw, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err != nil {
+		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
+	}
+	if len(raw) > MaxFileBytes {
+		return a2a.Part{}, fmt.Errorf("path: %q is larger than the limit of %d bytes", f.Path, MaxFileBytes)
+	}
+	if name == "" {
+		name = filepath.Base(f.Path)
+	}
+	return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
+}
+
+// guessType returns mt, else a type guessed from the file name, else
+// application/octet-stream.
+func guessType(mt, name string) string {
+	if mt != "" {
+		return mt
+	}
+	if t := mime.TypeByExtension(filepath.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// send delivers a prepared message and records the exchange.
+func (t *Toolset) send(ctx context.Context, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, onTask func(string)) *outcome {
+	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, onTask: onTask})
+	contextID := o.tr.contextID
+	if contextID == "" {
+		contextID = prep.msg.ContextID
+	}
+	if contextID != "" && (o.err == nil || o.tr.taskID != "") {
+		t.record(ctx, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
+			TaskID: firstNonEmpty(o.tr.taskID, prep.msg.TaskID), MessageID: prep.msg.MessageID, Text: prep.text, Parts: prep.msg.Parts,
+			Time: t.now().Add(-o.elapsed)})
+	}
+	t.recordReceived(ctx, target.name, o)
+	t.recordDelegation(ctx, target.name, prep, o)
+	return o
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// callResult renders the outcome of a2a_call for the model.
+func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.ToolResult {
+	var b strings.Builder
+	if o.err != nil {
+		fmt.Fprintf(&b, "a2a_call to %s failed: %v", target.name, o.err)
+		if o.tr.taskID != "" {
+			fmt.Fprintf(&b, "\nThe task %s may still exist on the peer: check it with a2a_task agent=%q task_id=%q action=\"get\".", o.tr.taskID, target.name, o.tr.taskID)
+		}
+		if prep.redactions > 0 {
+			fmt.Fprintf(&b, "\n%d secret(s) were redacted from the outgoing message.", prep.redactions)
+		}
+		return &pb.ToolResult{Content: b.String(), IsError: true}
+	}
+	writeOutcome(&b, target.name, o)
+	if prep.redactions > 0 {
+		fmt.Fprintf(&b, "\nNote: %d secret(s) were redacted from the outgoing message before it was sent.", prep.redactions)
+	}
+	writeJSONLine(&b, target.name, o)
+	return textResult(b.String())
+}
+
+// writeOutcome describes an outcome: the answer, a question, or a receipt,
+// with the ids and the next step.
+func writeOutcome(b *strings.Builder, peer string, o *outcome) {
+	tr := &o.tr
+	ids := ""
+	if tr.taskID != "" {
+		ids = fmt.Sprintf("task %s, ", tr.taskID)
+	}
+	if tr.contextID != "" {
+		ids += fmt.Sprintf("context %s, ", tr.contextID)
+	}
+	switch {
+	case tr.message != nil:
+		fmt.Fprintf(b, "%s replied (%sdirect message):\n%s\n", peer, ids, clip(tr.answer()))
+		if tr.contextID != "" {
+			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%q message=\"…\"\n", peer, tr.contextID)
+		}
+	case o.receipt && !tr.done():
+		fmt.Fprintf(b, "%s is still working on it (%sstate %s) — %s.\n", peer, ids, stateName(tr.state), o.why)
+		if partial := strings.TrimSpace(tr.answer()); partial != "" {
+			fmt.Fprintf(b, "Latest from the peer: %s\n", clip(partial))
+		}
+		fmt.Fprintf(b, "Follow up with a2a_task agent=%q task_id=%q action=\"wait\" (or \"get\" for the current state, \"cancel\" to stop it).\n", peer, tr.taskID)
+	case tr.state == a2a.TaskStateInputRequired:
+		q := tr.question()
+		if q == "" {
+			q = "(the peer gave no question text)"
+		}
+		fmt.Fprintf(b, "%s needs more input before it can continue (%sstate INPUT_REQUIRED).\nQuestion from %s: %s\n", peer, ids, peer, clip(q))
+		fmt.Fprintf(b, "To answer: a2a_call agent=%q task_id=%q context_id=%q message=\"<your answer>\"\n", peer, tr.taskID, tr.contextID)
+	case tr.state == a2a.TaskStateAuthRequired:
+		fmt.Fprintf(b, "%s needs authentication before it can continue (%sstate AUTH_REQUIRED): %s\n", peer, ids, clip(tr.question()))
+		fmt.Fprintf(b, "Once credentials are in place, follow up with a2a_task agent=%q task_id=%q action=\"wait\".\n", peer, tr.taskID)
+	case tr.state == a2a.TaskStateCompleted:
+		fmt.Fprintf(b, "%s completed the task (%sstate COMPLETED):\n%s\n", peer, ids, clip(orNone(tr.answer())))
+		if tr.contextID != "" {
+			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%q message=\"…\"\n", peer, tr.contextID)
+		}
+	default:
+		fmt.Fprintf(b, "%s ended the task with state %s (%s):\n%s\n", peer, stateName(tr.state), strings.TrimSuffix(ids, ", "), clip(orNone(tr.answer())))
+	}
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(no text in the answer)"
+	}
+	return s
+}
+
+// clip bounds text for a tool result.
+func clip(s string) string {
+	if len(s) <= maxAnswerChars {
+		return s
+	}
+	return s[:maxAnswerChars] + fmt.Sprintf("… (truncated; %d more characters)", len(s)-maxAnswerChars)
+}
+
+// writeJSONLine appends a compact machine-readable summary.
+func writeJSONLine(b *strings.Builder, peer string, o *outcome) {
+	v := map[string]any{"peer": peer, "state": stateName(o.tr.state)}
+	if o.tr.message != nil {
+		v["state"] = "MESSAGE"
+	}
+	if o.tr.taskID != "" {
+		v["task_id"] = o.tr.taskID
+	}
+	if o.tr.contextID != "" {
+		v["context_id"] = o.tr.contextID
+	}
+	if o.receipt && !o.tr.done() {
+		v["receipt"] = true
+	}
+	j, _ := json.Marshal(v)
+	b.WriteString(string(j))
+}

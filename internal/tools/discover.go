@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// discoverArgs are the arguments of a2a_discover.
+type discoverArgs struct {
+	URL     string `json:"url"`
+	Refresh bool   `json:"refresh"`
+}
+
+func (t *Toolset) discover(ctx context.Context, ci *callInfo) *pb.ToolResult {
+	var a discoverArgs
+	if err := decodeArgs(ToolDiscover, ci.args, &a, "url", "refresh"); err != nil {
+		return errorResult("%v", err)
+	}
+	target, err := t.resolvePeer(ctx, a.URL, "url")
+	if err != nil {
+		return errorResult("a2a_discover: %v", err)
+	}
+	var info *client.CardInfo
+	if a.Refresh {
+		info, err = target.peer.Refresh(ctx)
+	} else {
+		info, err = target.peer.Card(ctx)
+	}
+	if err != nil {
+		return errorResult("a2a_discover: %v", err)
+	}
+	var b strings.Builder
+	writeCard(&b, target, info)
+	return textResult(b.String())
+}
+
+// writeCard summarises a card for a model.
+func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
+	c := info.Card
+	fmt.Fprintf(b, "Agent %q", c.Name)
+	if c.Version != "" {
+		fmt.Fprintf(b, " (version %s)", c.Version)
+	}
+	if target.conf != nil {
+		fmt.Fprintf(b, " — configured peer %q (trust: %s)", target.conf.Name, target.conf.Trust)
+	}
+	b.WriteString("\n")
+	if d := strings.TrimSpace(c.Description); d != "" {
+		fmt.Fprintf(b, "Description: %s\n", d)
+	}
+	if c.Provider != nil && c.Provider.Organization != "" {
+		fmt.Fprintf(b, "Provider: %s\n", c.Provider.Organization)
+	}
+	in := info.Interface
+	fmt.Fprintf(b, "Interface used: %s, protocol %s, %s", in.ProtocolBinding, in.ProtocolVersion, in.URL)
+	if in.ProtocolVersion == a2a.ProtocolVersionV03 {
+		b.WriteString(" (a protocol 0.3 agent: calls use the 0.3 compatibility path)")
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "Capabilities: streaming %s, push notifications %s\n", yesNo(c.Capabilities.SupportsStreaming()), yesNo(c.Capabilities.SupportsPushNotifications()))
+	fmt.Fprintf(b, "Authentication: %s\n", authSummary(c))
+	if target.conf != nil {
+		cred := "none"
+		switch {
+		case target.conf.Token != "" && target.conf.Header != "":
+			cred = "bearer token and a custom header"
+		case target.conf.Token != "":
+			cred = "bearer token"
+		case target.conf.Header != "":
+			h, _, _ := client.ParseHeader(target.conf.Header)
+			cred = "header " + h
+		}
+		fmt.Fprintf(b, "Credential configured for it: %s\n", cred)
+	}
+	if len(c.DefaultInputModes) > 0 || len(c.DefaultOutputModes) > 0 {
+		fmt.Fprintf(b, "Accepts: %s; produces: %s\n", strings.Join(c.DefaultInputModes, ", "), strings.Join(c.DefaultOutputModes, ", "))
+	}
+	fmt.Fprintf(b, "Skills (%d):\n", len(c.Skills))
+	for _, s := range c.Skills {
+		fmt.Fprintf(b, "- %s", s.ID)
+		if s.Name != "" && s.Name != s.ID {
+			fmt.Fprintf(b, " (%s)", s.Name)
+		}
+		if s.Description != "" {
+			fmt.Fprintf(b, ": %s", s.Description)
+		}
+		if len(s.Tags) > 0 {
+			fmt.Fprintf(b, " [tags: %s]", strings.Join(s.Tags, ", "))
+		}
+		if len(s.Examples) > 0 {
+			fmt.Fprintf(b, " e.g. %q", s.Examples[0])
+		}
+		b.WriteString("\n")
+	}
+	src := "fetched now"
+	switch {
+	case info.Revalidated:
+		src = "cached, revalidated now (304 Not Modified)"
+	case info.FromCache:
+		src = "from cache"
+	}
+	fmt.Fprintf(b, "Card: %s (%s; fresh until %s)\n", info.CardURL, src, info.Expires.UTC().Format("2006-01-02 15:04:05Z"))
+	fmt.Fprintf(b, "To delegate: a2a_call agent=%q message=\"…\"\n", target.name)
+	j, _ := json.Marshal(map[string]any{"name": c.Name, "agent": target.name, "protocol": in.ProtocolVersion,
+		"streaming": c.Capabilities.SupportsStreaming(), "skills": skillIDs(c)})
+	b.Write(j)
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+func skillIDs(c *a2a.AgentCard) []string {
+	out := make([]string, 0, len(c.Skills))
+	for _, s := range c.Skills {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+// authSummary says what authentication a card requires.
+func authSummary(c *a2a.AgentCard) string {
+	if len(c.SecurityRequirements) == 0 && len(c.SecuritySchemes) == 0 {
+		return "none required"
+	}
+	describe := func(name string) string {
+		s, ok := c.SecuritySchemes[name]
+		if !ok {
+			return name
+		}
+		switch {
+		case s.HTTPAuth != nil:
+			d := "HTTP " + s.HTTPAuth.Scheme
+			if s.HTTPAuth.BearerFormat != "" {
+				d += " (" + s.HTTPAuth.BearerFormat + ")"
+			}
+			return d
+		case s.APIKey != nil:
+			return fmt.Sprintf("API key in %s %q", s.APIKey.Location, s.APIKey.Name)
+		case s.OAuth2 != nil:
+			return "OAuth 2.0"
+		case s.OpenIDConnect != nil:
+			return "OpenID Connect"
+		case s.MTLS != nil:
+			return "mutual TLS"
+		}
+		return name
+	}
+	var alts []string
+	for _, req := range c.SecurityRequirements {
+		var names []string
+		for n := range req.Schemes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var all []string
+		for _, n := range names {
+			all = append(all, describe(n))
+		}
+		if len(all) > 0 {
+			alts = append(alts, strings.Join(all, " and "))
+		}
+	}
+	if len(alts) == 0 {
+		var names []string
+		for n := range c.SecuritySchemes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			alts = append(alts, describe(n))
+		}
+		return "schemes declared (not required by the card): " + strings.Join(alts, ", ")
+	}
+	return strings.Join(alts, " or ")
+}

@@ -1,0 +1,295 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// orchestrateArgs are the arguments of a2a_orchestrate.
+type orchestrateArgs struct {
+	Capability string   `json:"capability"`
+	Message    string   `json:"message"`
+	Mode       string   `json:"mode"`
+	TimeoutS   *float64 `json:"timeout_s"`
+}
+
+// candidate is a configured peer with its card, or why it has none.
+type candidate struct {
+	pc   *peerConf
+	info *client.CardInfo
+	err  error
+}
+
+// cards fetches every configured peer's card in parallel.
+func (t *Toolset) cards(ctx context.Context) []candidate {
+	out := make([]candidate, len(t.peers))
+	var wg sync.WaitGroup
+	for i, pc := range t.peers {
+		wg.Add(1)
+		go func(i int, pc *peerConf) {
+			defer wg.Done()
+			info, err := pc.peer.Card(ctx)
+			out[i] = candidate{pc: pc, info: info, err: err}
+		}(i, pc)
+	}
+	wg.Wait()
+	return out
+}
+
+// hasCapability reports whether a card advertises capability as a skill
+// id, skill name or tag (case-insensitive).
+func hasCapability(c *a2a.AgentCard, capability string) bool {
+	capability = strings.TrimSpace(capability)
+	for _, s := range c.Skills {
+		if strings.EqualFold(s.ID, capability) || strings.EqualFold(s.Name, capability) {
+			return true
+		}
+		for _, tag := range s.Tags {
+			if strings.EqualFold(tag, capability) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult {
+	var a orchestrateArgs
+	if err := decodeArgs(ToolOrchestrate, ci.args, &a, "capability", "message", "mode", "timeout_s"); err != nil {
+		return errorResult("%v", err)
+	}
+	if strings.TrimSpace(a.Capability) == "" {
+		return errorResult("a2a_orchestrate: argument \"capability\" is required: a skill id, skill name or tag (see a2a_list or a2a_discover)")
+	}
+	mode := strings.ToLower(strings.TrimSpace(a.Mode))
+	switch mode {
+	case "all", "first", "best":
+	case "":
+		return errorResult("a2a_orchestrate: argument \"mode\" is required: \"all\", \"first\" or \"best\"")
+	default:
+		return errorResult("a2a_orchestrate: argument \"mode\" must be \"all\", \"first\" or \"best\", not %q", a.Mode)
+	}
+	prep, res := t.prepareMessage(ctx, ToolOrchestrate, a.Message, "", "", nil, nil)
+	if res != nil {
+		return res
+	}
+	waitFor, err := t.clampWait(a.TimeoutS, t.cfg.DefaultTimeout)
+	if err != nil {
+		return errorResult("a2a_orchestrate: %v", err)
+	}
+
+	var picked []*peerConf
+	var skipped []string
+	for _, c := range t.cards(ctx) {
+		switch {
+		case c.err != nil:
+			skipped = append(skipped, fmt.Sprintf("%s (card unavailable: %s)", c.pc.Name, kindOrErr(c.err)))
+		case hasCapability(c.info.Card, a.Capability):
+			picked = append(picked, c.pc)
+		}
+	}
+	if len(picked) == 0 {
+		msg := fmt.Sprintf("a2a_orchestrate: no configured peer advertises %q as a skill id, name or tag.", a.Capability)
+		if len(skipped) > 0 {
+			msg += " Not checked: " + strings.Join(skipped, "; ") + "."
+		}
+		return errorResult("%s Use a2a_list to see the peers' skills.", msg)
+	}
+
+	group, cancelGroup := context.WithCancel(ctx)
+	defer cancelGroup()
+	results := make([]*outcome, len(picked))
+	var (
+		mu       sync.Mutex
+		taskIDs  = map[int]string{}
+		winner   = -1
+		finished = make(chan int, len(picked))
+	)
+	var wg sync.WaitGroup
+	for i, pc := range picked {
+		wg.Add(1)
+		go func(i int, pc *peerConf) {
+			defer wg.Done()
+			p := *prep
+			p.msg.MessageID = a2a.NewID()
+			target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
+			o := t.send(group, target, &p, true, waitFor, nil, func(id string) {
+				mu.Lock()
+				taskIDs[i] = id
+				mu.Unlock()
+			})
+			results[i] = o
+			finished <- i
+		}(i, pc)
+	}
+	go func() { wg.Wait(); close(finished) }()
+
+	var cancelled []string
+	got := map[int]bool{}
+	for i := range finished {
+		got[i] = true
+		o := results[i]
+		line := fmt.Sprintf("%s: %s", picked[i].Name, briefOutcome(o))
+		ci.report(line)
+		if mode == "first" && winner < 0 && o.success() {
+			winner = i
+			cancelGroup() // ends in-flight HTTP requests of the others
+			mu.Lock()
+			ids := make(map[int]string, len(taskIDs))
+			for k, v := range taskIDs {
+				ids[k] = v
+			}
+			mu.Unlock()
+			for j, pc := range picked {
+				if j == i || got[j] {
+					continue
+				}
+				note := pc.Name + " (request cancelled"
+				if id := ids[j]; id != "" {
+					target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
+					if err := t.cancelRemote(ctx, target, id); err != nil {
+						note += fmt.Sprintf("; CancelTask for task %s failed: %s", id, kindOrErr(err))
+					} else {
+						note += fmt.Sprintf("; CancelTask sent for task %s", id)
+					}
+				}
+				cancelled = append(cancelled, note+")")
+			}
+		}
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Sent to %d peer(s) advertising %q (mode %s, per-peer wait %s).\n", len(picked), a.Capability, mode, roundDur(waitFor))
+	switch mode {
+	case "first":
+		if winner < 0 {
+			b.WriteString("No peer succeeded:\n")
+			writeAll(&b, picked, results)
+			return &pb.ToolResult{Content: b.String(), IsError: allFailed(results)}
+		}
+		fmt.Fprintf(&b, "First successful reply, from %s:\n", picked[winner].Name)
+		writeOutcome(&b, picked[winner].Name, results[winner])
+		if len(cancelled) > 0 {
+			fmt.Fprintf(&b, "Cancelled the others: %s\n", strings.Join(cancelled, "; "))
+		}
+		for j := range picked {
+			if j != winner && results[j].err == nil {
+				fmt.Fprintf(&b, "Also replied: %s: %s\n", picked[j].Name, briefOutcome(results[j]))
+			}
+		}
+	case "best":
+		best := pickBest(results)
+		if best < 0 {
+			b.WriteString("Every peer failed, so there is no best reply:\n")
+			writeAll(&b, picked, results)
+			return &pb.ToolResult{Content: b.String(), IsError: true}
+		}
+		fmt.Fprintf(&b, "Best reply, from %s (rule: completed beats input-required beats other states; errors never win; then the longer answer; then the faster):\n", picked[best].Name)
+		writeOutcome(&b, picked[best].Name, results[best])
+		b.WriteString("Others:\n")
+		for j := range picked {
+			if j != best {
+				fmt.Fprintf(&b, "- %s: %s\n", picked[j].Name, briefOutcome(results[j]))
+			}
+		}
+	default:
+		writeAll(&b, picked, results)
+		if allFailed(results) {
+			return &pb.ToolResult{Content: b.String(), IsError: true}
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "Not checked: %s\n", strings.Join(skipped, "; "))
+	}
+	if prep.redactions > 0 {
+		fmt.Fprintf(&b, "Note: %d secret(s) were redacted from the outgoing message before it was sent.\n", prep.redactions)
+	}
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+// writeAll lists every peer's reply.
+func writeAll(b *strings.Builder, picked []*peerConf, results []*outcome) {
+	for i, pc := range picked {
+		fmt.Fprintf(b, "%d. ", i+1)
+		o := results[i]
+		if o.err != nil {
+			fmt.Fprintf(b, "%s failed after %s: %v\n", pc.Name, roundDur(o.elapsed), o.err)
+			continue
+		}
+		writeOutcome(b, pc.Name, o)
+	}
+}
+
+func allFailed(results []*outcome) bool {
+	for _, o := range results {
+		if o.err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// briefOutcome is a one-line summary of an outcome.
+func briefOutcome(o *outcome) string {
+	switch {
+	case o.err != nil:
+		return "error: " + kindOrErr(o.err)
+	case o.tr.message != nil:
+		return fmt.Sprintf("replied in %s (%d characters)", roundDur(o.elapsed), len(o.tr.answer()))
+	case o.receipt && !o.tr.done():
+		return fmt.Sprintf("still %s after %s (task %s)", stateName(o.tr.state), roundDur(o.elapsed), o.tr.taskID)
+	}
+	return fmt.Sprintf("%s in %s (%d characters)", stateName(o.tr.state), roundDur(o.elapsed), len(o.tr.answer()))
+}
+
+// kindOrErr shortens a client error to its kind and cause.
+func kindOrErr(err error) string {
+	return oneLine(err.Error(), 300)
+}
+
+// stateRank orders outcomes for mode best: completed (or a direct reply)
+// 3, input-required 2, any other non-error 1, error 0.
+func stateRank(o *outcome) int {
+	switch {
+	case o.err != nil:
+		return 0
+	case o.tr.message != nil || o.tr.state == a2a.TaskStateCompleted:
+		return 3
+	case o.tr.state == a2a.TaskStateInputRequired:
+		return 2
+	}
+	return 1
+}
+
+// pickBest applies the documented heuristic: highest state rank, then the
+// longer non-empty answer, then the faster reply. An error never wins; -1
+// when every outcome is an error.
+func pickBest(results []*outcome) int {
+	idx := make([]int, 0, len(results))
+	for i, o := range results {
+		if o.err == nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return -1
+	}
+	sort.SliceStable(idx, func(x, y int) bool {
+		a, b := results[idx[x]], results[idx[y]]
+		if ra, rb := stateRank(a), stateRank(b); ra != rb {
+			return ra > rb
+		}
+		if la, lb := len(strings.TrimSpace(a.tr.answer())), len(strings.TrimSpace(b.tr.answer())); la != lb {
+			return la > lb
+		}
+		return a.elapsed < b.elapsed
+	})
+	return idx[0]
+}

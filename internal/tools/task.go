@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// taskArgs are the arguments of a2a_task.
+type taskArgs struct {
+	Agent    string   `json:"agent"`
+	TaskID   string   `json:"task_id"`
+	Action   string   `json:"action"`
+	TimeoutS *float64 `json:"timeout_s"`
+}
+
+func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
+	var a taskArgs
+	if err := decodeArgs(ToolTask, ci.args, &a, "agent", "task_id", "action", "timeout_s"); err != nil {
+		return errorResult("%v", err)
+	}
+	target, err := t.resolvePeer(ctx, a.Agent, "agent")
+	if err != nil {
+		return errorResult("a2a_task: %v", err)
+	}
+	taskID := strings.TrimSpace(a.TaskID)
+	if taskID == "" {
+		return errorResult("a2a_task: argument \"task_id\" is required: the task id from an a2a_call result")
+	}
+	action := strings.ToLower(strings.TrimSpace(a.Action))
+	start := t.now()
+	switch action {
+	case "get":
+		task, err := target.peer.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
+		t.metrics.Observe(target.name, t.now().Sub(start), err != nil)
+		if err != nil {
+			return errorResult("a2a_task get on %s failed: %v", target.name, err)
+		}
+		o := &outcome{peer: target.name}
+		o.tr.applyTask(task)
+		o.receipt, o.why = !o.tr.done(), "current state"
+		t.recordReceived(ctx, target.name, o)
+		var b strings.Builder
+		writeOutcome(&b, target.name, o)
+		writeJSONLine(&b, target.name, o)
+		return textResult(b.String())
+	case "wait":
+		waitFor, err := t.clampWait(a.TimeoutS, t.defaultWait(target))
+		if err != nil {
+			return errorResult("a2a_task: %v", err)
+		}
+		o := &outcome{peer: target.name}
+		o.tr.taskID = taskID
+		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
+		defer cancel()
+		o = t.follow(ctx, target, o, waitCtx, ci.report, true)
+		t.metrics.Observe(target.name, t.now().Sub(start), o.err != nil)
+		if o.err != nil {
+			return errorResult("a2a_task wait on %s failed: %v", target.name, o.err)
+		}
+		if o.receipt {
+			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
+		}
+		t.recordReceived(ctx, target.name, o)
+		var b strings.Builder
+		writeOutcome(&b, target.name, o)
+		writeJSONLine(&b, target.name, o)
+		return textResult(b.String())
+	case "cancel":
+		task, err := target.peer.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID})
+		t.metrics.Observe(target.name, t.now().Sub(start), err != nil)
+		if err != nil {
+			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
+				return errorResult("a2a_task cancel: task %s on %s has already finished and cannot be canceled (%s). Use action=\"get\" to see its result.", taskID, target.name, re.Message)
+			}
+			return errorResult("a2a_task cancel on %s failed: %v", target.name, err)
+		}
+		o := &outcome{peer: target.name}
+		o.tr.applyTask(task)
+		t.recordReceived(ctx, target.name, o)
+		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, taskID, stateName(task.Status.State))
+		if !task.Status.State.Terminal() {
+			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%q action=\"get\".", target.name, taskID)
+		}
+		return textResult(msg)
+	case "":
+		return errorResult("a2a_task: argument \"action\" is required: one of \"get\", \"wait\", \"cancel\"")
+	}
+	return errorResult("a2a_task: argument \"action\" must be \"get\", \"wait\" or \"cancel\", not %q", a.Action)
+}
+
+// cancelRemote asks a peer to cancel a task, best effort, with a short
+// timeout independent of the caller's context (which may be cancelled).
+func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*1e9)
+	defer cancel()
+	_, err := target.peer.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID})
+	if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,458 @@
+// Package tools is the outbound half of the A2A plugin as the host's model
+// sees it: the a2a_* tools (a2a_discover, a2a_call, a2a_task, a2a_list,
+// a2a_history, a2a_orchestrate, a2a_route) behind the plugin.Toolset
+// interface.
+//
+// New validates the configuration (peer names, URLs, credentials, trust
+// tiers) and builds one shared client.Client whose transport dials through
+// the SSRF guard. Every tool answers with concise text written for a model
+// to act on (ids to continue with, the next tool to call) and, where
+// useful, a compact JSON line. Bad arguments produce an is_error result
+// naming the argument and how to fix it; a Go error is returned only for an
+// unknown tool name.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// Trust tiers of a configured peer.
+const (
+	// TrustTrusted marks a peer whose answers the operator vouches for.
+	TrustTrusted = "trusted"
+	// TrustPublic (the default) marks a peer whose answers are untrusted
+	// input for the model.
+	TrustPublic = "public"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultTimeout = 60 * time.Second
+	DefaultMaxWait = 10 * time.Minute
+	DefaultDepth   = 3
+	// MaxFileBytes bounds one local file attached with a2a_call.
+	MaxFileBytes = 10 << 20
+)
+
+// Peer is one configured remote agent (the host's a2a_agents entries).
+type Peer struct {
+	// Name is how the model refers to the peer (letters, digits, "-",
+	// "_", "."; unique, case-insensitive).
+	Name string
+	// URL is the agent's base URL or the URL of its agent card.
+	URL string
+	// Token is sent as "Authorization: Bearer <Token>".
+	Token string
+	// Header is an extra header "Name: value" sent on every request.
+	Header string
+	// Trust is TrustTrusted or TrustPublic ("" means public).
+	Trust string
+	// Timeout bounds each request to the peer and is the default wait of
+	// a2a_call (0: Config.DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Config configures the tools.
+type Config struct {
+	// Agents are the configured peers.
+	Agents []Peer
+	// AllowUnconfigured lets the model call and discover agents by URL,
+	// not only configured peers.
+	AllowUnconfigured bool
+	// AllowLoopback and AllowPrivate relax the SSRF guard for URLs that
+	// are not configured peers (configured peers' hosts are always
+	// allowed: the operator named them).
+	AllowLoopback bool
+	AllowPrivate  bool
+	// DefaultTimeout is the per-request timeout and the default wait when
+	// a peer has none (default 60s).
+	DefaultTimeout time.Duration
+	// MaxWait caps timeout_s of every tool (default 10m).
+	MaxWait time.Duration
+	// MaxDepth is the delegation depth limit (default 3): a call whose
+	// chain would exceed it is refused.
+	MaxDepth int
+	// UserAgent is sent on outbound requests.
+	UserAgent string
+}
+
+// Deps are the tools' collaborators.
+type Deps struct {
+	// Store persists conversations for a2a_history; nil disables history.
+	Store store.Store
+	// Host is the host callback service; nil when the host serves none.
+	// Its optional Complete is used by a2a_route for semantic matching.
+	Host plugin.Host
+	// Logger receives logs; nil discards them.
+	Logger hclog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	// clientTransport replaces the HTTP transport (tests only).
+	clientOptions *client.Options
+}
+
+// Toolset implements plugin.Toolset with the a2a_* tools.
+type Toolset struct {
+	cfg     Config
+	deps    Deps
+	log     hclog.Logger
+	client  *client.Client
+	peers   []*peerConf // config order
+	byName  map[string]*peerConf
+	metrics *Metrics
+
+	mu       sync.Mutex
+	reach    map[string]reachability // by peer name
+	recorded map[string]bool         // taskID|state already written to the store
+}
+
+// peerConf is a validated configured peer.
+type peerConf struct {
+	Peer
+	ep   client.Endpoint
+	peer *client.Peer
+}
+
+// reachability is a cached result of a cheap card fetch.
+type reachability struct {
+	ok      bool
+	err     string
+	checked time.Time
+}
+
+var peerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// Validate checks the configuration and returns every problem found, each
+// naming the offending entry and how to fix it.
+func (cfg *Config) Validate() error {
+	var errs []error
+	seen := map[string]int{}
+	for i, p := range cfg.Agents {
+		where := fmt.Sprintf("a2a_agents[%d]", i)
+		if p.Name != "" {
+			where = fmt.Sprintf("a2a_agents[%d] (%q)", i, p.Name)
+		}
+		switch {
+		case p.Name == "":
+			errs = append(errs, fmt.Errorf("%s: name is missing; give every peer a short unique name such as \"research\"", where))
+		case !peerNameRe.MatchString(p.Name):
+			errs = append(errs, fmt.Errorf("%s: name %q may only use letters, digits, '-', '_' and '.' (at most 64, starting with a letter or digit)", where, p.Name))
+		default:
+			key := strings.ToLower(p.Name)
+			if j, dup := seen[key]; dup {
+				errs = append(errs, fmt.Errorf("%s: name %q is already used by a2a_agents[%d]; peer names must be unique (case-insensitive)", where, p.Name, j))
+			} else {
+				seen[key] = i
+			}
+		}
+		if err := checkPeerURL(p.URL); err != nil {
+			errs = append(errs, fmt.Errorf("%s: url: %w", where, err))
+		}
+		if p.Header != "" {
+			if _, _, err := client.ParseHeader(p.Header); err != nil {
+				errs = append(errs, fmt.Errorf("%s: header: %w", where, err))
+			}
+		}
+		if strings.ContainsAny(p.Token, " \t\r\n") {
+			errs = append(errs, fmt.Errorf("%s: token must not contain spaces or line breaks (give the bare token, without \"Bearer \")", where))
+		}
+		switch strings.ToLower(p.Trust) {
+		case "", TrustTrusted, TrustPublic:
+		default:
+			errs = append(errs, fmt.Errorf("%s: trust %q is unknown; use \"trusted\" or \"public\"", where, p.Trust))
+		}
+		if p.Timeout < 0 {
+			errs = append(errs, fmt.Errorf("%s: timeout must not be negative", where))
+		}
+	}
+	if cfg.DefaultTimeout < 0 || cfg.MaxWait < 0 {
+		errs = append(errs, errors.New("a2a tools: default timeout and max wait must not be negative"))
+	}
+	if cfg.MaxDepth < 0 {
+		errs = append(errs, errors.New("a2a tools: max delegation depth must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// checkPeerURL accepts absolute http(s) URLs with a host and no
+// credentials in them.
+func checkPeerURL(raw string) error {
+	if strings.TrimSpace(raw) == "" {
+		return errors.New("missing; give the agent's base URL, e.g. https://agent.example.com")
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return fmt.Errorf("%q is not a valid URL: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q must start with http:// or https://", raw)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("%q has no host", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%q must not carry credentials; use token or header instead", u.Redacted())
+	}
+	return nil
+}
+
+// New validates cfg and returns the toolset. It is all the plugin binary
+// needs: the returned Toolset owns its HTTP client and metrics.
+func New(cfg Config, deps Deps) (*Toolset, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
+	}
+	if cfg.DefaultTimeout == 0 {
+		cfg.DefaultTimeout = DefaultTimeout
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.MaxDepth == 0 {
+		cfg.MaxDepth = DefaultDepth
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "a2a-plugin"
+	}
+	t := &Toolset{
+		cfg:      cfg,
+		deps:     deps,
+		log:      deps.Logger,
+		byName:   map[string]*peerConf{},
+		metrics:  NewMetrics(),
+		reach:    map[string]reachability{},
+		recorded: map[string]bool{},
+	}
+	if t.log == nil {
+		t.log = hclog.NewNullLogger()
+	}
+	var hosts []string
+	for _, p := range cfg.Agents {
+		u, _ := url.Parse(strings.TrimSpace(p.URL))
+		hosts = append(hosts, u.Hostname())
+	}
+	opts := client.Options{}
+	if deps.clientOptions != nil {
+		opts = *deps.clientOptions
+	}
+	if opts.Guard == nil {
+		opts.Guard = newGuard(cfg, hosts)
+	}
+	opts.UserAgent = cfg.UserAgent
+	if opts.Timeout == 0 {
+		opts.Timeout = cfg.DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = t.log.Named("client")
+	}
+	if opts.Now == nil {
+		opts.Now = deps.Now
+	}
+	t.client = client.New(opts)
+	for _, p := range cfg.Agents {
+		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout}
+		ep.Auth.Token = p.Token
+		if p.Header != "" {
+			ep.Auth.HeaderName, ep.Auth.HeaderValue, _ = client.ParseHeader(p.Header)
+		}
+		if p.Trust == "" {
+			p.Trust = TrustPublic
+		}
+		p.Trust = strings.ToLower(p.Trust)
+		pc := &peerConf{Peer: p, ep: ep, peer: t.client.Peer(ep)}
+		t.peers = append(t.peers, pc)
+		t.byName[strings.ToLower(p.Name)] = pc
+	}
+	return t, nil
+}
+
+// Metrics returns the call metrics the tools keep.
+func (t *Toolset) Metrics() *Metrics { return t.metrics }
+
+// Close releases the HTTP client's idle connections.
+func (t *Toolset) Close() { t.client.Close() }
+
+// now is the toolset's clock.
+func (t *Toolset) now() time.Time {
+	if t.deps.Now != nil {
+		return t.deps.Now()
+	}
+	return time.Now()
+}
+
+var _ plugin.Toolset = (*Toolset)(nil)
+
+// ListTools lists the a2a_* tools with their JSON Schemas.
+func (t *Toolset) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
+	return toolDefinitions(t.cfg), nil
+}
+
+// handler runs one tool with its raw arguments.
+type handler func(t *Toolset, ctx context.Context, call *callInfo) *pb.ToolResult
+
+// callInfo is what a tool handler gets.
+type callInfo struct {
+	req      *pb.CallToolRequest
+	args     []byte
+	progress plugin.ProgressFunc
+}
+
+// report sends a progress message; it reports false when the caller went
+// away.
+func (ci *callInfo) report(msg string) bool {
+	if ci.progress == nil {
+		return true
+	}
+	return ci.progress(&pb.ToolProgress{Message: msg, Fraction: -1}) == nil
+}
+
+var handlers = map[string]handler{
+	ToolDiscover:    (*Toolset).discover,
+	ToolCall:        (*Toolset).call,
+	ToolTask:        (*Toolset).task,
+	ToolList:        (*Toolset).list,
+	ToolHistory:     (*Toolset).history,
+	ToolOrchestrate: (*Toolset).orchestrate,
+	ToolRoute:       (*Toolset).route,
+}
+
+// CallTool runs one tool. Failures the model should see (bad arguments,
+// unreachable peers, refusals) are results with IsError; the only Go error
+// is an unknown tool name.
+func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	h, ok := handlers[req.GetName()]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", "))
+	}
+	if tr := req.GetTrace(); tr != nil && tr.GetTraceparent() != "" {
+		ctx = client.WithTraceparent(ctx, tr.GetTraceparent(), tr.GetTracestate())
+	}
+	args := []byte(strings.TrimSpace(req.GetArgumentsJson()))
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	return h(t, ctx, &callInfo{req: req, args: args, progress: progress}), nil
+}
+
+// errorResult is an is_error result.
+func errorResult(format string, a ...any) *pb.ToolResult {
+	return &pb.ToolResult{Content: fmt.Sprintf(format, a...), IsError: true}
+}
+
+// textResult is a successful result.
+func textResult(s string) *pb.ToolResult {
+	return &pb.ToolResult{Content: s}
+}
+
+// resolved is the target of a call: a configured peer or an ad-hoc URL.
+type resolved struct {
+	name string // configured name, or the URL
+	conf *peerConf
+	peer *client.Peer
+}
+
+// resolvePeer maps an agent argument (a configured name, or a URL when
+// allowed) to a peer. The error text is ready for an is_error result.
+func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolved, error) {
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return nil, fmt.Errorf("argument %q is required: give a configured peer name (%s)%s", argName, t.peerNames(), t.urlHint())
+	}
+	if pc, ok := t.byName[strings.ToLower(arg)]; ok {
+		return &resolved{name: pc.Name, conf: pc, peer: pc.peer}, nil
+	}
+	if !strings.Contains(arg, "://") {
+		return nil, fmt.Errorf("argument %q: no configured peer is named %q; configured peers: %s%s", argName, arg, t.peerNames(), t.urlHint())
+	}
+	if err := checkPeerURL(arg); err != nil {
+		return nil, fmt.Errorf("argument %q: %v", argName, err)
+	}
+	// A URL of a configured peer is that peer (with its credentials).
+	for _, pc := range t.peers {
+		if sameURL(pc.URL, arg) {
+			return &resolved{name: pc.Name, conf: pc, peer: pc.peer}, nil
+		}
+	}
+	if !t.cfg.AllowUnconfigured {
+		return nil, fmt.Errorf("argument %q: calling agents by URL is disabled (allow_unconfigured is off); use a configured peer: %s", argName, t.peerNames())
+	}
+	if err := checkUnconfiguredURL(ctx, t.cfg, arg); err != nil {
+		return nil, fmt.Errorf("argument %q: %s is refused by the SSRF guard: %v", argName, arg, err)
+	}
+	p := t.client.Peer(client.Endpoint{URL: arg})
+	return &resolved{name: arg, peer: p}, nil
+}
+
+// sameURL compares two URLs ignoring case of scheme/host and a trailing
+// slash.
+func sameURL(a, b string) bool {
+	norm := func(s string) string {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return s
+		}
+		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + strings.TrimSuffix(u.Path, "/")
+	}
+	return norm(a) == norm(b)
+}
+
+// peerNames lists the configured peer names for messages.
+func (t *Toolset) peerNames() string {
+	if len(t.peers) == 0 {
+		return "none configured"
+	}
+	names := make([]string, len(t.peers))
+	for i, p := range t.peers {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// urlHint says whether a URL may be used instead of a name.
+func (t *Toolset) urlHint() string {
+	if t.cfg.AllowUnconfigured {
+		return ", or an agent URL such as https://agent.example.com"
+	}
+	return ""
+}
+
+// clampWait turns timeout_s into a wait duration, bounded by MaxWait.
+func (t *Toolset) clampWait(timeoutS *float64, def time.Duration) (time.Duration, error) {
+	if timeoutS == nil {
+		if def > t.cfg.MaxWait {
+			def = t.cfg.MaxWait
+		}
+		return def, nil
+	}
+	if *timeoutS <= 0 {
+		return 0, fmt.Errorf("argument \"timeout_s\" must be a positive number of seconds (at most %d)", int(t.cfg.MaxWait.Seconds()))
+	}
+	d := time.Duration(*timeoutS * float64(time.Second))
+	if d > t.cfg.MaxWait {
+		d = t.cfg.MaxWait
+	}
+	return d, nil
+}
+
+// defaultWait is how long a2a_call waits for a peer by default.
+func (t *Toolset) defaultWait(r *resolved) time.Duration {
+	if r.conf != nil && r.conf.Timeout > 0 {
+		return r.conf.Timeout
+	}
+	return t.cfg.DefaultTimeout
+}

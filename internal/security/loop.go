@@ -1,0 +1,294 @@
+package security
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Turn-guard limits.
+const (
+	// DefaultMaxTurns is the per-context inbound turn cap when none is set.
+	DefaultMaxTurns = 5
+	// HardMaxTurns is the highest cap a TurnGuard accepts; larger settings
+	// are lowered to it, so no configuration lets a loop run long.
+	HardMaxTurns = 20
+	// DefaultTurnIdle is how long a context may stay quiet before its count
+	// is forgotten.
+	DefaultTurnIdle = 30 * time.Minute
+	// MaxTrackedContexts bounds the contexts a TurnGuard keeps; past it the
+	// least recently active eighth is forgotten.
+	MaxTrackedContexts = 1 << 16
+)
+
+// TurnGuard counts inbound turns per A2A context and refuses turns past a
+// cap, so two agents answering each other cannot loop for ever. A context
+// idle for longer than the idle time starts again from zero, and the host
+// (or the user) can reset a context explicitly. Safe for concurrent use.
+type TurnGuard struct {
+	max   int
+	idle  time.Duration
+	now   func() time.Time
+	limit int // tracked contexts; MaxTrackedContexts outside tests
+
+	mu    sync.Mutex
+	turns map[string]*turnCount
+	calls int
+}
+
+type turnCount struct {
+	n    int
+	last time.Time
+}
+
+// NewTurnGuard builds a guard allowing maxTurns inbound turns per context: 0 or
+// less means [DefaultMaxTurns], more than [HardMaxTurns] is lowered to it.
+// Counts are forgotten after [DefaultTurnIdle] of silence.
+func NewTurnGuard(maxTurns int) *TurnGuard {
+	return NewTurnGuardWithClock(maxTurns, DefaultTurnIdle, time.Now)
+}
+
+// NewTurnGuardWithClock is [NewTurnGuard] with an explicit idle time (0 or
+// less means [DefaultTurnIdle]) and clock.
+func NewTurnGuardWithClock(maxTurns int, idle time.Duration, now func() time.Time) *TurnGuard {
+	switch {
+	case maxTurns <= 0:
+		maxTurns = DefaultMaxTurns
+	case maxTurns > HardMaxTurns:
+		maxTurns = HardMaxTurns
+	}
+	if idle <= 0 {
+		idle = DefaultTurnIdle
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &TurnGuard{max: maxTurns, idle: idle, now: now, limit: MaxTrackedContexts, turns: map[string]*turnCount{}}
+}
+
+// Max returns the effective cap after defaults and clamping.
+func (g *TurnGuard) Max() int { return g.max }
+
+// Admit counts one inbound turn for contextID and returns its number. ok is
+// false once the context has used its turns; refused turns are not counted
+// but do keep the context from going idle, so a peer that keeps knocking
+// stays refused. Pass the context id the server resolved for the message;
+// an empty id is admitted as turn 1 without being tracked.
+func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
+	if contextID == "" {
+		return 1, true
+	}
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	if g.calls >= max(1024, len(g.turns)) {
+		g.sweep(now)
+	}
+	c := g.turns[contextID]
+	if c == nil || now.Sub(c.last) > g.idle {
+		if c == nil && len(g.turns) >= g.limit {
+			g.sweep(now)
+			if len(g.turns) >= g.limit {
+				g.evictOldest(len(g.turns)/8 + 1)
+			}
+		}
+		c = &turnCount{}
+		g.turns[contextID] = c
+	}
+	c.last = now
+	if c.n >= g.max {
+		return c.n + 1, false
+	}
+	c.n++
+	return c.n, true
+}
+
+// Reset forgets the count of contextID, for instance when the local user
+// takes part in the conversation again.
+func (g *TurnGuard) Reset(contextID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.turns, contextID)
+}
+
+// Len reports how many contexts the guard tracks.
+func (g *TurnGuard) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.turns)
+}
+
+func (g *TurnGuard) sweep(now time.Time) {
+	g.calls = 0
+	for id, c := range g.turns {
+		if now.Sub(c.last) > g.idle {
+			delete(g.turns, id)
+		}
+	}
+}
+
+func (g *TurnGuard) evictOldest(k int) {
+	ids := slices.Collect(maps.Keys(g.turns))
+	slices.SortFunc(ids, func(a, b string) int { return g.turns[a].last.Compare(g.turns[b].last) })
+	for _, id := range ids[:min(k, len(ids))] {
+		delete(g.turns, id)
+	}
+}
+
+// Delegation-chain metadata keys. They travel in the metadata of every
+// message the plugin sends to another agent (Message.metadata), namespaced
+// with "a2a-plugin/" so they cannot clash with other extensions. Agents that
+// do not know them pass them on or drop them; either way they do no harm.
+const (
+	// MetaChainID holds an opaque id shared by every hop of one delegation
+	// chain (a string of at most 128 characters from [A-Za-z0-9._:-]).
+	MetaChainID = "a2a-plugin/chain-id"
+	// MetaChainDepth holds how many agent-to-agent hops the chain has made
+	// so far: 1 on the first message an agent sends on its own behalf. A
+	// JSON number; a decimal string is accepted on input.
+	MetaChainDepth = "a2a-plugin/chain-depth"
+)
+
+// DefaultMaxChainDepth is the depth limit [CheckDepth] uses when given 0:
+// A→B→C→D is allowed, a fourth hop is not.
+const DefaultMaxChainDepth = 3
+
+// maxParsedDepth bounds the depth accepted from metadata.
+const maxParsedDepth = 1 << 20
+
+// ErrChainTooDeep is returned (wrapped) by [CheckDepth].
+var ErrChainTooDeep = errors.New("delegation chain too deep")
+
+// Chain identifies a delegation chain and how deep a message is in it.
+type Chain struct {
+	ID    string
+	Depth int
+}
+
+// ChainFromMetadata reads the chain of an inbound message. Missing keys give
+// a zero Chain (a message that starts a chain). The depth may be a JSON
+// number or a decimal string; a depth that is negative, fractional, too
+// large or of another type, or an id that is not a short token string, is
+// an error naming the key and the value.
+func ChainFromMetadata(md map[string]any) (Chain, error) {
+	var c Chain
+	if v, ok := md[MetaChainID]; ok && v != nil {
+		id, isString := v.(string)
+		if !isString {
+			return Chain{}, fmt.Errorf("security: metadata %q must be a string, got %T", MetaChainID, v)
+		}
+		if err := checkChainID(id); err != nil {
+			return Chain{}, err
+		}
+		c.ID = id
+	}
+	if v, ok := md[MetaChainDepth]; ok && v != nil {
+		d, err := parseDepth(v)
+		if err != nil {
+			return Chain{}, err
+		}
+		c.Depth = d
+	}
+	return c, nil
+}
+
+func checkChainID(id string) error {
+	if len(id) > 128 {
+		return fmt.Errorf("security: metadata %q is longer than 128 characters", MetaChainID)
+	}
+	for _, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)
+		if !ok {
+			return fmt.Errorf("security: metadata %q = %q contains %q; use letters, digits and ._:-", MetaChainID, id, r)
+		}
+	}
+	return nil
+}
+
+func parseDepth(v any) (int, error) {
+	bad := func(why string) (int, error) {
+		return 0, fmt.Errorf("security: metadata %q = %v is %s; want a whole number from 0 to %d", MetaChainDepth, v, why, maxParsedDepth)
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case json.Number:
+		g, err := x.Float64()
+		if err != nil {
+			return bad("not a number")
+		}
+		f = g
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return bad("not a decimal number")
+		}
+		f = float64(n)
+	default:
+		return bad(fmt.Sprintf("a %T", v))
+	}
+	switch {
+	case math.IsNaN(f) || f != math.Trunc(f):
+		return bad("not a whole number")
+	case f < 0:
+		return bad("negative")
+	case f > maxParsedDepth:
+		return bad("too large")
+	}
+	return int(f), nil
+}
+
+// Next returns the chain for a message this agent sends on: the same id (a
+// new random one if c has none) one hop deeper.
+func (c Chain) Next() Chain {
+	id := c.ID
+	if id == "" {
+		id = "chain-" + strings.ToLower(rand.Text())
+	}
+	return Chain{ID: id, Depth: c.Depth + 1}
+}
+
+// Apply returns a copy of md (a new map if md is nil) with the chain's keys
+// set; md itself is not modified.
+func (c Chain) Apply(md map[string]any) map[string]any {
+	out := make(map[string]any, len(md)+2)
+	maps.Copy(out, md)
+	if c.ID != "" {
+		out[MetaChainID] = c.ID
+	}
+	out[MetaChainDepth] = c.Depth
+	return out
+}
+
+// CheckDepth returns an error wrapping [ErrChainTooDeep] when c is deeper
+// than maxDepth hops (maxDepth <= 0 means [DefaultMaxChainDepth]). Check inbound
+// chains before running a task and the outbound chain ([Chain.Next]) before
+// delegating.
+func CheckDepth(c Chain, maxDepth int) error {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxChainDepth
+	}
+	if c.Depth <= maxDepth {
+		return nil
+	}
+	return fmt.Errorf("%w: chain %q is at depth %d, over the limit of %d hops; the agents are probably delegating to each other in a loop",
+		ErrChainTooDeep, c.ID, c.Depth, maxDepth)
+}

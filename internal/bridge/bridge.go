@@ -1,0 +1,437 @@
+// Package bridge is the platform adapter's core: it turns inbound A2A turns
+// into Host.HandleMessage calls on the host's live session, and the host's
+// Send / ProcessingComplete calls back into task updates.
+//
+// On the way in, every text is defanged and framed as untrusted peer input
+// (security.FilterInbound, security.FrameUntrusted) and the turn is marked
+// unattended with the peer's identity and trust tier. On the way out,
+// credential-shaped strings are redacted from everything the agent sends
+// to a peer. A final answer whose text starts with "[INPUT_REQUIRED]" is
+// treated as a question, for hosts that cannot set the Send kind.
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// PlatformName is the platform name the bridge uses in every host call.
+const PlatformName = "a2a"
+
+// InputRequiredPrefix marks a final reply as a question.
+const InputRequiredPrefix = "[INPUT_REQUIRED]"
+
+// Observer is told the duration of each host call, for metrics.
+type Observer interface {
+	HostCall(method string, d time.Duration, err error)
+	FilterHits(n int)
+	Redactions(n int)
+}
+
+// Options configure a Bridge.
+type Options struct {
+	// Host is the host callback service. Required.
+	Host plugin.Host
+	// Tasks receives the agent's output. Required.
+	Tasks  *tasks.Manager
+	Logger hclog.Logger
+	// Observer, when set, sees host call latencies and filter hits.
+	Observer Observer
+}
+
+// Bridge connects the task manager to the host. It implements
+// tasks.Executor (toward the host) and the output half of plugin.Platform
+// (from the host).
+type Bridge struct {
+	host  plugin.Host
+	tasks *tasks.Manager
+	log   hclog.Logger
+	obs   Observer
+}
+
+// New returns a bridge.
+func New(opts Options) (*Bridge, error) {
+	if opts.Host == nil || opts.Tasks == nil {
+		return nil, errors.New("bridge: Host and Tasks are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	return &Bridge{host: opts.Host, tasks: opts.Tasks, log: opts.Logger, obs: opts.Observer}, nil
+}
+
+// StartTurn injects the turn's message into the host's live session for the
+// turn's context.
+func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
+	req, hits, err := b.handleRequest(t)
+	if err != nil {
+		return err
+	}
+	if hits > 0 {
+		b.log.Warn("filtered injection attempt from peer", "peer", t.Sender.ID, "task_id", t.TaskID, "context_id", t.ContextID, "hits", hits)
+		if b.obs != nil {
+			b.obs.FilterHits(hits)
+		}
+	}
+	start := time.Now()
+	_, err = b.host.HandleMessage(ctx, req)
+	if b.obs != nil {
+		b.obs.HostCall("HandleMessage", time.Since(start), err)
+	}
+	if err != nil {
+		return hostError("HandleMessage", err)
+	}
+	return nil
+}
+
+// CancelTurn asks the host to stop the turn.
+func (b *Bridge) CancelTurn(ctx context.Context, t *tasks.Turn, reason string) error {
+	start := time.Now()
+	_, err := b.host.CancelTurn(ctx, &pb.CancelTurnRequest{Platform: PlatformName, ChatId: t.ContextID, TaskId: t.TaskID, Reason: reason})
+	if b.obs != nil {
+		b.obs.HostCall("CancelTurn", time.Since(start), err)
+	}
+	if err != nil {
+		return hostError("CancelTurn", err)
+	}
+	return nil
+}
+
+// hostError makes a host call's failure readable for the peer.
+func hostError(method string, err error) error {
+	if s, ok := status.FromError(err); ok {
+		return fmt.Errorf("the host's %s failed (%s): %s", method, s.Code(), s.Message())
+	}
+	return fmt.Errorf("the host's %s failed: %w", method, err)
+}
+
+// handleRequest builds the HandleMessage request for a turn.
+func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, error) {
+	parts, err := PartsToProto(t.Message.Parts)
+	if err != nil {
+		return nil, 0, err
+	}
+	clean, hits := security.FilterInbound(FlattenParts(t.Message.Parts))
+	md, err := toStruct(t.Message.Metadata)
+	if err != nil {
+		return nil, 0, fmt.Errorf("message metadata: %w", err)
+	}
+	req := &pb.HandleMessageRequest{
+		Platform:         PlatformName,
+		ChatId:           t.ContextID,
+		Sender:           &pb.Sender{Id: t.Sender.ID, DisplayName: displayName(t.Sender.ID)},
+		TrustTier:        TierToProto(t.Sender.Tier),
+		TaskId:           t.TaskID,
+		Text:             security.FrameUntrusted(t.Sender.ID, clean),
+		Parts:            parts,
+		MessageId:        t.Message.MessageID,
+		Metadata:         md,
+		Unattended:       true,
+		ReferenceTaskIds: t.Message.ReferenceTaskIDs,
+		Continuation:     t.Continuation,
+	}
+	if t.Trace.Traceparent != "" {
+		req.Trace = &pb.TraceContext{Traceparent: t.Trace.Traceparent, Tracestate: t.Trace.Tracestate}
+	}
+	return req, hits, nil
+}
+
+// displayName turns "peer:alice" into "alice".
+func displayName(id string) string {
+	if _, name, ok := strings.Cut(id, ":"); ok {
+		return name
+	}
+	return id
+}
+
+// TierToProto maps a security tier to the contract's enum.
+func TierToProto(t security.Tier) pb.TrustTier {
+	switch t {
+	case security.TierLocal:
+		return pb.TrustTier_TRUST_TIER_LOCAL
+	case security.TierTrusted:
+		return pb.TrustTier_TRUST_TIER_TRUSTED
+	default:
+		return pb.TrustTier_TRUST_TIER_PUBLIC
+	}
+}
+
+// Send turns one piece of host output into a task update.
+func (b *Bridge) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	if req.GetTaskId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "send: task_id is required; every A2A reply answers the task named in HandleMessage")
+	}
+	u, err := b.update(req)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, "send: "+err.Error())
+	}
+	if err := b.tasks.Apply(ctx, req.GetTaskId(), u); err != nil {
+		if errors.Is(err, tasks.ErrTaskNotRunning) {
+			return nil, status.Error(codes.FailedPrecondition, err.Error())
+		}
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	var id string
+	if u.Message != nil {
+		id = u.Message.MessageID
+	}
+	return &pb.SendResponse{MessageId: id}, nil
+}
+
+// update converts a SendRequest into a tasks.Update, redacting secrets.
+func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
+	kind := req.GetKind()
+	text := req.GetText()
+	if kind == pb.SendKind_SEND_KIND_FINAL && strings.HasPrefix(strings.TrimSpace(text), InputRequiredPrefix) {
+		kind = pb.SendKind_SEND_KIND_INPUT_REQUIRED
+		text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), InputRequiredPrefix))
+	}
+	redactions := 0
+	redact := func(s string) string {
+		out, n := security.Redact(s)
+		redactions += n
+		return out
+	}
+	defer func() {
+		if redactions > 0 {
+			b.log.Info("redacted credential-shaped strings from a reply", "task_id", req.GetTaskId(), "count", redactions)
+			if b.obs != nil {
+				b.obs.Redactions(redactions)
+			}
+		}
+	}()
+	parts, err := PartsFromProto(req.GetParts(), redact)
+	if err != nil {
+		return tasks.Update{}, err
+	}
+	if kind == pb.SendKind_SEND_KIND_ARTIFACT {
+		pa := req.GetArtifact()
+		if pa == nil {
+			return tasks.Update{}, errors.New("an ARTIFACT send needs an artifact")
+		}
+		aparts, err := PartsFromProto(pa.GetParts(), redact)
+		if err != nil {
+			return tasks.Update{}, err
+		}
+		if len(aparts) == 0 {
+			return tasks.Update{}, errors.New("the artifact has no parts")
+		}
+		md, err := fromStruct(pa.GetMetadata())
+		if err != nil {
+			return tasks.Update{}, err
+		}
+		art := &a2a.Artifact{ArtifactID: pa.GetArtifactId(), Name: pa.GetName(), Description: pa.GetDescription(), Parts: aparts, Metadata: md}
+		return tasks.Update{Kind: tasks.UpdateArtifact, Artifact: art, Append: pa.GetAppend(), LastChunk: pa.GetLastChunk()}, nil
+	}
+	if text != "" {
+		parts = append([]a2a.Part{a2a.TextPart(redact(text))}, parts...)
+	}
+	if len(parts) == 0 {
+		return tasks.Update{}, fmt.Errorf("a %s send needs text or parts", kind)
+	}
+	md, err := fromStruct(req.GetMetadata())
+	if err != nil {
+		return tasks.Update{}, err
+	}
+	msg := a2a.NewMessage(a2a.RoleAgent, parts...)
+	msg.Metadata = md
+	u := tasks.Update{Message: &msg}
+	switch kind {
+	case pb.SendKind_SEND_KIND_PROGRESS:
+		u.Kind = tasks.UpdateProgress
+	case pb.SendKind_SEND_KIND_FINAL:
+		u.Kind = tasks.UpdateFinal
+	case pb.SendKind_SEND_KIND_INPUT_REQUIRED:
+		u.Kind = tasks.UpdateInputRequired
+	case pb.SendKind_SEND_KIND_AUTH_REQUIRED:
+		u.Kind = tasks.UpdateAuthRequired
+	case pb.SendKind_SEND_KIND_DIRECT_REPLY:
+		u.Kind = tasks.UpdateDirectReply
+	default:
+		return tasks.Update{}, fmt.Errorf("kind %s is not one of PROGRESS, FINAL, INPUT_REQUIRED, ARTIFACT, DIRECT_REPLY, AUTH_REQUIRED", kind)
+	}
+	return u, nil
+}
+
+// ProcessingComplete ends a turn.
+func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+	if req.GetTaskId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "processing complete: task_id is required")
+	}
+	var o tasks.Outcome
+	switch req.GetOutcome() {
+	case pb.Outcome_OUTCOME_SUCCESS:
+		o = tasks.OutcomeSuccess
+	case pb.Outcome_OUTCOME_FAILURE:
+		o = tasks.OutcomeFailure
+	case pb.Outcome_OUTCOME_CANCELLED:
+		o = tasks.OutcomeCancelled
+	case pb.Outcome_OUTCOME_REJECTED:
+		o = tasks.OutcomeRejected
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "processing complete: outcome %s is not SUCCESS, FAILURE, CANCELLED or REJECTED", req.GetOutcome())
+	}
+	errText, _ := security.Redact(req.GetError())
+	if err := b.tasks.EndTurn(ctx, req.GetTaskId(), o, errText); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &pb.ProcessingCompleteResponse{}, nil
+}
+
+// FlattenParts renders parts as text for hosts that only read text: text
+// parts verbatim, files and data as short bracketed notes.
+func FlattenParts(parts []a2a.Part) string {
+	var sb strings.Builder
+	for i := range parts {
+		p := &parts[i]
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		switch p.Kind() {
+		case a2a.PartText:
+			sb.WriteString(*p.Text)
+		case a2a.PartRaw:
+			fmt.Fprintf(&sb, "[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(p.Raw))
+		case a2a.PartURL:
+			fmt.Fprintf(&sb, "[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), *p.URL)
+		case a2a.PartData:
+			d := string(p.Data)
+			if len(d) > 2000 {
+				d = d[:2000] + "…"
+			}
+			fmt.Fprintf(&sb, "[data %s]", d)
+		}
+	}
+	return sb.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// PartsToProto converts A2A parts to the contract's parts.
+func PartsToProto(parts []a2a.Part) ([]*pb.Part, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	out := make([]*pb.Part, 0, len(parts))
+	for i := range parts {
+		p := &parts[i]
+		md, err := toStruct(p.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("part %d metadata: %w", i, err)
+		}
+		q := &pb.Part{MediaType: p.MediaType, Filename: p.Filename, Metadata: md}
+		switch p.Kind() {
+		case a2a.PartText:
+			q.Content = &pb.Part_Text{Text: *p.Text}
+		case a2a.PartRaw:
+			q.Content = &pb.Part_Raw{Raw: p.Raw}
+		case a2a.PartURL:
+			q.Content = &pb.Part_Url{Url: *p.URL}
+		case a2a.PartData:
+			v := &structpb.Value{}
+			if err := protojson.Unmarshal(p.Data, v); err != nil {
+				return nil, fmt.Errorf("part %d data: %w", i, err)
+			}
+			q.Content = &pb.Part_Data{Data: v}
+		default:
+			return nil, fmt.Errorf("part %d has no content", i)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// PartsFromProto converts the contract's parts to A2A parts, passing text
+// through redact (when non-nil).
+func PartsFromProto(parts []*pb.Part, redact func(string) string) ([]a2a.Part, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	out := make([]a2a.Part, 0, len(parts))
+	for i, q := range parts {
+		md, err := fromStruct(q.GetMetadata())
+		if err != nil {
+			return nil, fmt.Errorf("part %d metadata: %w", i, err)
+		}
+		var p a2a.Part
+		switch c := q.GetContent().(type) {
+		case *pb.Part_Text:
+			p = a2a.TextPart(redact(c.Text))
+		case *pb.Part_Raw:
+			p = a2a.Part{Raw: c.Raw}
+		case *pb.Part_Url:
+			u := c.Url
+			p = a2a.Part{URL: &u}
+		case *pb.Part_Data:
+			b, err := protojson.Marshal(c.Data)
+			if err != nil {
+				return nil, fmt.Errorf("part %d data: %w", i, err)
+			}
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				return nil, fmt.Errorf("part %d data: %w", i, err)
+			}
+			p = a2a.DataPart(security.RedactValue(v))
+		default:
+			return nil, fmt.Errorf("part %d has no content (set text, raw, url or data)", i)
+		}
+		p.MediaType, p.Filename, p.Metadata = q.GetMediaType(), q.GetFilename(), md
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func toStruct(m map[string]any) (*structpb.Struct, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return structpb.NewStruct(normalizeJSON(m).(map[string]any))
+}
+
+func fromStruct(s *structpb.Struct) (map[string]any, error) {
+	if s == nil || len(s.GetFields()) == 0 {
+		return nil, nil
+	}
+	return s.AsMap(), nil
+}
+
+// normalizeJSON converts values structpb cannot take (json.Number, typed
+// slices) by a JSON round trip when needed.
+func normalizeJSON(v any) any {
+	if _, err := structpb.NewValue(v); err == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}

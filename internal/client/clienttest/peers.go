@@ -141,7 +141,9 @@ func (e *v1Executor) Cancel(ctx context.Context, ec *a2asrv1.ExecutorContext) it
 
 // authenticateAll treats every caller as one authenticated user, so that
 // the SDK's ListTasks (which scopes tasks to a user) answers.
-type authenticateAll struct{ a2asrv1.PassthroughCallInterceptor }
+type authenticateAll struct {
+	a2asrv1.PassthroughCallInterceptor
+}
 
 func (authenticateAll) Before(ctx context.Context, callCtx *a2asrv1.CallContext, req *a2asrv1.Request) (context.Context, any, error) {
 	callCtx.User = a2asrv1.NewAuthenticatedUser("interop", nil)

@@ -1,0 +1,111 @@
+# a2a-plugin — build, run, test.
+#
+#   make run    build the plugin and the reference host, serve A2A on loopback
+#   make test   everything CI checks (installs what it needs first)
+#
+# Only Go, gcc, Node/npm and Debian's apt are assumed; every other tool is
+# installed here, pinned, from the Go module proxy or npm.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO       ?= go
+ROOT     := $(CURDIR)
+BIN      := $(ROOT)/bin
+PLUGINS  := $(BIN)/plugins
+TOOLS    := $(ROOT)/.tools/bin
+JSDIR    := $(ROOT)/testharness/interop/js
+export PATH := $(TOOLS):$(PATH)
+
+# Pinned generators and tools.
+BUF_VERSION                := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+# Flags for `make run` (override on the command line, e.g. make run AGENT=scenario:my.yaml).
+AGENT     ?= echo
+HOSTCFG   ?=
+RUN_FLAGS ?=
+# How long each fuzz target runs in `make test` and in `make fuzz`.
+FUZZTIME_TEST ?= 3s
+FUZZTIME      ?= 60s
+
+.PHONY: all build run test test-go lint proto proto-check tools deps npm-deps fuzz fuzz-short bench clean help
+
+all: build
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+## ---- build and run -----------------------------------------------------
+
+build: ## build the plugin (into bin/plugins) and the reference host
+	@mkdir -p $(PLUGINS)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost
+
+run: build ## serve A2A on loopback: the reference host, the plugin and an echo agent
+	$(BIN)/agenthost run --plugins $(PLUGINS) --agent '$(AGENT)' --data $(BIN)/data $(if $(HOSTCFG),--config $(HOSTCFG)) $(RUN_FLAGS)
+
+## ---- tests ---------------------------------------------------------------
+
+test: deps lint proto-check test-go fuzz-short ## everything CI runs
+
+test-go: build ## the Go test suite (unit, end-to-end, interop)
+	$(GO) test -count=1 -timeout 15m ./...
+
+lint: tools ## gofmt, go vet, buf lint
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	buf lint
+
+fuzz-short: ## every fuzz target for $(FUZZTIME_TEST)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
+
+fuzz: ## every fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=10m)
+	@for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) >/dev/null || { $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); exit 1; }; \
+	  done; \
+	done
+
+bench: build ## Go benchmarks of the hot paths
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## ---- code generation -----------------------------------------------------
+
+proto: tools ## regenerate the contract's Go code with the pinned generators
+	buf lint
+	buf generate
+
+proto-check: proto ## fail when regeneration changes the committed code
+	@git diff --exit-code -- proto/ || { echo "generated code is stale: run 'make proto' and commit"; exit 1; }
+
+## ---- dependencies --------------------------------------------------------
+
+deps: tools npm-deps ## everything the tests need
+
+tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin
+
+$(TOOLS)/buf:
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+$(TOOLS)/protoc-gen-go:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+$(TOOLS)/protoc-gen-go-grpc:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+npm-deps: $(JSDIR)/node_modules/.package-lock.json ## the official A2A JS SDK for interop tests
+
+$(JSDIR)/node_modules/.package-lock.json: $(JSDIR)/package.json $(JSDIR)/package-lock.json
+	cd $(JSDIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+clean: ## remove build output and installed tools
+	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules

@@ -1,0 +1,83 @@
+package a2a
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tasks/get","params":{"id":"t"}}`,
+		`{"jsonrpc":"2.0","method":"GetTask"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]`,
+		`{"jsonrpc":"2.0","id":{},"method":"GetTask"}`,
+		`{"jsonrpc":"1.0","id":1,"method":5,"params":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a\u0000b"}`,
+		``, `null`, `{`, `"`, `{"id":1e999}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, e := ParseRequest(body)
+		if e == nil {
+			if r == nil || r.Method == "" {
+				t.Fatalf("accepted without a method: %+v", r)
+			}
+			if r.Params != nil && !json.Valid(r.Params) {
+				t.Fatalf("invalid params kept: %q", r.Params)
+			}
+		} else if e.Code != CodeParseError && e.Code != CodeInvalidRequest {
+			t.Fatalf("unexpected code %d", e.Code)
+		}
+		// The error response must always be valid JSON.
+		if e != nil && !json.Valid(EncodeError(r.ResponseID(), e)) {
+			t.Fatalf("invalid error response for %q", body)
+		}
+	})
+}
+
+func FuzzUnmarshalSendMessage(f *testing.F) {
+	for _, s := range []string{
+		string(sendMessageBody),
+		string(sendMessageBodySnake),
+		`{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file","file":{"bytes":"aGk=","mimeType":"text/plain"}},{"kind":"data","data":{"a_b":[1,{"c_d":null}]}}]},"configuration":{"blocking":false,"pushNotificationConfig":{"url":"https://h","authentication":{"schemes":["Bearer"]}}}}`,
+		`{"message":{"messageId":"m","role":2,"parts":[{"data":null},{"raw":"-_8"},{"url":"https://x"}]},"configuration":{"historyLength":"7"},"metadata":{"x_y":{"z_w":1}}}`,
+		`{"message":null,"configuration":null}`,
+		`{"message":{"parts":[{"text":"\ud800"}]}}`,
+		`{"security_schemes":{"a_b":{"type":"http"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r SendMessageRequest
+		if err := Unmarshal(data, &r); err != nil {
+			_ = paramsDecodeError(err) // must not panic either
+			return
+		}
+		err := r.Validate()
+		if err != nil {
+			if e, ok := err.(*Error); !ok || e.Code != CodeInvalidParams {
+				t.Fatalf("Validate returned %v", err)
+			}
+		}
+		// Whatever decodes must encode, and a valid request must survive
+		// a second round unchanged.
+		b, err := Marshal(&r)
+		if err != nil {
+			t.Fatalf("Marshal after Unmarshal: %v", err)
+		}
+		var again SendMessageRequest
+		if err := Unmarshal(b, &again); err != nil {
+			t.Fatalf("re-decode of %s: %v", b, err)
+		}
+		b2, err := Marshal(&again)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("not stable:\n%s\n%s", b, b2)
+		}
+		// The normaliser never breaks valid JSON.
+		if json.Valid(data) && !json.Valid(normalizeKeys(data)) {
+			t.Fatalf("normalizeKeys broke %q", data)
+		}
+	})
+}

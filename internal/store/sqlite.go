@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -74,6 +75,10 @@ type SQLite struct {
 
 	maxBatch   int
 	pruneBatch int
+
+	// commits and committedOps count write transactions and the writes
+	// they carried: their ratio is the group-commit batch size.
+	commits, committedOps atomic.Int64
 }
 
 var _ Store = (*SQLite)(nil)

@@ -270,6 +270,9 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 	if _, err := w.commit.Exec(); err != nil {
 		_, _ = w.rollback.Exec()
 		setAll(fmt.Errorf("store: commit on %s: %w", s.path, err))
+		return true
 	}
+	s.commits.Add(1)
+	s.committedOps.Add(int64(len(reqs)))
 	return true
 }

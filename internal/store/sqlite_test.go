@@ -63,13 +63,13 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 	defer db.Close()
 	wantIndex := map[int]string{
-		0:                                        "tasks_by_ts",
-		filterOwner:                              "tasks_by_owner",
-		filterContext:                            "tasks_by_ctx",
-		filterState:                              "tasks_by_state",
-		filterOwner | filterContext:              "tasks_by_owner_ctx",
-		filterOwner | filterState:                "tasks_by_owner_state",
-		filterContext | filterState:              "tasks_by_ctx",
+		0:                           "tasks_by_ts",
+		filterOwner:                 "tasks_by_owner",
+		filterContext:               "tasks_by_ctx",
+		filterState:                 "tasks_by_state",
+		filterOwner | filterContext: "tasks_by_owner_ctx",
+		filterOwner | filterState:   "tasks_by_owner_state",
+		filterContext | filterState: "tasks_by_ctx",
 		filterOwner | filterContext | filterState: "tasks_by_owner_ctx",
 	}
 	listArgs := []any{"o", "c", "TASK_STATE_COMPLETED", int64(math.MinInt64), int64(math.MaxInt64), "", 51}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
 // Kind classifies why an outbound call failed. Every *Error carries one, and
@@ -195,7 +196,7 @@ func KindOf(err error) Kind {
 // caller is reported as the context error itself.
 func classifyTransport(err error, callCtx context.Context) Kind {
 	var ge guardError
-	if errors.As(err, &ge) && ge.blocked() {
+	if errors.As(err, &ge) && ge.blocked() || errors.Is(err, security.ErrAddressNotAllowed) {
 		return ErrBlocked
 	}
 	if errors.Is(err, context.DeadlineExceeded) || callCtx.Err() == context.DeadlineExceeded {

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -78,6 +79,38 @@ func FuzzUnmarshalSendMessage(f *testing.F) {
 		// The normaliser never breaks valid JSON.
 		if json.Valid(data) && !json.Valid(normalizeKeys(data)) {
 			t.Fatalf("normalizeKeys broke %q", data)
+		}
+	})
+}
+
+// FuzzPartDecodersAgree checks that the hand-written part decoder, when it
+// takes a part, yields exactly what the encoding/json path yields.
+func FuzzPartDecodersAgree(f *testing.F) {
+	for _, s := range []string{
+		`{"text":"hi"}`, `{"text":"h\u00e9","mediaType":"text/plain","metadata":{"a":[1,{"b":null}]}}`,
+		`{"raw":"aGk=","filename":"a.txt"}`, `{"raw":"-_8","mimeType":"x/y"}`, `{"url":"https://x","kind":"file"}`,
+		`{"data":null}`, `{"data":[1,"}",{"x":"]"}],"bogus":{"text":1}}`, `{"Text":"case"}`, `{"text":5}`,
+		`{"file":{"uri":"u"}}`, `{"text":"a","text":"b"}`, `{"text":"\xff"}`, `{}`, `{"raw":null,"url":null}`,
+		`{"metadata":"x"}`, `{"raw":"!!"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return // encoding/json validates before calling UnmarshalJSON
+		}
+		var fast Part
+		handled, ferr := fast.decodeFast(b)
+		if !handled {
+			return
+		}
+		var slow Part
+		serr := slow.decodeSlow(b)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("%s: fast err %v, slow err %v", b, ferr, serr)
+		}
+		if ferr == nil && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%s:\nfast %#v\nslow %#v", b, fast, slow)
 		}
 	})
 }

@@ -1,10 +1,12 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Part is one piece of message or artifact content. Exactly one of Text,
@@ -160,7 +162,20 @@ type fileWire03 struct {
 // UnmarshalJSON decodes a v1.0 part or a 0.3 text, file or data part.
 // `raw` and 0.3 `file.bytes` accept standard and URL-safe base64, padded or
 // not. `data: null` yields a data part holding null.
+//
+// Parts are decoded on every request, so the common shapes take a
+// hand-written path (decodeFast); anything unusual — a 0.3 `file`, escaped
+// keys, a type mismatch — goes through encoding/json (decodeSlow), which
+// also produces the error messages.
 func (p *Part) UnmarshalJSON(b []byte) error {
+	if handled, err := p.decodeFast(b); handled {
+		return err
+	}
+	return p.decodeSlow(b)
+}
+
+// decodeSlow decodes a part with encoding/json.
+func (p *Part) decodeSlow(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
@@ -211,6 +226,222 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 	}
 	*p = out
 	return nil
+}
+
+// partKeys are the keys decodeFast understands; a key that matches one of
+// them only case-insensitively (encoding/json would accept it) sends the
+// part to decodeSlow.
+var partKeys = [...]string{"text", "raw", "url", "data", "mediaType", "mimeType", "filename", "metadata", "kind", "file"}
+
+// decodeFast decodes the common part shapes without reflection. It reports
+// handled=false when b needs decodeSlow; it never reports an error that
+// decodeSlow would not.
+func (p *Part) decodeFast(b []byte) (handled bool, err error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, nil
+	}
+	var out Part
+	var mimeType string
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		*p = out
+		return skipWS(b, i+1) == len(b), nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false, nil
+		}
+		end, ok := skipValue(b, i)
+		if !ok {
+			return false, nil
+		}
+		key := b[i+1 : end-1]
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false, nil
+		}
+		i = skipWS(b, i+1)
+		end, ok = skipValue(b, i)
+		if !ok {
+			return false, nil
+		}
+		val := b[i:end]
+		isNull := string(val) == "null"
+		switch string(key) {
+		case "text", "url", "mediaType", "mimeType", "filename":
+			if isNull {
+				break
+			}
+			s, ok := plainString(val)
+			if !ok {
+				return false, nil
+			}
+			switch string(key) {
+			case "text":
+				out.Text = &s
+			case "url":
+				out.URL = &s
+			case "mediaType":
+				out.MediaType = s
+			case "mimeType":
+				mimeType = s
+			default:
+				out.Filename = s
+			}
+		case "raw":
+			if isNull {
+				out.Raw = nil
+				break
+			}
+			if len(val) < 2 || val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
+				return false, nil
+			}
+			raw, err := decodeBase64(string(val[1 : len(val)-1]))
+			if err != nil {
+				return true, typeError[Part](fmt.Errorf("raw: %w", err))
+			}
+			out.Raw = raw
+		case "data":
+			out.Data = append(json.RawMessage(nil), val...)
+		case "metadata":
+			if isNull {
+				out.Metadata = nil
+				break
+			}
+			if val[0] != '{' {
+				return false, nil
+			}
+			var m map[string]any
+			if json.Unmarshal(val, &m) != nil {
+				return false, nil
+			}
+			out.Metadata = m
+		case "kind":
+		case "file":
+			if !isNull {
+				return false, nil
+			}
+		default:
+			for _, k := range partKeys {
+				if strings.EqualFold(k, string(key)) {
+					return false, nil
+				}
+			}
+		}
+		i = skipWS(b, end)
+		if i >= len(b) {
+			return false, nil
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			if skipWS(b, i+1) != len(b) {
+				return false, nil
+			}
+			if out.MediaType == "" {
+				out.MediaType = mimeType
+			}
+			*p = out
+			return true, nil
+		default:
+			return false, nil
+		}
+	}
+}
+
+// plainString returns the value of a JSON string literal that has no
+// escapes and is valid UTF-8 (so that encoding/json would yield the same
+// bytes); ok is false otherwise.
+func plainString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return "", false
+	}
+	inner := val[1 : len(val)-1]
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			if c >= 0x80 && bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) && noControl(inner) {
+				return string(inner), true
+			}
+			return "", false
+		}
+	}
+	return string(inner), true
+}
+
+func noControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value starting at i. It
+// checks structure only loosely; callers fall back to encoding/json when
+// it reports false, and encoding/json has validated the document before
+// any UnmarshalJSON method runs.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return len(b), false
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			case '"':
+				end, ok := skipValue(b, j)
+				if !ok {
+					return end, false
+				}
+				j = end - 1
+			}
+		}
+		return len(b), false
+	default:
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j, j > i
+			}
+			j++
+		}
+		return j, j > i
+	}
 }
 
 // decodeBase64 decodes standard or URL-safe base64, padded or not, and

@@ -122,7 +122,10 @@ func TestFromV03ResultDecodesEveryOperation(t *testing.T) {
 		{OpSendMessage, `{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"hi"}]}`,
 			func(v any) bool { r := v.(*SendMessageResponse); return r.Message != nil && r.Message.Text() == "hi" }},
 		{OpSendMessage, `{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}`,
-			func(v any) bool { r := v.(*SendMessageResponse); return r.Task != nil && r.Task.Status.State == TaskStateCompleted }},
+			func(v any) bool {
+				r := v.(*SendMessageResponse)
+				return r.Task != nil && r.Task.Status.State == TaskStateCompleted
+			}},
 		{OpGetTask, `{"kind":"task","id":"t","contextId":"c","status":{"state":"canceled"}}`,
 			func(v any) bool { return v.(*Task).Status.State == TaskStateCanceled }},
 		{OpCancelTask, `{"kind":"task","id":"t","contextId":"c","status":{"state":"canceled"}}`,
@@ -133,9 +136,15 @@ func TestFromV03ResultDecodesEveryOperation(t *testing.T) {
 				return c.TaskID == "t" && c.ID == "p" && c.URL == "https://h" && c.Authentication.Scheme == "Bearer"
 			}},
 		{OpListPushConfigs, `[{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h"}}]`,
-			func(v any) bool { r := v.(*ListTaskPushNotificationConfigsResponse); return len(r.Configs) == 1 && r.Configs[0].ID == "p" }},
+			func(v any) bool {
+				r := v.(*ListTaskPushNotificationConfigsResponse)
+				return len(r.Configs) == 1 && r.Configs[0].ID == "p"
+			}},
 		{OpListPushConfigs, `{"configs":[{"taskId":"t","id":"p","url":"https://h"}],"nextPageToken":""}`,
-			func(v any) bool { r := v.(*ListTaskPushNotificationConfigsResponse); return len(r.Configs) == 1 && r.Configs[0].ID == "p" }},
+			func(v any) bool {
+				r := v.(*ListTaskPushNotificationConfigsResponse)
+				return len(r.Configs) == 1 && r.Configs[0].ID == "p"
+			}},
 		{OpDeletePushConfig, `null`, func(v any) bool { return v == nil }},
 		{OpGetExtendedCard, `{"name":"A","description":"d","url":"https://a/rpc","version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
 			func(v any) bool { return v.(*AgentCard).SupportedInterfaces[0].ProtocolVersion == "0.3" }},

@@ -1,0 +1,325 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// v03CardKeys are the top-level keys merged into the card for 0.3
+// clients; they are not part of the v1.0 schema.
+var v03CardKeys = []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces", "supportsAuthenticatedExtendedCard", "security"}
+
+// fetchCard GETs a card path and returns the response and its body.
+func fetchCard(t *testing.T, e *testEnv, path string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// splitCard validates a served card: the v1.0 part against the schema
+// (after removing the 0.3 keys), the whole document as a 0.3 card, and
+// returns both views.
+func splitCard(t *testing.T, body []byte) (*a2a.AgentCard, map[string]any) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("card is not JSON: %v\n%s", err, body)
+	}
+	v1 := map[string]any{}
+	for k, v := range m {
+		v1[k] = v
+	}
+	for _, k := range v03CardKeys {
+		delete(v1, k)
+	}
+	if ss, ok := v1["securitySchemes"].(map[string]any); ok {
+		clean := map[string]any{}
+		for name, sch := range ss {
+			s := map[string]any{}
+			for k, v := range sch.(map[string]any) {
+				if strings.HasSuffix(k, "SecurityScheme") {
+					s[k] = v
+				}
+			}
+			clean[name] = s
+		}
+		v1["securitySchemes"] = clean
+	}
+	a2atest.ValidateJSON(t, "Agent Card", mustJSON(v1))
+	card, err := a2a.ParseAgentCard(mustJSON(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := card.Validate(); err != nil {
+		t.Errorf("card: %v", err)
+	}
+	return card, m
+}
+
+func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
+	e := newEnv(t, func(o *Options) {
+		o.Card.ProviderOrganization = "Example Org"
+		o.Card.ProviderURL = "https://example.org"
+		o.Card.DocumentationURL = "https://example.org/docs"
+		o.Card.IconURL = "https://example.org/icon.png"
+	})
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := fetchCard(t, e, path, nil)
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			card, raw := splitCard(t, body)
+			want := e.url + "/"
+			if len(card.SupportedInterfaces) != 2 ||
+				card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}) ||
+				card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) {
+				t.Errorf("supportedInterfaces = %+v", card.SupportedInterfaces)
+			}
+			if card.Name != "Test Agent" || card.Description != "An agent for tests" || card.Version != "9.9.9" ||
+				card.Provider == nil || card.Provider.Organization != "Example Org" || card.Provider.URL != "https://example.org" ||
+				card.DocumentationURL != "https://example.org/docs" || card.IconURL != "https://example.org/icon.png" {
+				t.Errorf("card fields = %+v", card)
+			}
+			if !card.Capabilities.SupportsStreaming() || !card.Capabilities.SupportsPushNotifications() || card.Capabilities.SupportsExtendedAgentCard() {
+				t.Errorf("capabilities = %s", mustJSON(card.Capabilities))
+			}
+			if raw["url"] != want || raw["preferredTransport"] != "JSONRPC" || raw["protocolVersion"] != "0.3.0" {
+				t.Errorf("0.3 keys: url=%v preferredTransport=%v protocolVersion=%v", raw["url"], raw["preferredTransport"], raw["protocolVersion"])
+			}
+			if len(card.Skills) != 1 || card.Skills[0].ID != "chat" {
+				t.Errorf("skills = %+v, want the generic chat skill", card.Skills)
+			}
+			if len(card.DefaultInputModes) == 0 || card.DefaultInputModes[0] != "text/plain" {
+				t.Errorf("defaultInputModes = %v", card.DefaultInputModes)
+			}
+		})
+	}
+}
+
+func TestAgentCardSkillsComeFromLiveToolsFilteredByToolset(t *testing.T) {
+	var tools []*pb.ToolDefinition
+	var toolsErr error
+	cases := []struct {
+		name     string
+		tools    []*pb.ToolDefinition
+		err      error
+		toolsets []string
+		want     []string
+	}{
+		{"own a2a tools hidden", []*pb.ToolDefinition{
+			{Name: "web_search", Description: "Search the web", Toolset: "web", Tags: []string{"search"}},
+			{Name: "a2a_call", Description: "Call another agent", Toolset: "a2a"},
+			{Name: "read_file", Description: "Read a file", Toolset: "files"},
+		}, nil, nil, []string{"read_file", "web_search"}},
+		{"advertised toolsets only", []*pb.ToolDefinition{
+			{Name: "web_search", Description: "Search the web", Toolset: "web"},
+			{Name: "read_file", Description: "Read a file", Toolset: "files"},
+			{Name: "a2a_call", Description: "Call another agent", Toolset: "a2a"},
+		}, nil, []string{"web", "a2a"}, []string{"a2a_call", "web_search"}},
+		{"empty registry gives chat", nil, nil, nil, []string{"chat"}},
+		{"failing registry gives chat", nil, errors.New("host unreachable"), nil, []string{"chat"}},
+		{"nothing left after filter gives chat", []*pb.ToolDefinition{{Name: "a2a_call", Toolset: "a2a"}}, nil, nil, []string{"chat"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(o *Options) {
+				o.Tools = func(ctx context.Context) ([]*pb.ToolDefinition, error) { return tools, toolsErr }
+				o.Card.AdvertisedToolsets = tc.toolsets
+			})
+			tools, toolsErr = tc.tools, tc.err
+			_, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+			card, _ := splitCard(t, body)
+			var got []string
+			for _, s := range card.Skills {
+				got = append(got, s.ID)
+				if s.Name == "" || s.Description == "" || len(s.Tags) == 0 {
+					t.Errorf("skill %+v lacks a required field", s)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("skills = %v, want %v", got, tc.want)
+			}
+			if tc.name == "own a2a tools hidden" {
+				ws := card.Skills[1]
+				if ws.Description != "Search the web" || strings.Join(ws.Tags, ",") != "web,search" {
+					t.Errorf("web_search skill = %+v", ws)
+				}
+			}
+		})
+	}
+	// The card follows the registry at request time.
+	e := newEnv(t, func(o *Options) {
+		o.Tools = func(ctx context.Context) ([]*pb.ToolDefinition, error) { return tools, nil }
+	})
+	tools = []*pb.ToolDefinition{{Name: "one", Description: "first", Toolset: "x"}}
+	r1, b1 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	tools = append(tools, &pb.ToolDefinition{Name: "two", Description: "second", Toolset: "x"})
+	r2, b2 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	c1, _ := splitCard(t, b1)
+	c2, _ := splitCard(t, b2)
+	if len(c1.Skills) != 1 || len(c2.Skills) != 2 {
+		t.Errorf("skills did not follow the registry: %d then %d", len(c1.Skills), len(c2.Skills))
+	}
+	if r1.Header.Get("ETag") == r2.Header.Get("ETag") {
+		t.Errorf("ETag did not change with the card")
+	}
+}
+
+func TestAgentCardDeclaresBearerSchemeOnlyWhenATokenIsRequired(t *testing.T) {
+	withToken := newEnv(t)
+	_, body := fetchCard(t, withToken, "/.well-known/agent-card.json", nil)
+	card, raw := splitCard(t, body)
+	sch, ok := card.SecuritySchemes["bearer"]
+	if !ok || sch.HTTPAuth == nil || !strings.EqualFold(sch.HTTPAuth.Scheme, "bearer") {
+		t.Fatalf("securitySchemes = %s", mustJSON(card.SecuritySchemes))
+	}
+	if len(card.SecurityRequirements) != 1 {
+		t.Fatalf("securityRequirements = %s", mustJSON(card.SecurityRequirements))
+	}
+	if _, ok := card.SecurityRequirements[0].Schemes["bearer"]; !ok {
+		t.Errorf("requirement does not name the bearer scheme")
+	}
+	// 0.3 readers find the OpenAPI-style form in the same object.
+	s03 := raw["securitySchemes"].(map[string]any)["bearer"].(map[string]any)
+	if s03["type"] != "http" || !strings.EqualFold(s03["scheme"].(string), "bearer") {
+		t.Errorf("0.3 scheme = %v", s03)
+	}
+	if sec, _ := raw["security"].([]any); len(sec) != 1 {
+		t.Errorf("0.3 security = %v", raw["security"])
+	}
+
+	noToken := newEnv(t, func(o *Options) {
+		a, err := security.NewAuthenticator(security.AuthConfig{LoopbackIsLocal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Auth = a
+	})
+	_, body = fetchCard(t, noToken, "/.well-known/agent-card.json", nil)
+	card, raw = splitCard(t, body)
+	if len(card.SecuritySchemes) != 0 || len(card.SecurityRequirements) != 0 || raw["security"] != nil {
+		t.Errorf("card without tokens declares security: %s", body)
+	}
+}
+
+func TestAgentCardCachingHeadersAndConditionalGet(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Card.CacheMaxAge = 90 * time.Second })
+	resp, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	etag, lm := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if resp.Header.Get("Cache-Control") != "public, max-age=90" || etag == "" || lm == "" {
+		t.Fatalf("headers: Cache-Control=%q ETag=%q Last-Modified=%q", resp.Header.Get("Cache-Control"), etag, lm)
+	}
+	if len(body) == 0 {
+		t.Fatal("empty card")
+	}
+	cases := []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"matching etag", map[string]string{"If-None-Match": etag}, 304},
+		{"weak matching etag in a list", map[string]string{"If-None-Match": `"nope", W/` + etag}, 304},
+		{"star", map[string]string{"If-None-Match": "*"}, 304},
+		{"other etag", map[string]string{"If-None-Match": `"other"`}, 200},
+		{"not modified since", map[string]string{"If-Modified-Since": lm}, 304},
+		{"modified since long ago", map[string]string{"If-Modified-Since": "Mon, 02 Jan 2006 15:04:05 GMT"}, 200},
+		{"etag wins over date", map[string]string{"If-None-Match": `"other"`, "If-Modified-Since": lm}, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, b := fetchCard(t, e, "/.well-known/agent-card.json", tc.hdr)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.want)
+			}
+			if tc.want == 304 && (len(b) != 0 || resp.Header.Get("ETag") != etag) {
+				t.Errorf("304 with body %q or ETag %q", b, resp.Header.Get("ETag"))
+			}
+		})
+	}
+}
+
+func TestAgentCardUsesPublicURLWhenConfigured(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Card.PublicURL = "https://agent.example.com/base/" })
+	_, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	card, _ := splitCard(t, body)
+	if card.SupportedInterfaces[0].URL != "https://agent.example.com/base/" {
+		t.Errorf("url = %q", card.SupportedInterfaces[0].URL)
+	}
+}
+
+func TestNewRefusesAnInvalidCardConfiguration(t *testing.T) {
+	e := newEnv(t)
+	cases := map[string]CardConfig{
+		"provider without url":  {ProviderOrganization: "Org"},
+		"relative public url":   {PublicURL: "/agent"},
+		"bad input mode":        {InputModes: []string{"not a type"}},
+		"extended skill no tag": {ExtendedSkills: []a2a.AgentSkill{{ID: "x", Name: "x", Description: "x"}}},
+	}
+	for name, cfg := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := New(Options{Tasks: e.mgr, Card: cfg}); err == nil {
+				t.Errorf("New accepted %+v", cfg)
+			}
+		})
+	}
+	if _, err := New(Options{}); err == nil {
+		t.Error("New accepted options without a task manager")
+	}
+}
+
+func TestExtendedAgentCardForAuthenticatedPeersOnly(t *testing.T) {
+	extra := a2a.AgentSkill{ID: "deploy", Name: "Deploy", Description: "Deploys things", Tags: []string{"ops"}}
+	e := newEnv(t, func(o *Options) { o.Card.ExtendedSkills = []a2a.AgentSkill{extra} })
+	_, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	public, _ := splitCard(t, body)
+	if !public.Capabilities.SupportsExtendedAgentCard() {
+		t.Fatal("card does not declare the extended card")
+	}
+	for _, s := range public.Skills {
+		if s.ID == "deploy" {
+			t.Fatal("public card shows an extended skill")
+		}
+	}
+	raw := e.ok(tokAlice, "GetExtendedAgentCard", nil)
+	card := decode[a2a.AgentCard](t, raw)
+	if card.Skills[len(card.Skills)-1].ID != "deploy" {
+		t.Errorf("extended skills = %+v", card.Skills)
+	}
+	// 0.3 name, 0.3 shape.
+	r := e.rpc(tokAlice, "agent/getAuthenticatedExtendedCard", nil, map[string]string{"A2A-Version": ""})
+	var c03 map[string]any
+	_ = json.Unmarshal(r.result, &c03)
+	if r.err != nil || c03["protocolVersion"] != "0.3.0" || c03["url"] == nil {
+		t.Errorf("0.3 extended card: %s", r.body)
+	}
+	// carol is public: no extended-card permission.
+	if err := e.fails(tokCarol, "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnauthorized {
+		t.Errorf("public caller: %v", err)
+	}
+	// Without the extended card configured: -32004.
+	plain := newEnv(t)
+	if err := plain.fails(tokAlice, "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnsupportedOperation {
+		t.Errorf("not declared: %v", err)
+	}
+}

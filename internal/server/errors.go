@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+)
+
+// The project's own error reasons (ErrorInfo.reason) besides the A2A ones.
+const (
+	reasonUnauthenticated = "UNAUTHENTICATED"
+	reasonUnauthorized    = "UNAUTHORIZED"
+	reasonRateLimited     = "RATE_LIMITED"
+	reasonTooManyStreams  = "TOO_MANY_STREAMS"
+	reasonUntrusted       = "UNTRUSTED"
+	reasonTooLarge        = "REQUEST_TOO_LARGE"
+	reasonTooDeep         = "REQUEST_TOO_DEEP"
+	reasonTimeout         = "REQUEST_TIMEOUT"
+	reasonUnavailable     = "UNAVAILABLE"
+	reasonStreamDropped   = "STREAM_DROPPED"
+	reasonInvalidContent  = "INVALID_CONTENT_TYPE"
+)
+
+// errUnauthenticated is -32050 for a request refused at HTTP level with
+// 401: a bad token, or no token where one is required.
+func errUnauthenticated(cause error) *a2a.Error {
+	msg := "Unauthorized: send a valid token as \"Authorization: Bearer <token>\" (ask the agent's operator for one)"
+	if cause != nil && !errors.Is(cause, security.ErrUnauthorized) {
+		cause = nil
+	}
+	if cause != nil {
+		// The security package's messages say what was wrong without
+		// echoing the token.
+		msg = "Unauthorized (" + cause.Error() + "): send a valid token as \"Authorization: Bearer <token>\" (ask the agent's operator for one)"
+	}
+	return a2a.NewError(a2a.CodeUnauthorized, reasonUnauthenticated, msg)
+}
+
+// errForbidden is -32050 for an operation the caller's tier may not use.
+func errForbidden(method string, op a2a.Operation, perm security.Permission, tier security.Tier) *a2a.Error {
+	return a2a.NewError(a2a.CodeUnauthorized, reasonUnauthorized, fmt.Sprintf(
+		"%s (%s) is not allowed for callers of trust tier %q: it needs the %q permission; ask the agent's operator to trust your token or to grant that permission to the %s tier",
+		method, op, tier, perm, tier)).
+		WithMetadata("method", method).WithMetadata("tier", tier.String()).WithMetadata("permission", perm.String())
+}
+
+// errRateLimited is -32051 for a caller over its request rate.
+func errRateLimited(wait time.Duration) *a2a.Error {
+	secs := retryAfter(wait)
+	return a2a.NewError(a2a.CodeRateLimited, reasonRateLimited, fmt.Sprintf(
+		"Too many requests: this caller is over its rate limit; retry after %s second(s)", secs)).
+		WithMetadata("retryAfterSeconds", secs)
+}
+
+// errTooManyStreams is -32051 for a caller holding too many open streams.
+func errTooManyStreams() *a2a.Error {
+	return a2a.NewError(a2a.CodeRateLimited, reasonTooManyStreams,
+		"Too many open streams: this caller already holds the maximum number of concurrent SSE streams; close one (or poll with GetTask) and try again")
+}
+
+// errUntrusted is -32052 for a caller the trust gate keeps from running
+// tasks.
+func errUntrusted(id security.Identity) *a2a.Error {
+	return a2a.NewError(a2a.CodeUntrusted, reasonUntrusted, fmt.Sprintf(
+		"This agent only runs tasks for trusted peers and %q is not one of them; ask the agent's operator to add it to the trust gate", id.ID)).
+		WithMetadata("identity", id.ID)
+}
+
+// errTooLarge is -32600 for a body over the size limit (HTTP 413).
+func errTooLarge(limit int64) *a2a.Error {
+	return a2a.NewError(a2a.CodeInvalidRequest, reasonTooLarge, fmt.Sprintf(
+		"Invalid request: the body is larger than %d bytes; send smaller messages (large files by URL rather than inline)", limit)).
+		WithMetadata("maxBytes", strconv.FormatInt(limit, 10))
+}
+
+// errTooDeep is -32600 for JSON nested deeper than the limit.
+func errTooDeep(limit int) *a2a.Error {
+	return a2a.NewError(a2a.CodeInvalidRequest, reasonTooDeep, fmt.Sprintf(
+		"Invalid request: the JSON is nested deeper than %d levels; flatten the data you send", limit)).
+		WithMetadata("maxDepth", strconv.Itoa(limit))
+}
+
+// errBodyTimeout is -32600 for a body that did not arrive in time (HTTP 408).
+func errBodyTimeout(d time.Duration) *a2a.Error {
+	return a2a.NewError(a2a.CodeInvalidRequest, reasonTimeout, fmt.Sprintf(
+		"Invalid request: the body did not arrive within %s", d))
+}
+
+// errContentType is -32005 for a request whose HTTP Content-Type is not
+// JSON (what the conformance kit expects, see doc.go).
+func errContentType(ct string) *a2a.Error {
+	e := a2a.ErrContentTypeNotSupported(ct)
+	e.Message = fmt.Sprintf("Content-Type %q is not supported: send JSON-RPC requests with \"Content-Type: application/json\"", ct)
+	return e
+}
+
+// errUnavailable is -32603 for a request that arrives while the server
+// shuts down (HTTP 503).
+func errUnavailable() *a2a.Error {
+	return a2a.NewError(a2a.CodeInternalError, reasonUnavailable,
+		"The agent is shutting down and takes no new requests; retry shortly")
+}
+
+// errInternal is -32603 without details: they are logged, never sent.
+func errInternal() *a2a.Error {
+	return a2a.ErrInternal("the agent failed while handling the request; the failure was logged for its operator")
+}
+
+// toA2AError maps an error from the task manager to a protocol error.
+func toA2AError(err error) *a2a.Error {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return a2a.ErrInternal("the request was canceled before the agent answered; the task continues, fetch it with GetTask")
+	}
+	return errInternal()
+}
+
+// writeJSONRPCError writes a JSON-RPC error response with the given HTTP
+// status. id nil is written as null.
+func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *a2a.Error) int {
+	b := a2a.EncodeError(id, e)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	n, _ := w.Write(b)
+	return n
+}

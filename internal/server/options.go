@@ -1,0 +1,293 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// Options configure a Server. Zero values get the documented defaults;
+// only Tasks is required.
+type Options struct {
+	// Tasks runs the lifecycle of inbound tasks. Required.
+	Tasks *tasks.Manager
+	// Tools returns the host's live tool registry; the public card's skills
+	// are built from it at request time. Nil (or a failing call) yields a
+	// single generic "chat" skill.
+	Tools func(ctx context.Context) ([]*pb.ToolDefinition, error)
+	// Card is what the agent card says about the agent.
+	Card CardConfig
+	// Auth identifies callers. Nil means no token is configured: every
+	// caller is anonymous, and loopback callers are local.
+	Auth *security.Authenticator
+	// Policy says which tier may use which operation. The zero Policy
+	// (nil Allowed) means security.DefaultPolicy().
+	Policy security.Policy
+	// Gate, when non-empty, restricts who may send messages at all.
+	Gate *security.TrustGate
+	// RateLimit, when set, limits requests per identity. Refusals are HTTP
+	// 429 with Retry-After and a -32051 JSON-RPC body.
+	RateLimit RateLimiter
+	// Streams, when set, caps concurrent SSE streams per identity.
+	Streams StreamLimiter
+	// Turns, when set, caps agent↔agent turns per context (loop guard).
+	Turns TurnGuard
+	// Chain reads the delegation chain (id and hop count) from message
+	// metadata; nil reads the keys the a2a tools write
+	// ("a2a-plugin/chain-id", "a2a-plugin/chain-depth").
+	Chain func(metadata map[string]any) (chainID string, depth int)
+	// MaxDelegationDepth rejects messages whose delegation chain is deeper
+	// (default DefaultMaxDelegationDepth; negative disables the check).
+	MaxDelegationDepth int
+	// Limits bound request size and time.
+	Limits Limits
+	// Push configures push-notification config methods.
+	Push PushOptions
+	// Audit, when set, receives one record per exchange.
+	Audit Auditor
+	// Logger receives structured logs (default: discard).
+	Logger hclog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// CardConfig is what the agent card says about the agent.
+type CardConfig struct {
+	// Name is the agent's name (default "A2A Agent").
+	Name string
+	// Description says what the agent does (default: a generic sentence).
+	Description string
+	// Version is the agent's own version (default "1.0.0").
+	Version string
+	// ProviderOrganization and ProviderURL fill `provider`; both or
+	// neither must be set.
+	ProviderOrganization, ProviderURL string
+	// DocumentationURL and IconURL are optional links.
+	DocumentationURL, IconURL string
+	// PublicURL is the base URL advertised in supportedInterfaces. Empty:
+	// derived from each card request (scheme and Host header), so the card
+	// names the address the client actually used.
+	PublicURL string
+	// AdvertisedToolsets restricts the skills to tools of these toolsets.
+	// Empty: every toolset except "a2a" (this plugin's own tools).
+	AdvertisedToolsets []string
+	// ExtendedSkills are the extra skills of the extended card shown to
+	// authenticated peers. Empty: the extended card is not offered.
+	ExtendedSkills []a2a.AgentSkill
+	// InputModes are the media types the agent accepts in message parts;
+	// they are the card's defaultInputModes, and a part of any other type
+	// is refused with -32005. Entries may be wildcards ("image/*", "*/*").
+	// Default: DefaultInputModes.
+	InputModes []string
+	// OutputModes are the card's defaultOutputModes (default
+	// DefaultOutputModes).
+	OutputModes []string
+	// Extensions are the protocol extensions the agent supports. A client
+	// that lists one in A2A-Extensions gets it echoed as activated; one
+	// marked Required must be requested (else -32008).
+	Extensions []a2a.AgentExtension
+	// CacheMaxAge is the card's Cache-Control max-age (default 5 min).
+	CacheMaxAge time.Duration
+}
+
+// Limits bound what a request may cost.
+type Limits struct {
+	// MaxBodyBytes bounds a JSON-RPC request body (default 4 MiB); larger
+	// bodies get HTTP 413.
+	MaxBodyBytes int64
+	// MaxParts bounds the parts of one message (default 64).
+	MaxParts int
+	// MaxPartBytes bounds the decoded content of one part (default 2 MiB).
+	MaxPartBytes int
+	// MaxJSONDepth bounds JSON nesting (default 64), checked before
+	// decoding.
+	MaxJSONDepth int
+	// ReadHeaderTimeout bounds reading request headers (default 10 s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a request body (default 30 s).
+	ReadTimeout time.Duration
+	// IdleTimeout bounds an idle keep-alive connection (default 120 s).
+	IdleTimeout time.Duration
+	// WriteTimeout bounds writing one response, or one SSE event, so that
+	// a peer that stops reading is cut (default 30 s). It does not bound
+	// how long a blocking send or a stream may last.
+	WriteTimeout time.Duration
+	// MaxHeaderBytes bounds request headers (default 64 KiB).
+	MaxHeaderBytes int
+	// KeepAlive is the interval of SSE keep-alive comments (default 15 s).
+	KeepAlive time.Duration
+}
+
+// PushOptions configure push notifications.
+type PushOptions struct {
+	// Enabled turns the push-config methods on; the card advertises it.
+	Enabled bool
+	// CheckURL vets a webhook URL (the SSRF guard); nil accepts any
+	// http(s) URL.
+	CheckURL func(ctx context.Context, url string) error
+}
+
+// RateLimiter admits or refuses one request of an identity;
+// *security.RateLimiter implements it.
+type RateLimiter interface {
+	Allow(id string) (ok bool, retryAfter time.Duration)
+}
+
+// StreamLimiter caps concurrent streams per identity;
+// *security.StreamLimiter implements it.
+type StreamLimiter interface {
+	Acquire(id string) (release func(), ok bool)
+}
+
+// TurnGuard caps inbound turns per context; *security.TurnGuard
+// implements it.
+type TurnGuard interface {
+	Admit(contextID string) (turn int, ok bool)
+	Reset(contextID string)
+}
+
+// Auditor receives one record per exchange.
+type Auditor interface {
+	Record(AuditRecord)
+}
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes       = 4 << 20
+	DefaultMaxParts           = 64
+	DefaultMaxPartBytes       = 2 << 20
+	DefaultMaxJSONDepth       = 64
+	DefaultMaxDelegationDepth = 5
+	defaultCardMaxAge         = 5 * time.Minute
+)
+
+// DefaultInputModes are the media types accepted when CardConfig.InputModes
+// is empty: text, JSON, images, PDF and opaque files.
+var DefaultInputModes = []string{"text/plain", "text/*", "application/json", "image/*", "application/pdf", "application/octet-stream"}
+
+// DefaultOutputModes are the card's defaultOutputModes when
+// CardConfig.OutputModes is empty.
+var DefaultOutputModes = []string{"text/plain", "text/markdown", "application/json"}
+
+// withDefaults fills in defaults and checks the configuration.
+func (o Options) withDefaults() (Options, error) {
+	if o.Tasks == nil {
+		return o, errors.New("server: Options.Tasks is required")
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Policy.Allowed == nil {
+		o.Policy = security.DefaultPolicy()
+	}
+	if o.Auth == nil {
+		a, err := security.NewAuthenticator(security.AuthConfig{LoopbackIsLocal: true})
+		if err != nil {
+			return o, fmt.Errorf("server: default authenticator: %w", err)
+		}
+		o.Auth = a
+	}
+	// A typed nil pointer in an interface field means "not configured".
+	for _, p := range []any{&o.RateLimit, &o.Streams, &o.Turns, &o.Audit} {
+		v := reflect.ValueOf(p).Elem()
+		if !v.IsNil() {
+			if inner := v.Elem(); inner.Kind() == reflect.Pointer && inner.IsNil() {
+				v.Set(reflect.Zero(v.Type()))
+			}
+		}
+	}
+	if o.MaxDelegationDepth == 0 {
+		o.MaxDelegationDepth = DefaultMaxDelegationDepth
+	}
+	if o.Chain == nil {
+		o.Chain = chainFromMetadata
+	}
+	l := &o.Limits
+	setDefault(&l.MaxBodyBytes, DefaultMaxBodyBytes)
+	setDefault(&l.MaxParts, DefaultMaxParts)
+	setDefault(&l.MaxPartBytes, DefaultMaxPartBytes)
+	setDefault(&l.MaxJSONDepth, DefaultMaxJSONDepth)
+	setDefault(&l.ReadHeaderTimeout, 10*time.Second)
+	setDefault(&l.ReadTimeout, 30*time.Second)
+	setDefault(&l.IdleTimeout, 120*time.Second)
+	setDefault(&l.WriteTimeout, 30*time.Second)
+	setDefault(&l.MaxHeaderBytes, 64<<10)
+	setDefault(&l.KeepAlive, 15*time.Second)
+	if err := o.Card.check(); err != nil {
+		return o, err
+	}
+	c := &o.Card
+	if c.Name == "" {
+		c.Name = "A2A Agent"
+	}
+	if c.Description == "" {
+		c.Description = "An AI agent reachable over the A2A protocol: send it a message to ask a question or delegate a task."
+	}
+	if c.Version == "" {
+		c.Version = "1.0.0"
+	}
+	if len(c.InputModes) == 0 {
+		c.InputModes = DefaultInputModes
+	}
+	if len(c.OutputModes) == 0 {
+		c.OutputModes = DefaultOutputModes
+	}
+	setDefault(&c.CacheMaxAge, defaultCardMaxAge)
+	return o, nil
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// check refuses a card configuration that would publish an invalid card.
+func (c *CardConfig) check() error {
+	if (c.ProviderOrganization == "") != (c.ProviderURL == "") {
+		return errors.New("server: card provider needs both an organization and a URL (set both ProviderOrganization and ProviderURL, or neither)")
+	}
+	for _, f := range []struct{ name, value string }{
+		{"PublicURL", c.PublicURL}, {"ProviderURL", c.ProviderURL},
+		{"DocumentationURL", c.DocumentationURL}, {"IconURL", c.IconURL},
+	} {
+		if f.value == "" {
+			continue
+		}
+		u, err := url.Parse(f.value)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("server: card %s %q must be an absolute http or https URL", f.name, f.value)
+		}
+	}
+	for _, m := range append(append([]string(nil), c.InputModes...), c.OutputModes...) {
+		if _, _, err := mime.ParseMediaType(m); err != nil || !strings.Contains(m, "/") {
+			return fmt.Errorf("server: card media type %q is not a media type such as text/plain: %v", m, err)
+		}
+	}
+	for i, s := range c.ExtendedSkills {
+		if s.ID == "" || s.Name == "" || s.Description == "" || len(s.Tags) == 0 {
+			return fmt.Errorf("server: extended skill %d (%q) needs an id, a name, a description and at least one tag", i, s.ID)
+		}
+	}
+	for _, e := range c.Extensions {
+		if e.URI == "" {
+			return errors.New("server: card extension without a URI")
+		}
+	}
+	return nil
+}

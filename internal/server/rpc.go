@@ -1,0 +1,370 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+)
+
+// exchange is the state of one JSON-RPC exchange, shared by dispatch,
+// logging and the audit record.
+type exchange struct {
+	start  time.Time
+	ident  security.Identity
+	method string
+	op     a2a.Operation
+	v03    bool
+	id     json.RawMessage
+
+	taskID, contextID string
+
+	status   int // HTTP status
+	code     int // JSON-RPC error code, 0 on success
+	reason   string
+	bytesIn  int64
+	bytesOut int64
+	events   int // SSE events written
+	stream   bool
+}
+
+// fail records a refusal in the exchange.
+func (ex *exchange) fail(status int, e *a2a.Error) {
+	ex.status, ex.code, ex.reason = status, e.Code, e.Reason
+}
+
+// bodyPool recycles request-body buffers; buffers that grew past
+// maxPooledBody are dropped so one large request does not pin memory.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 10
+
+// opPerms maps each operation to the permission it needs.
+var opPerms = [...]security.Permission{
+	a2a.OpSendMessage:          security.PermSend,
+	a2a.OpSendStreamingMessage: security.PermSend,
+	a2a.OpGetTask:              security.PermGet,
+	a2a.OpListTasks:            security.PermList,
+	a2a.OpCancelTask:           security.PermCancel,
+	a2a.OpSubscribeToTask:      security.PermSubscribe,
+	a2a.OpCreatePushConfig:     security.PermPushConfig,
+	a2a.OpGetPushConfig:        security.PermPushConfig,
+	a2a.OpListPushConfigs:      security.PermPushConfig,
+	a2a.OpDeletePushConfig:     security.PermPushConfig,
+	a2a.OpGetExtendedCard:      security.PermExtendedCard,
+}
+
+// serveRPC is the JSON-RPC endpoint. Every step that can refuse the
+// request runs before anything reaches the task manager, cheapest first:
+// authentication, rate limit, body size, Content-Type, nesting depth,
+// UTF-8, envelope, method, version, extensions, capability, permission,
+// params.
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	ex := &exchange{start: s.now(), status: http.StatusOK}
+	defer s.finish(ex, r)
+	if s.closing.Load() {
+		s.refuse(w, ex, http.StatusServiceUnavailable, errUnavailable())
+		return
+	}
+
+	ident, err := s.opts.Auth.Authenticate(r)
+	if err == nil {
+		err = s.opts.Auth.Admit(ident)
+	}
+	if err != nil {
+		remote := remoteAddr(r)
+		ex.ident = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
+		// Failed attempts count against the caller's address, which slows
+		// down token guessing.
+		if rl := s.opts.RateLimit; rl != nil {
+			if ok, wait := rl.Allow(ex.ident.ID); !ok {
+				w.Header().Set("Retry-After", retryAfter(wait))
+				s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
+				return
+			}
+		}
+		challenge := `Bearer realm="a2a"`
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		s.refuse(w, ex, http.StatusUnauthorized, errUnauthenticated(err))
+		return
+	}
+	ex.ident = ident
+	if rl := s.opts.RateLimit; rl != nil {
+		if ok, wait := rl.Allow(ident.ID); !ok {
+			w.Header().Set("Retry-After", retryAfter(wait))
+			s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
+			return
+		}
+	}
+
+	rc := http.NewResponseController(w)
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			bodyPool.Put(buf)
+		}
+	}()
+	if status, e := s.readBody(w, r, rc, buf); e != nil {
+		s.refuse(w, ex, status, e)
+		return
+	}
+	body := buf.Bytes()
+	ex.bytesIn = int64(len(body))
+
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONContentType(ct) {
+		if req, _ := a2a.ParseRequest(body); req != nil {
+			ex.id = req.ResponseID()
+			ex.method = req.Method
+		}
+		s.refuse(w, ex, http.StatusOK, errContentType(ct))
+		return
+	}
+	if tooDeep(body, s.opts.Limits.MaxJSONDepth) {
+		s.refuse(w, ex, http.StatusOK, errTooDeep(s.opts.Limits.MaxJSONDepth))
+		return
+	}
+	if !utf8.Valid(body) {
+		s.refuse(w, ex, http.StatusOK, a2a.ErrParse("the body is not valid UTF-8, which JSON requires"))
+		return
+	}
+	req, perr := a2a.ParseRequest(body)
+	if perr != nil {
+		if req != nil {
+			ex.id = req.ResponseID()
+		}
+		s.refuse(w, ex, http.StatusOK, perr)
+		return
+	}
+	// Copy the id: body goes back to the pool when the handler returns.
+	ex.id = append(json.RawMessage(nil), req.ResponseID()...)
+	ex.method = req.Method
+	if req.IsNotification() {
+		// JSON-RPC: a notification gets no response. A2A has no
+		// notification methods, so nothing is processed (see doc.go).
+		ex.status = http.StatusNoContent
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	op, v03, ok := a2a.LookupMethod(req.Method)
+	if !ok {
+		s.refuse(w, ex, http.StatusOK, a2a.ErrMethodNotFound(req.Method))
+		return
+	}
+	ex.op, ex.v03 = op, v03
+	version := r.Header.Get(a2a.HeaderVersion)
+	if version == "" && r.URL.RawQuery != "" {
+		version = r.URL.Query().Get(a2a.HeaderVersion)
+	}
+	if _, verr := a2a.NegotiateVersion(version, v03); verr != nil {
+		s.refuse(w, ex, http.StatusOK, verr)
+		return
+	}
+	if e := s.negotiateExtensions(w, r); e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	// Capabilities the agent does not offer answer the same to everyone,
+	// so they are checked before the caller's permissions.
+	if e := s.capability(op); e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	if perm := opPerms[op]; !s.opts.Policy.Allows(ident.Tier, perm) {
+		s.refuse(w, ex, http.StatusOK, errForbidden(req.Method, op, perm, ident.Tier))
+		return
+	}
+	params, e := a2a.DecodeParams(op, v03, req.Params)
+	if e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	s.dispatch(w, r, rc, ex, params)
+}
+
+// readBody reads the request body into buf within the size and time
+// limits. On failure it returns the HTTP status and error to answer with.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, buf *bytes.Buffer) (int, *a2a.Error) {
+	limit := s.opts.Limits.MaxBodyBytes
+	if r.ContentLength > limit {
+		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.Limits.ReadTimeout))
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err == nil {
+		return 0, nil
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return http.StatusRequestTimeout, errBodyTimeout(s.opts.Limits.ReadTimeout)
+	}
+	return http.StatusBadRequest, a2a.ErrInvalidRequest("the request body could not be read")
+}
+
+// refuse answers with a JSON-RPC error and records it.
+func (s *Server) refuse(w http.ResponseWriter, ex *exchange, status int, e *a2a.Error) {
+	ex.fail(status, e)
+	ex.bytesOut += int64(writeJSONRPCError(w, status, ex.id, e))
+}
+
+// capability refuses operations the agent card does not offer.
+func (s *Server) capability(op a2a.Operation) *a2a.Error {
+	switch op {
+	case a2a.OpCreatePushConfig, a2a.OpGetPushConfig, a2a.OpListPushConfigs, a2a.OpDeletePushConfig:
+		if !s.opts.Push.Enabled {
+			return a2a.ErrPushNotSupported()
+		}
+	case a2a.OpGetExtendedCard:
+		if len(s.opts.Card.ExtendedSkills) == 0 {
+			return a2a.ErrUnsupportedOperation("GetExtendedAgentCard is not supported: this agent does not offer an extended agent card (capabilities.extendedAgentCard is not set); use the public card at /.well-known/agent-card.json")
+		}
+	}
+	return nil
+}
+
+// negotiateExtensions reads A2A-Extensions (and the 0.3 X-A2A-Extensions),
+// echoes the activated ones and refuses a request that omits a required
+// extension. Unknown extensions are ignored, as the specification asks.
+func (s *Server) negotiateExtensions(w http.ResponseWriter, r *http.Request) *a2a.Error {
+	if len(s.extensions) == 0 {
+		return nil
+	}
+	requested := map[string]bool{}
+	for _, name := range []string{a2a.HeaderExtensions, a2a.HeaderExtensionsV03} {
+		for _, v := range r.Header.Values(name) {
+			for _, uri := range strings.Split(v, ",") {
+				if uri = strings.TrimSpace(uri); uri != "" {
+					requested[uri] = true
+				}
+			}
+		}
+	}
+	for _, uri := range s.required {
+		if !requested[uri] {
+			return a2a.ErrExtensionSupportRequired(uri)
+		}
+	}
+	var activated []string
+	for _, e := range s.opts.Card.Extensions {
+		if requested[e.URI] {
+			activated = append(activated, e.URI)
+		}
+	}
+	if len(activated) > 0 {
+		w.Header().Set(a2a.HeaderExtensions, strings.Join(activated, ", "))
+	}
+	return nil
+}
+
+// isJSONContentType accepts application/json and application/*+json, with
+// any parameters.
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
+}
+
+// tooDeep reports whether the JSON in b nests objects and arrays deeper
+// than limit. It is a single pass that only tracks strings and brackets,
+// so a hostile body is refused before any decoder recurses into it.
+func tooDeep(b []byte, limit int) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			// Skip the string, honouring escapes.
+			for i++; i < len(b); i++ {
+				if c := b[i]; c == '\\' {
+					i++
+				} else if c == '"' {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+			if depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// remoteAddr returns the host part of the TCP peer address.
+func remoteAddr(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// scope returns the task scope of a caller: its own tasks, or every task
+// for a local caller.
+func scope(id security.Identity) string {
+	if id.Tier == security.TierLocal {
+		return ""
+	}
+	return id.ID
+}
+
+// writeResult writes a success response. A response that cannot be
+// encoded becomes -32603 (logged).
+func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, result any) {
+	b, err := a2a.EncodeResult(ex.id, result)
+	if err != nil {
+		s.log.Error("encoding a response failed", "method", ex.method, "task_id", ex.taskID, "error", err)
+		s.refuse(w, ex, http.StatusOK, errInternal())
+		return
+	}
+	_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Limits.WriteTimeout))
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	n, _ := w.Write(b)
+	ex.bytesOut += int64(n)
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// finish logs the exchange and hands its audit record to the auditor.
+func (s *Server) finish(ex *exchange, r *http.Request) {
+	d := s.now().Sub(ex.start)
+	if s.opts.Audit != nil {
+		s.opts.Audit.Record(ex.record(d))
+	}
+	switch {
+	case ex.code == 0 && s.log.IsDebug():
+		s.log.Debug("a2a request", "method", ex.method, "peer", ex.ident.ID, "tier", ex.ident.Tier.String(),
+			"task_id", ex.taskID, "context_id", ex.contextID, "status", ex.status, "duration", d)
+	case ex.code != 0 && ex.code != a2a.CodeRateLimited:
+		s.log.Info("a2a request refused", "method", ex.method, "peer", ex.ident.ID, "tier", ex.ident.Tier.String(),
+			"task_id", ex.taskID, "context_id", ex.contextID, "status", ex.status, "code", ex.code, "reason", ex.reason, "duration", d)
+	}
+}

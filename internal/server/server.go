@@ -1,0 +1,271 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Server serves the agent card and the A2A JSON-RPC endpoint. Create it
+// with New; serve it with Start or mount Handler in your own http.Server.
+type Server struct {
+	opts Options
+	log  hclog.Logger
+	now  func() time.Time
+
+	handler http.Handler
+	card    cardState
+	// inputModes is CardConfig.InputModes, parsed once.
+	inputModes mediaMatcher
+	// extensions indexes CardConfig.Extensions by URI.
+	extensions map[string]bool
+	required   []string
+
+	mu      sync.Mutex
+	httpSrv *http.Server
+	baseURL string
+
+	closing     atomic.Bool
+	stopStreams chan struct{}
+	stopOnce    sync.Once
+	streams     sync.WaitGroup
+	active      atomic.Int64 // open streams
+}
+
+// New checks opts, fills in defaults and returns a server.
+func New(opts Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:        o,
+		log:         o.Logger.Named("server"),
+		now:         o.Now,
+		stopStreams: make(chan struct{}),
+		extensions:  make(map[string]bool, len(o.Card.Extensions)),
+	}
+	if s.inputModes, err = newMediaMatcher(o.Card.InputModes); err != nil {
+		return nil, err
+	}
+	for _, e := range o.Card.Extensions {
+		s.extensions[e.URI] = true
+		if e.Required {
+			s.required = append(s.required, e.URI)
+		}
+	}
+	// Fail at start-up, not at the first card request, when the card the
+	// configuration describes would be invalid.
+	probe := s.buildCard(context.Background(), "http://127.0.0.1/", false, nil)
+	if err := probe.Validate(); err != nil {
+		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// routes builds the handler tree.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/agent-card.json", s.serveCard)
+	mux.HandleFunc("GET /.well-known/agent.json", s.serveCard)
+	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.HandleFunc("POST /{$}", s.serveRPC)
+	mux.HandleFunc("POST /a2a", s.serveRPC)
+	mux.HandleFunc("POST /rpc", s.serveRPC)
+	return s.recoverer(mux)
+}
+
+// Handler returns the server's HTTP handler: the agent card at
+// /.well-known/agent-card.json (and the legacy /.well-known/agent.json),
+// the JSON-RPC endpoint at POST / (aliases /a2a and /rpc) and GET /healthz.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if s.closing.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("shutting down\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// Start listens on addr ("host:port") and serves in the background; with
+// tlsCert and tlsKey (PEM file paths) it serves HTTPS. It returns the base
+// URL clients can use (an unspecified host such as 0.0.0.0 is reported as
+// 127.0.0.1). ctx bounds only the listen step; stop the server with
+// Shutdown.
+func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.httpSrv != nil {
+		return "", errors.New("server: already started")
+	}
+	if (tlsCert == "") != (tlsKey == "") {
+		return "", errors.New("server: TLS needs both a certificate and a key file (set both or neither)")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return "", fmt.Errorf("server: cannot listen on %s: the address is already in use (another process, or another copy of this plugin, holds the port); choose a free port with A2A_PORT: %w", addr, err)
+		}
+		return "", fmt.Errorf("server: cannot listen on %s (check A2A_HOST and A2A_PORT): %w", addr, err)
+	}
+	scheme := "http"
+	l := s.opts.Limits
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		// ReadTimeout and WriteTimeout stay 0: a connection-wide deadline
+		// would cut long SSE streams. Handlers set per-request deadlines
+		// with http.ResponseController instead.
+		ErrorLog: s.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	if tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
+		if err != nil {
+			_ = ln.Close()
+			return "", fmt.Errorf("server: loading TLS certificate %s and key %s: %w", tlsCert, tlsKey, err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		scheme = "https"
+	}
+	s.httpSrv = srv
+	s.baseURL = baseURL(scheme, ln.Addr())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("A2A server stopped", "addr", addr, "error", err)
+		}
+	}()
+	s.log.Info("A2A server listening", "addr", ln.Addr().String(), "url", s.baseURL)
+	return s.baseURL, nil
+}
+
+// baseURL renders a listener address as a base URL.
+func baseURL(scheme string, a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return scheme + "://" + a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// Shutdown stops accepting requests and lets open streams finish until ctx
+// is done; streams still open then get a final JSON-RPC error event
+// ("server shutting down; resubscribe") and are closed. It returns nil
+// when everything drained in time.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.mu.Lock()
+	srv := s.httpSrv
+	s.mu.Unlock()
+	drained := make(chan struct{})
+	go func() {
+		s.streams.Wait()
+		close(drained)
+	}()
+	var err error
+	if srv != nil {
+		err = srv.Shutdown(ctx)
+	} else {
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	open := s.active.Load()
+	s.stopOnce.Do(func() { close(s.stopStreams) })
+	// Give the streams a moment to write their goodbye event.
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+	}
+	if srv != nil {
+		_ = srv.Close()
+	}
+	if open > 0 {
+		return fmt.Errorf("server: shutdown cut %d open stream(s): %w", open, err)
+	}
+	return err
+}
+
+// recoverer turns a panic in a handler into a -32603 answer (when nothing
+// was written yet) and a log line with the stack; the peer never sees the
+// stack and the process never crashes.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &trackingWriter{ResponseWriter: w}
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !tw.wrote {
+				writeJSONRPCError(tw, http.StatusOK, nil, errInternal())
+			}
+		}()
+		next.ServeHTTP(tw, r)
+	})
+}
+
+// trackingWriter records whether the response has started.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// Flush keeps the writer an http.Flusher.
+func (t *trackingWriter) Flush() {
+	t.wrote = true
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// retryAfter renders a wait as a Retry-After value (whole seconds, ≥ 1).
+func retryAfter(d time.Duration) string {
+	secs := int((d + time.Second - 1) / time.Second)
+	return strconv.Itoa(max(secs, 1))
+}

@@ -86,4 +86,3 @@ func (t *Toolset) recordDelegation(ctx context.Context, peer string, prep *prepa
 		t.log.Debug("host did not record the delegation", "peer", peer, "error", err)
 	}
 }
-

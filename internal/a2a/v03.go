@@ -853,3 +853,63 @@ func FromV03Result(op Operation, data []byte) (any, error) {
 	}
 	return nil, fmt.Errorf("no 0.3 result shape for %v", op)
 }
+
+// ---- typed 0.3 params → v1.0 requests ----
+
+// TaskIdParams is TaskIDParams spelled as in the 0.3 specification.
+type TaskIdParams = TaskIDParams
+
+// V1 converts the 0.3 send params to a v1.0 SendMessageRequest
+// (blocking → returnImmediately inverted, nested push config flattened,
+// 0.3 parts and enums converted). It fails only if the message cannot be
+// encoded.
+func (p *MessageSendParams) V1() (*SendMessageRequest, error) {
+	b, err := marshalPlain(p)
+	if err != nil {
+		return nil, err
+	}
+	var r SendMessageRequest
+	if err := Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// V1 converts 0.3 tasks/get params to a v1.0 GetTaskRequest.
+func (p *TaskQueryParams) V1() *GetTaskRequest {
+	return &GetTaskRequest{ID: p.ID, HistoryLength: p.HistoryLength}
+}
+
+// CancelRequest converts 0.3 tasks/cancel params to a v1.0
+// CancelTaskRequest.
+func (p *TaskIDParams) CancelRequest() *CancelTaskRequest {
+	return &CancelTaskRequest{ID: p.ID, Metadata: p.Metadata}
+}
+
+// SubscribeRequest converts 0.3 tasks/resubscribe params to a v1.0
+// SubscribeToTaskRequest.
+func (p *TaskIDParams) SubscribeRequest() *SubscribeToTaskRequest {
+	return &SubscribeToTaskRequest{ID: p.ID}
+}
+
+// V1 converts a nested 0.3 push config to the flat v1.0 form.
+func (c *TaskPushNotificationConfig03) V1() *TaskPushNotificationConfig {
+	n := c.PushNotificationConfig
+	out := &TaskPushNotificationConfig{ID: n.ID, TaskID: c.TaskID, URL: n.URL, Token: n.Token}
+	if a := n.Authentication; a != nil && len(a.Schemes) > 0 {
+		out.Authentication = &AuthenticationInfo{Scheme: a.Schemes[0], Credentials: a.Credentials}
+	}
+	return out
+}
+
+// V1 converts 0.3 get params (ID is the task id) to a v1.0
+// GetTaskPushNotificationConfigRequest.
+func (p *GetTaskPushNotificationConfigParams) V1() *GetTaskPushNotificationConfigRequest {
+	return &GetTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
+}
+
+// V1 converts 0.3 delete params (ID is the task id) to a v1.0
+// DeleteTaskPushNotificationConfigRequest.
+func (p *DeleteTaskPushNotificationConfigParams) V1() *DeleteTaskPushNotificationConfigRequest {
+	return &DeleteTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
+}

@@ -288,3 +288,34 @@ func TestDecodeParamsRejectsInvalidParamsWithFieldNames(t *testing.T) {
 		})
 	}
 }
+
+func TestTyped03ParamsConvertBackToV1(t *testing.T) {
+	req := &SendMessageRequest{
+		Message: Message{MessageID: "m", ContextID: "c", Role: RoleUser, Parts: []Part{TextPart("hi"), FilePart([]byte("x"), "text/plain", "x.txt"), URLPart("https://u", "", "")}},
+		Configuration: &SendMessageConfiguration{ReturnImmediately: true, HistoryLength: Int32(1),
+			TaskPushNotificationConfig: &TaskPushNotificationConfig{ID: "p", URL: "https://h", Authentication: &AuthenticationInfo{Scheme: "Bearer"}}},
+		Metadata: map[string]any{"k": "v"},
+	}
+	back, err := ToV03SendParams(req).V1()
+	if err != nil || !reflect.DeepEqual(back, req) {
+		t.Errorf("send params round trip:\n got %s\nwant %s (%v)", mustJSON(t, back), mustJSON(t, req), err)
+	}
+	cfg := fullPushConfig()
+	cfg.Tenant = "" // no 0.3 equivalent
+	if got := ToV03PushConfig(cfg).(*TaskPushNotificationConfig03).V1(); !reflect.DeepEqual(got, cfg) {
+		t.Errorf("push config round trip: %+v", got)
+	}
+	if got := (&TaskQueryParams{ID: "t", HistoryLength: Int32(2)}).V1(); got.ID != "t" || *got.HistoryLength != 2 {
+		t.Errorf("task query: %+v", got)
+	}
+	p := &TaskIdParams{ID: "t", Metadata: map[string]any{"a": 1}}
+	if p.CancelRequest().ID != "t" || p.CancelRequest().Metadata["a"] != 1 || p.SubscribeRequest().ID != "t" {
+		t.Error("task id params")
+	}
+	if g := (&GetTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "p"}).V1(); g.TaskID != "t" || g.ID != "p" {
+		t.Errorf("get push: %+v", g)
+	}
+	if d := (&DeleteTaskPushNotificationConfigParams{ID: "t", PushNotificationConfigID: "p"}).V1(); d.TaskID != "t" || d.ID != "p" {
+		t.Errorf("delete push: %+v", d)
+	}
+}

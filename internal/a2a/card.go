@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -228,7 +229,7 @@ func (c *AgentCard) UnmarshalJSON(b []byte) error {
 // or a card that names no endpoint at all.
 func ParseAgentCard(data []byte) (*AgentCard, error) {
 	var c AgentCard
-	if err := Unmarshal(data, &c); err != nil {
+	if err := Unmarshal(bytes.TrimPrefix(data, utf8BOM), &c); err != nil {
 		return nil, fmt.Errorf("agent card is not valid JSON of the expected shape: %w", err)
 	}
 	if len(c.SupportedInterfaces) == 0 {

@@ -13,6 +13,10 @@ import (
 // JSONRPCVersion is the value of the `jsonrpc` member.
 const JSONRPCVersion = "2.0"
 
+// utf8BOM is the byte order mark some clients put before a JSON body; it
+// is skipped.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // nullID is the id of a response to a request whose id could not be read.
 var nullID = json.RawMessage("null")
 
@@ -49,7 +53,7 @@ func (r *Request) ResponseID() json.RawMessage {
 // that is not an object or array. On -32600 the returned Request, when
 // not nil, carries the id to echo (see ResponseID).
 func ParseRequest(body []byte) (*Request, *Error) {
-	b := bytes.TrimSpace(body)
+	b := bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
 	if len(b) == 0 {
 		return nil, ErrParse("the body is empty")
 	}
@@ -280,7 +284,7 @@ func (r *Response) DecodeResult(v any) error {
 // error.
 func ParseResponse(body []byte) (*Response, error) {
 	var r Response
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := json.Unmarshal(bytes.TrimPrefix(body, utf8BOM), &r); err != nil {
 		return nil, fmt.Errorf("response is not a JSON-RPC object: %w", err)
 	}
 	if r.JSONRPC != JSONRPCVersion {

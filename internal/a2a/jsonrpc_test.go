@@ -19,6 +19,7 @@ func TestParseRequestAcceptsValidRequests(t *testing.T) {
 		{"null params", `{"jsonrpc":"2.0","id":2,"method":"GetExtendedAgentCard","params":null}`, `2`, "GetExtendedAgentCard", ``},
 		{"notification", `{"jsonrpc":"2.0","method":"GetTask","params":{}}`, ``, "GetTask", `{}`},
 		{"escaped method", `{"jsonrpc":"2.0","id":-3,"method":"message\/send","params":{}}`, `-3`, "message/send", `{}`},
+		{"byte order mark", "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\"}", `1`, "GetTask", ``},
 		{"extra members", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{},"extra":true}`, `1`, "GetTask", `{}`},
 	}
 	for _, c := range cases {

@@ -27,23 +27,29 @@ type AuditRecord struct {
 	Time time.Time `json:"time"`
 	// Direction is AuditInbound or AuditOutbound.
 	Direction string `json:"direction"`
-	// Identity and Tier are the caller's (inbound) or ours as the peer
-	// sees it (outbound, usually empty).
+	// Identity is the caller's identity ID (inbound); usually empty
+	// outbound.
 	Identity string `json:"identity,omitempty"`
-	Tier     string `json:"tier,omitempty"`
+	// Tier is the caller's trust tier ("public", "trusted", "local").
+	Tier string `json:"tier,omitempty"`
 	// Method is the JSON-RPC method, or "webhook", "card" and the like.
-	Method    string `json:"method,omitempty"`
-	TaskID    string `json:"taskId,omitempty"`
+	Method string `json:"method,omitempty"`
+	// TaskID is the A2A task the exchange concerned, if any.
+	TaskID string `json:"taskId,omitempty"`
+	// ContextID is the A2A context the exchange concerned, if any.
 	ContextID string `json:"contextId,omitempty"`
 	// Peer is the remote agent's name or URL (outbound).
 	Peer string `json:"peer,omitempty"`
 	// Outcome is a short word: "ok", "error", "refused", "rate-limited"…
 	Outcome string `json:"outcome"`
 	// Code is the JSON-RPC error code or HTTP status, 0 for none.
-	Code          int     `json:"code,omitempty"`
-	RequestBytes  int64   `json:"requestBytes"`
-	ResponseBytes int64   `json:"responseBytes"`
-	DurationMS    float64 `json:"durationMs"`
+	Code int `json:"code,omitempty"`
+	// RequestBytes is the size of the request body.
+	RequestBytes int64 `json:"requestBytes"`
+	// ResponseBytes is the size of the response body (all events of a stream).
+	ResponseBytes int64 `json:"responseBytes"`
+	// DurationMS is how long the exchange took, in milliseconds.
+	DurationMS float64 `json:"durationMs"`
 	// Error is the error text, if any; it is passed through Redact.
 	Error string `json:"error,omitempty"`
 }

@@ -170,7 +170,9 @@ var ErrChainTooDeep = errors.New("delegation chain too deep")
 
 // Chain identifies a delegation chain and how deep a message is in it.
 type Chain struct {
-	ID    string
+	// ID is shared by every hop of the chain; empty before the first hop.
+	ID string
+	// Depth is the number of agent-to-agent hops so far (0: none yet).
 	Depth int
 }
 

@@ -114,6 +114,7 @@ func PermissionForMethod(method string) (p Permission, ok bool) {
 // Policy says which permissions each tier has. A tier missing from Allowed
 // has none. The zero Policy allows nothing; use [DefaultPolicy].
 type Policy struct {
+	// Allowed lists the permissions of each tier.
 	Allowed map[Tier][]Permission
 }
 

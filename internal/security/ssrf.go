@@ -39,6 +39,7 @@ type SSRFError struct {
 	Setting string
 }
 
+// Error says what was refused, why, and which setting would allow it.
 func (e *SSRFError) Error() string {
 	var b strings.Builder
 	b.WriteString("security: refused ")

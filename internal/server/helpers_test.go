@@ -164,7 +164,7 @@ func (x *scriptExec) play(t *tasks.Turn, gate chan struct{}) {
 
 // auditSink collects audit records.
 type auditSink struct {
-	mu  sync.Mutex
+	mu   sync.Mutex
 	recs []AuditRecord
 }
 

@@ -114,3 +114,35 @@ func FuzzPartDecodersAgree(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSendConfigDecodersAgree checks the hand-written configuration decoder
+// against the encoding/json path.
+func FuzzSendConfigDecodersAgree(f *testing.F) {
+	for _, s := range []string{
+		`{"acceptedOutputModes":["text/plain","application/json"],"historyLength":10,"returnImmediately":false}`,
+		`{"blocking":false,"pushNotificationConfig":{"url":"https://h","authentication":{"schemes":["Bearer"]}}}`,
+		`{"historyLength":"3","returnImmediately":null,"blocking":true,"taskPushNotificationConfig":null}`,
+		`{"acceptedOutputModes":[],"historyLength":1.0}`, `{"acceptedOutputModes":null}`, `{"AcceptedOutputModes":["x"]}`,
+		`{"historyLength":1.5}`, `{"blocking":"yes"}`, `{"acceptedOutputModes":["\u0041"]}`, `{}`, `{"x":{"y":[1]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var fast SendMessageConfiguration
+		handled, ferr := fast.decodeFast(b)
+		if !handled {
+			return
+		}
+		var slow SendMessageConfiguration
+		serr := slow.decodeSlow(b)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("%s: fast err %v, slow err %v", b, ferr, serr)
+		}
+		if ferr == nil && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%s:\nfast %#v\nslow %#v", b, fast, slow)
+		}
+	})
+}

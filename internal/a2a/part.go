@@ -237,41 +237,14 @@ var partKeys = [...]string{"text", "raw", "url", "data", "mediaType", "mimeType"
 // handled=false when b needs decodeSlow; it never reports an error that
 // decodeSlow would not.
 func (p *Part) decodeFast(b []byte) (handled bool, err error) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false, nil
-	}
 	var out Part
 	var mimeType string
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		*p = out
-		return skipWS(b, i+1) == len(b), nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return false, nil
-		}
-		end, ok := skipValue(b, i)
-		if !ok {
-			return false, nil
-		}
-		key := b[i+1 : end-1]
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false, nil
-		}
-		i = skipWS(b, i+1)
-		end, ok = skipValue(b, i)
-		if !ok {
-			return false, nil
-		}
-		val := b[i:end]
+	handled, err = objectMembers(b, func(key, val []byte) (bool, error) {
 		isNull := string(val) == "null"
 		switch string(key) {
 		case "text", "url", "mediaType", "mimeType", "filename":
 			if isNull {
-				break
+				return true, nil
 			}
 			s, ok := plainString(val)
 			if !ok {
@@ -292,7 +265,7 @@ func (p *Part) decodeFast(b []byte) (handled bool, err error) {
 		case "raw":
 			if isNull {
 				out.Raw = nil
-				break
+				return true, nil
 			}
 			if len(val) < 2 || val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
 				return false, nil
@@ -307,7 +280,7 @@ func (p *Part) decodeFast(b []byte) (handled bool, err error) {
 		case "metadata":
 			if isNull {
 				out.Metadata = nil
-				break
+				return true, nil
 			}
 			if val[0] != '{' {
 				return false, nil
@@ -319,15 +292,72 @@ func (p *Part) decodeFast(b []byte) (handled bool, err error) {
 			out.Metadata = m
 		case "kind":
 		case "file":
-			if !isNull {
-				return false, nil
-			}
+			return isNull, nil
 		default:
-			for _, k := range partKeys {
-				if strings.EqualFold(k, string(key)) {
-					return false, nil
-				}
-			}
+			return !foldsToAny(key, partKeys[:]), nil
+		}
+		return true, nil
+	})
+	if handled && err == nil {
+		if out.MediaType == "" {
+			out.MediaType = mimeType
+		}
+		*p = out
+	}
+	return handled, err
+}
+
+// foldsToAny reports whether key equals one of keys case-insensitively.
+func foldsToAny(key []byte, keys []string) bool {
+	for _, k := range keys {
+		if strings.EqualFold(k, string(key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectMembers calls fn with the raw key (without quotes) and raw value
+// of each member of the JSON object b, in order. fn returns ok=false to
+// give up. handled is false when b is not an object of the simple form
+// this scanner reads (then the caller uses encoding/json), or when fn gave
+// up; an error from fn is returned with handled=true.
+func objectMembers(b []byte, fn func(key, val []byte) (ok bool, err error)) (handled bool, err error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, nil
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipWS(b, i+1) == len(b), nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false, nil
+		}
+		end, ok := skipValue(b, i)
+		if !ok {
+			return false, nil
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false, nil
+		}
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false, nil
+		}
+		i = skipWS(b, i+1)
+		end, ok = skipValue(b, i)
+		if !ok {
+			return false, nil
+		}
+		ok, err := fn(key, b[i:end])
+		if err != nil {
+			return true, err
+		}
+		if !ok {
+			return false, nil
 		}
 		i = skipWS(b, end)
 		if i >= len(b) {
@@ -337,14 +367,7 @@ func (p *Part) decodeFast(b []byte) (handled bool, err error) {
 		case ',':
 			i = skipWS(b, i+1)
 		case '}':
-			if skipWS(b, i+1) != len(b) {
-				return false, nil
-			}
-			if out.MediaType == "" {
-				out.MediaType = mimeType
-			}
-			*p = out
-			return true, nil
+			return skipWS(b, i+1) == len(b), nil
 		default:
 			return false, nil
 		}

@@ -36,6 +36,14 @@ type SendMessageConfiguration struct {
 // defaulted to non-blocking, which an rc peer relying on the default will
 // not get. historyLength may be a number or a numeric string.
 func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
+	if handled, err := c.decodeFast(b); handled {
+		return err
+	}
+	return c.decodeSlow(b)
+}
+
+// decodeSlow decodes a configuration with encoding/json.
+func (c *SendMessageConfiguration) decodeSlow(b []byte) error {
 	var w struct {
 		AcceptedOutputModes        []string                    `json:"acceptedOutputModes"`
 		TaskPushNotificationConfig *TaskPushNotificationConfig `json:"taskPushNotificationConfig"`
@@ -47,22 +55,134 @@ func (c *SendMessageConfiguration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	c.merge(w.AcceptedOutputModes, w.TaskPushNotificationConfig, w.PushNotificationConfig, w.HistoryLength.ptr(), w.ReturnImmediately, w.Blocking)
+	return nil
+}
+
+// merge sets c from the decoded fields, applying the legacy rules.
+func (c *SendMessageConfiguration) merge(modes []string, push, legacyPush *TaskPushNotificationConfig, history *int32, returnImmediately, blocking *bool) {
 	out := SendMessageConfiguration{
-		AcceptedOutputModes:        w.AcceptedOutputModes,
-		TaskPushNotificationConfig: w.TaskPushNotificationConfig,
-		HistoryLength:              w.HistoryLength.ptr(),
+		AcceptedOutputModes:        modes,
+		TaskPushNotificationConfig: push,
+		HistoryLength:              history,
 	}
 	if out.TaskPushNotificationConfig == nil {
-		out.TaskPushNotificationConfig = w.PushNotificationConfig
+		out.TaskPushNotificationConfig = legacyPush
 	}
 	switch {
-	case w.ReturnImmediately != nil:
-		out.ReturnImmediately = *w.ReturnImmediately
-	case w.Blocking != nil:
-		out.ReturnImmediately = !*w.Blocking
+	case returnImmediately != nil:
+		out.ReturnImmediately = *returnImmediately
+	case blocking != nil:
+		out.ReturnImmediately = !*blocking
 	}
 	*c = out
-	return nil
+}
+
+// sendConfigKeys are the keys decodeFast understands.
+var sendConfigKeys = [...]string{"acceptedOutputModes", "taskPushNotificationConfig", "pushNotificationConfig", "historyLength", "returnImmediately", "blocking"}
+
+// decodeFast decodes the common configuration shapes without reflection;
+// handled=false sends b to encoding/json.
+func (c *SendMessageConfiguration) decodeFast(b []byte) (handled bool, err error) {
+	var (
+		modes               []string
+		push, legacyPush    *TaskPushNotificationConfig
+		history             *int32
+		returnNow, blocking *bool
+	)
+	boolean := func(val []byte) (*bool, bool) {
+		switch string(val) {
+		case "true":
+			v := true
+			return &v, true
+		case "false":
+			v := false
+			return &v, true
+		case "null":
+			return nil, true
+		}
+		return nil, false
+	}
+	handled, err = objectMembers(b, func(key, val []byte) (bool, error) {
+		ok := true
+		switch string(key) {
+		case "acceptedOutputModes":
+			modes, ok = plainStrings(val)
+		case "taskPushNotificationConfig", "pushNotificationConfig":
+			var p *TaskPushNotificationConfig
+			if string(val) != "null" {
+				p = new(TaskPushNotificationConfig)
+				if err := p.UnmarshalJSON(val); err != nil {
+					return false, nil
+				}
+			}
+			if string(key) == "pushNotificationConfig" {
+				legacyPush = p
+			} else {
+				push = p
+			}
+		case "historyLength":
+			if string(val) == "null" {
+				history = nil
+				break
+			}
+			var f flexInt32
+			if err := f.UnmarshalJSON(val); err != nil {
+				return false, nil
+			}
+			history = f.ptr()
+		case "returnImmediately":
+			returnNow, ok = boolean(val)
+		case "blocking":
+			blocking, ok = boolean(val)
+		default:
+			ok = !foldsToAny(key, sendConfigKeys[:])
+		}
+		return ok, nil
+	})
+	if handled && err == nil {
+		c.merge(modes, push, legacyPush, history, returnNow, blocking)
+	}
+	return handled, err
+}
+
+// plainStrings decodes a JSON array of plain strings (see plainString) or
+// null; ok is false for anything else.
+func plainStrings(val []byte) ([]string, bool) {
+	if string(val) == "null" {
+		return nil, true
+	}
+	if len(val) < 2 || val[0] != '[' {
+		return nil, false
+	}
+	out := []string{}
+	i := skipWS(val, 1)
+	if i < len(val) && val[i] == ']' {
+		return out, skipWS(val, i+1) == len(val)
+	}
+	for {
+		end, ok := skipValue(val, i)
+		if !ok {
+			return nil, false
+		}
+		s, ok := plainString(val[i:end])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+		i = skipWS(val, end)
+		if i >= len(val) {
+			return nil, false
+		}
+		switch val[i] {
+		case ',':
+			i = skipWS(val, i+1)
+		case ']':
+			return out, skipWS(val, i+1) == len(val)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // Blocking reports whether the send should wait for a terminal or

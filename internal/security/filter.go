@@ -354,15 +354,6 @@ var (
 		`(?:inst|sys|system[a-z_ -]{0,24}|assistant|user|developer|im_start|im_end|tool_calls?|tool_results?|available_tools)\s*\]` +
 		`|` + frameWords +
 		`)`)
-	// A role marker opening a line: "system:", "> **Assistant**:", "SYSTEM PROMPT:".
-	reRoleColon = regexp.MustCompile(`^[ \t]*(?:(?:#{1,6}|>|\*{1,2}|_{1,2}|-)[ \t]*)*` +
-		`(?:system|sys|developer|assistant|user|human|ai|model|tool|function|chatgpt|claude|gpt)` +
-		`(?:[ \t_-]+(?:prompt|message|msg|instructions?|override|note|update|response|turn))?` +
-		`[ \t]*(?:\*{1,2}|_{1,2})?[ \t]*:`)
-	// A markdown heading that is only a role: "### System", "## Instructions".
-	reRoleHeading = regexp.MustCompile(`^[ \t]*#{1,6}[ \t]*` +
-		`(?:system|instructions?|assistant|response|user|developer|human)` +
-		`(?:[ \t]+(?:prompt|message|instructions?))?[ \t]*:?[ \t]*$`)
 	reYouAreNow = regexp.MustCompile(`^you(?:\s+are|'re|re)\s+(?:now|no\s+longer)\b`)
 	reNewRules  = regexp.MustCompile(`^(?:new|updated|revised|real|actual|true|hidden|secret)\s+(?:system\s+)?(?:instructions?|directives?|system\s+prompt|prompt|rules)\s*:`)
 	reFromNowOn = regexp.MustCompile(`^from\s+now\s+on\s*,?\s+(?:you\s+(?:are|will|must|shall|should|can)|act|behave|respond|answer|reply|always|never|only|ignore|pretend|your)\b`)
@@ -548,10 +539,6 @@ var scanStart = func() (t [256]bool) {
 	return t
 }()
 
-// roleWords open a line that may be a role marker; checked before the
-// line-start patterns run.
-var roleWords = []string{"system", "sys", "developer", "assistant", "user", "human", "ai", "model", "tool", "function", "chatgpt", "claude", "gpt", "instruction", "response"}
-
 // window returns at most n bytes of f from i; patterns are anchored, so this
 // bounds the work per candidate.
 func window(f string, i, n int) string {
@@ -601,17 +588,16 @@ func defang(s string) (string, int) {
 		} else {
 			le += ls
 		}
-		if line := f[ls:le]; mayBeRoleLine(line) {
-			if m := reRoleColon.FindStringIndex(window(line, 0, 160)); m != nil {
-				add(ls, ls+m[1])
-			} else if m := reRoleHeading.FindStringIndex(window(line, 0, 160)); m != nil {
-				add(ls, ls+m[1])
-			}
+		if n := roleMarker(f[ls:le]); n > 0 {
+			add(ls, ls+n)
 		}
 		ls = le + 1
 	}
 
-	// Tags, special tokens and override phrases anywhere.
+	// Tags, special tokens and override phrases anywhere. gt and rb cache
+	// the next '>' and ']' (every tag ends with one), so that runs of '<'
+	// or '[' cost no pattern work.
+	gt, rb := -1, -1
 	for i := 0; i < len(f); {
 		for i < len(f) && !scanStart[f[i]] {
 			i++
@@ -623,9 +609,15 @@ func defang(s string) (string, int) {
 		var m []int
 		switch {
 		case c == '<':
-			m = angleMatch(f[i:])
+			if gt < i {
+				gt = nextByte(f, i, '>')
+			}
+			m = angleMatch(f[i:], gt-i)
 		case c == '[':
-			m = reBracket.FindStringIndex(window(f, i, 96))
+			if rb < i {
+				rb = nextByte(f, i, ']')
+			}
+			m = bracketMatch(f[i:], rb-i)
 		case wordTriggers[c] != nil && (i == 0 || !isWordByte(f[i-1])):
 			for _, t := range wordTriggers[c] {
 				if hasWordPrefix(f[i:], t.prefix) && (!t.colon || strings.IndexByte(window(f, i, 64), ':') >= 0) {
@@ -649,8 +641,18 @@ func defang(s string) (string, int) {
 	return replaceSpans(s, spans, func(int) string { return FilteredMark })
 }
 
-// angleMatch picks the pattern for a '<' by the byte that follows it.
-func angleMatch(f string) []int {
+// nextByte returns the index of the next c at or after i, or len(f).
+func nextByte(f string, i int, c byte) int {
+	if j := strings.IndexByte(f[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(f)
+}
+
+// angleMatch picks the pattern for a '<' by the byte that follows it; gt
+// is the distance to the next '>' (len(f) when there is none).
+func angleMatch(f string, gt int) []int {
+	closed := gt < len(f)
 	j := 1
 	for j < len(f) && f[j] == ' ' {
 		j++
@@ -660,38 +662,122 @@ func angleMatch(f string) []int {
 	}
 	switch c := f[j]; {
 	case c == '|':
-		return reChatML.FindStringIndex(window(f, 0, 96))
+		if closed && gt < 96 || hasChatMLName(f[j+1:]) {
+			return reChatML.FindStringIndex(window(f, 0, min(gt+1, 96)))
+		}
 	case c == '<':
-		return reLlamaSys.FindStringIndex(window(f, 0, 32))
+		if closed && gt < 32 {
+			return reLlamaSys.FindStringIndex(window(f, 0, gt+2)) // "<<SYS>>" ends one past the first '>'
+		}
 	case c == '/' || strings.IndexByte("abdefhimstu", c) >= 0: // first letters of tagNames
-		return reTag.FindStringIndex(window(f, 0, 400))
+		if closed && gt < 400 {
+			return reTag.FindStringIndex(f[:gt+1])
+		}
 	}
 	return nil
 }
 
-// mayBeRoleLine is a cheap test for lines worth running the role patterns on.
-func mayBeRoleLine(line string) bool {
-	j := 0
-	for j < len(line) {
-		switch line[j] {
-		case ' ', '\t', '#', '>', '*', '_', '-':
-			j++
-			continue
-		}
-		break
-	}
-	rest := line[j:]
-	// Every role pattern needs a colon soon after the role word, or a
-	// heading mark; most lines have neither.
-	if strings.IndexByte(window(line, 0, 64), ':') < 0 && !strings.Contains(line[:j], "#") {
-		return false
-	}
-	for _, w := range roleWords {
-		if strings.HasPrefix(rest, w) {
+// chatMLNames are special-token names matched even without a closing "|>".
+var chatMLNames = []string{"im_start", "im_end", "im_sep", "endoftext", "eot_id", "eom_id", "start_header_id", "end_header_id",
+	"begin_of_text", "end_of_text", "system", "user", "assistant"}
+
+func hasChatMLName(f string) bool {
+	f = strings.TrimLeft(window(f, 0, 24), " ")
+	for _, n := range chatMLNames {
+		if strings.HasPrefix(f, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// bracketMatch runs the bracket pattern when a ']' is close enough or the
+// frame's words may follow; rb is the distance to the next ']'.
+func bracketMatch(f string, rb int) []int {
+	if rb >= 96 && !strings.Contains(window(f, 0, 8), "a2a") {
+		return nil
+	}
+	return reBracket.FindStringIndex(window(f, 0, 96))
+}
+
+// Role-marker words, for roleMarker.
+var (
+	roleWords        = wordSet("system sys developer assistant user human ai model tool function chatgpt claude gpt")
+	roleSuffixes     = wordSet("prompt message msg instruction instructions override note update response turn")
+	headingRoles     = wordSet("system instruction instructions assistant response user developer human")
+	headingSuffixes  = wordSet("prompt message instruction instructions")
+	roleMarkupPrefix = charset(" \t#>*_-")
+)
+
+// roleMarker returns the length of a role marker opening line, or 0:
+// "system:", "> **Assistant**:", "SYSTEM PROMPT:", or a heading that is only
+// a role ("### System", "## Instructions:").
+func roleMarker(line string) int {
+	j := 0
+	heading := false
+	for j < len(line) && roleMarkupPrefix[line[j]] {
+		heading = heading || line[j] == '#'
+		j++
+	}
+	w, end := letters(line, j)
+	if w == "" {
+		return 0
+	}
+	if roleWords[w] {
+		k := end
+		// optional second word: "system prompt", "user_message"
+		s := k
+		for s < len(line) && (line[s] == ' ' || line[s] == '\t' || line[s] == '_' || line[s] == '-') {
+			s++
+		}
+		if s > k {
+			if w2, e2 := letters(line, s); roleSuffixes[w2] {
+				k = e2
+			}
+		}
+		k = skipBytes(line, k, " \t")
+		k = skipBytes(line, k, "*_")
+		k = skipBytes(line, k, " \t")
+		if k < len(line) && line[k] == ':' {
+			return k + 1
+		}
+	}
+	if heading && headingRoles[w] {
+		k := end
+		if s := skipBytes(line, k, " \t"); s > k {
+			if w2, e2 := letters(line, s); headingSuffixes[w2] {
+				k = e2
+			}
+		}
+		k = skipBytes(line, k, " \t")
+		if k < len(line) && line[k] == ':' {
+			k++
+		}
+		if skipBytes(line, k, " \t") == len(line) {
+			return len(line)
+		}
+	}
+	return 0
+}
+
+// letters returns the run of a-z at i and its end; the run must not run
+// into a digit or another word byte.
+func letters(s string, i int) (string, int) {
+	k := i
+	for k < len(s) && s[k] >= 'a' && s[k] <= 'z' {
+		k++
+	}
+	if k < len(s) && (s[k] >= '0' && s[k] <= '9' || s[k] >= utf8.RuneSelf) {
+		return "", i
+	}
+	return s[i:k], k
+}
+
+func skipBytes(s string, i int, set string) int {
+	for i < len(s) && strings.IndexByte(set, s[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 // replaceSpans sorts and merges spans (touching spans merge too) and

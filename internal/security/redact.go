@@ -218,6 +218,9 @@ var notSecretKeys = []string{"pagetoken", "page_token", "page-token", "pwd", "ol
 // isSecretKey reports whether a key (any case, any of camelCase, snake_case
 // or kebab-case) names a secret.
 func isSecretKey(key string) bool {
+	if len(key) < 3 || strings.IndexByte("deEDtTnNyYlLsSkK", key[len(key)-1]) < 0 {
+		return false // every suffix is at least 3 long and ends in one of these
+	}
 	if len(key) > 64 {
 		key = key[len(key)-64:]
 	}
@@ -267,6 +270,7 @@ func findSecrets(s string) ([]span, []string) {
 			}
 			if a, b, kind, ok := assignment(s, i); ok {
 				add(a, b, kind)
+				i = b - 1
 			}
 			continue
 		case '@':
@@ -278,7 +282,9 @@ func findSecrets(s string) ([]span, []string) {
 			}
 			continue
 		}
-		if !redactStart[c] || (i > 0 && csWord[s[i-1]]) {
+		// Tokens start only where a run of token characters starts, so
+		// every run is scanned once however the text is crafted.
+		if !redactStart[c] || (i > 0 && csJWT[s[i-1]]) {
 			continue
 		}
 		if end, ri := tokenRuleAt(s, i); end > 0 {
@@ -362,7 +368,7 @@ func pemAt(s string, i int) int {
 	if !strings.HasPrefix(s[i:], begin) {
 		return 0
 	}
-	h := strings.Index(s[i+len(begin):], "-----")
+	h := strings.Index(window(s[i+len(begin):], 0, 64), "-----")
 	if h < 0 {
 		return 0
 	}
@@ -525,7 +531,7 @@ func assignment(s string, sep int) (int, int, string, bool) {
 		return 0, 0, "", false
 	}
 	if q := s[v]; q == '"' || q == '\'' {
-		line := s[v+1:]
+		line := window(s[v+1:], 0, 4096)
 		if nl := strings.IndexAny(line, "\r\n"); nl >= 0 {
 			line = line[:nl]
 		}

@@ -41,7 +41,8 @@ const (
 //	fail                  fails the task
 //	reject                the host rejects the task
 //	slow                  works until released with release(taskID) or canceled
-//	chunks N SIZE         N artifact chunks of SIZE bytes, then the answer
+//	chunks N SIZE         N artifact updates of SIZE bytes each, then the answer
+//	slowchunks N SIZE     like chunks, once released
 type scriptExec struct {
 	m *tasks.Manager
 	// sync makes StartTurn play synchronously (benchmarks).
@@ -144,13 +145,19 @@ func (x *scriptExec) play(t *tasks.Turn, gate chan struct{}) {
 		apply(tasks.Update{Kind: tasks.UpdateProgress, Message: agentMsg("thinking")})
 		<-gate
 		apply(tasks.Update{Kind: tasks.UpdateFinal, Message: agentMsg("slow done")})
-	case "chunks":
+	case "chunks", "slowchunks":
+		if word == "slowchunks" {
+			apply(tasks.Update{Kind: tasks.UpdateProgress, Message: agentMsg("thinking")})
+			<-gate
+		}
 		f := strings.Fields(rest)
 		n, _ := strconv.Atoi(f[0])
 		size, _ := strconv.Atoi(f[1])
 		payload := strings.Repeat("x", size)
 		for i := 0; i < n; i++ {
-			apply(tasks.Update{Kind: tasks.UpdateArtifact, Append: i > 0, LastChunk: i == n-1,
+			// Each chunk replaces the artifact, so the task stays small
+			// while the stream carries every chunk.
+			apply(tasks.Update{Kind: tasks.UpdateArtifact, LastChunk: i == n-1,
 				Artifact: &a2a.Artifact{ArtifactID: "big", Parts: []a2a.Part{a2a.TextPart(payload)}}})
 			if i%16 == 15 {
 				time.Sleep(time.Millisecond)
@@ -209,9 +216,19 @@ func testAuth(t testing.TB, loopbackLocal bool) *security.Authenticator {
 
 func newEnv(t testing.TB, mods ...func(*Options)) *testEnv {
 	t.Helper()
+	return newEnvTasks(t, nil, mods...)
+}
+
+// newEnvTasks is newEnv with a hook to tune the task manager.
+func newEnvTasks(t testing.TB, taskMod func(*tasks.Options), mods ...func(*Options)) *testEnv {
+	t.Helper()
 	st := store.NewMemory(100_000)
 	x := newScriptExec()
-	mgr, err := tasks.NewManager(tasks.Options{Store: st, Executor: x, RequestTimeout: 10 * time.Second})
+	topts := tasks.Options{Store: st, Executor: x, RequestTimeout: 10 * time.Second}
+	if taskMod != nil {
+		taskMod(&topts)
+	}
+	mgr, err := tasks.NewManager(topts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,168 @@
+package hostsdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// stderrLines is how many lines of a plugin's stderr are kept for crash
+// reports.
+const stderrLines = 50
+
+// lineRing keeps the last lines written to it. hclog JSON lines are kept as
+// "level: message key=value …" so that a crash report reads like prose.
+type lineRing struct {
+	mu      sync.Mutex
+	lines   []ringLine
+	next    int
+	full    bool
+	seq     uint64 // lines ever added
+	partial []byte
+}
+
+type ringLine struct {
+	seq  uint64
+	text string
+	// notable: not an hclog line below warn — worth a crash report.
+	notable bool
+}
+
+func newLineRing(n int) *lineRing { return &lineRing{lines: make([]ringLine, n)} }
+
+// mark returns a position; lines added later have seq >= mark.
+func (r *lineRing) mark() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+// Write splits p into lines; an unterminated tail waits for the next Write.
+func (r *lineRing) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	data := append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		r.addLocked(string(data[:i]))
+		data = data[i+1:]
+	}
+	r.partial = slices.Clone(data)
+	return len(p), nil
+}
+
+func (r *lineRing) add(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(line)
+}
+
+func (r *lineRing) addLocked(line string) {
+	line = strings.TrimRight(line, "\r")
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	text, level := readableLogLine(line)
+	notable := level == "" || level == "warn" || level == "error"
+	r.lines[r.next] = ringLine{seq: r.seq, text: text, notable: notable}
+	r.seq++
+	r.next = (r.next + 1) % len(r.lines)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+// tail returns the last n lines, oldest first (all of them when n <= 0).
+func (r *lineRing) tail(n int) []string {
+	return r.select_(n, 0, false)
+}
+
+// notableSince returns the last n notable lines added at or after mark:
+// what a crash report should quote.
+func (r *lineRing) notableSince(mark uint64, n int) []string {
+	return r.select_(n, mark, true)
+}
+
+func (r *lineRing) select_(n int, mark uint64, notableOnly bool) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ordered := r.lines[:r.next]
+	if r.full {
+		ordered = append(slices.Clone(r.lines[r.next:]), ordered...)
+	}
+	var out []string
+	for _, l := range ordered {
+		if l.seq >= mark && (!notableOnly || l.notable) {
+			out = append(out, l.text)
+		}
+	}
+	if n > 0 && len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// readableLogLine renders an hclog JSON line as "level: message k=v …" and
+// returns it with its level; any other line comes back unchanged with level
+// "".
+func readableLogLine(line string) (text, level string) {
+	if !strings.HasPrefix(line, "{") {
+		return line, ""
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(line), &m) != nil {
+		return line, ""
+	}
+	msg, ok := m["@message"].(string)
+	if !ok {
+		return line, ""
+	}
+	var b strings.Builder
+	if lvl, ok := m["@level"].(string); ok {
+		level = lvl
+		b.WriteString(lvl + ": ")
+	}
+	b.WriteString(msg)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !strings.HasPrefix(k, "@") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%v", k, m[k])
+	}
+	return b.String(), level
+}
+
+// lineWriter calls fn for every complete line written to it.
+type lineWriter struct {
+	mu      sync.Mutex
+	partial []byte
+	fn      func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	data := append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(data[:i]), "\r"); line != "" {
+			w.fn(line)
+		}
+		data = data[i+1:]
+	}
+	w.partial = slices.Clone(data)
+	return len(p), nil
+}

@@ -2,72 +2,72 @@ package server
 
 import (
 	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
-// AuditRecord describes one exchange for the audit log: who asked for
-// what, about which task, and how it ended. It never holds message
-// content, tokens or other secrets.
-type AuditRecord struct {
-	// Time is when the request arrived.
-	Time time.Time
-	// Identity is the caller's identity ("peer:alice", "anon:203.0.113.7",
-	// "unauthenticated:<address>" when authentication failed).
-	Identity string
-	// Tier is the caller's trust tier.
-	Tier string
-	// Authenticated reports whether the caller presented a valid token.
-	Authenticated bool
-	// Remote is the caller's network address.
-	Remote string
-	// Method is the JSON-RPC method as sent ("" when the body was not a
-	// readable request).
-	Method string
-	// TaskID and ContextID name the task the exchange was about, when known.
-	TaskID, ContextID string
-	// Outcome is "ok", "error" (a JSON-RPC error) or "refused" (an HTTP
-	// level refusal: 401, 413, 429, …).
-	Outcome string
-	// Code is the JSON-RPC error code (0 on success) and Reason its
-	// ErrorInfo reason.
-	Code   int
-	Reason string
-	// Status is the HTTP status.
-	Status int
-	// Stream reports an SSE answer; Events counts the events written.
-	Stream bool
-	Events int
-	// BytesIn and BytesOut are the body sizes.
-	BytesIn, BytesOut int64
-	// Duration is how long the exchange took (for streams: until closed).
-	Duration time.Duration
-}
+// Audit outcomes besides "ok" and "error" (a JSON-RPC error answer).
+const (
+	outcomeRefused     = "refused"      // refused at HTTP level: 401, 413, 408, 503
+	outcomeRateLimited = "rate-limited" // HTTP 429: request rate or stream cap
+	outcomeCut         = "cut"          // a stream ended early: dropped, write timeout, shutdown
+)
 
-// record builds the audit record of an exchange.
-func (ex *exchange) record(d time.Duration) AuditRecord {
+// record builds the audit record of an exchange: who asked for what, about
+// which task, and how it ended. It never holds message content or tokens;
+// Error carries the refusal's message (the audit log redacts it).
+func (ex *exchange) record(d time.Duration) security.AuditRecord {
 	outcome := "ok"
+	code := ex.code
 	switch {
+	case ex.status == 429:
+		outcome = outcomeRateLimited
 	case ex.status != 200 && ex.status != 204:
-		outcome = "refused"
+		outcome = outcomeRefused
+		if code == 0 {
+			code = ex.status
+		}
+	case ex.cut:
+		outcome = outcomeCut
 	case ex.code != 0:
 		outcome = "error"
 	}
-	return AuditRecord{
+	return security.AuditRecord{
 		Time:          ex.start,
+		Direction:     security.AuditInbound,
 		Identity:      ex.ident.ID,
 		Tier:          ex.ident.Tier.String(),
-		Authenticated: ex.ident.Authenticated,
-		Remote:        ex.ident.Remote,
 		Method:        ex.method,
 		TaskID:        ex.taskID,
 		ContextID:     ex.contextID,
 		Outcome:       outcome,
-		Code:          ex.code,
-		Reason:        ex.reason,
-		Status:        ex.status,
-		Stream:        ex.stream,
-		Events:        ex.events,
-		BytesIn:       ex.bytesIn,
-		BytesOut:      ex.bytesOut,
-		Duration:      d,
+		Code:          code,
+		RequestBytes:  ex.bytesIn,
+		ResponseBytes: ex.bytesOut,
+		DurationMS:    float64(d) / float64(time.Millisecond),
+		Error:         ex.errMsg,
 	}
+}
+
+// audit hands the record of ex to the audit log (and the test hook).
+func (s *Server) audit(ex *exchange, d time.Duration) {
+	if s.opts.Audit == nil && s.auditHook == nil {
+		return
+	}
+	rec := ex.record(d)
+	if s.auditHook != nil {
+		s.auditHook(rec, ex.events)
+	}
+	if err := s.opts.Audit.Log(rec); err != nil {
+		s.log.Warn("could not write the audit record", "error", err)
+	}
+}
+
+// errMessage is the text of an error for the audit record.
+func errMessage(e *a2a.Error) string {
+	if e.Reason != "" {
+		return e.Reason + ": " + e.Message
+	}
+	return e.Message
 }

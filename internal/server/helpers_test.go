@@ -169,22 +169,28 @@ func (x *scriptExec) play(t *tasks.Turn, gate chan struct{}) {
 	}
 }
 
-// auditSink collects audit records.
-type auditSink struct {
-	mu   sync.Mutex
-	recs []AuditRecord
+// auditEntry is one audit record and the SSE events of its exchange.
+type auditEntry struct {
+	security.AuditRecord
+	events int
 }
 
-func (a *auditSink) Record(r AuditRecord) {
+// auditSink collects audit records through the server's test hook.
+type auditSink struct {
+	mu   sync.Mutex
+	recs []auditEntry
+}
+
+func (a *auditSink) record(r security.AuditRecord, events int) {
 	a.mu.Lock()
-	a.recs = append(a.recs, r)
+	a.recs = append(a.recs, auditEntry{r, events})
 	a.mu.Unlock()
 }
 
-func (a *auditSink) all() []AuditRecord {
+func (a *auditSink) all() []auditEntry {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]AuditRecord(nil), a.recs...)
+	return append([]auditEntry(nil), a.recs...)
 }
 
 // testEnv is a server over a real task manager and memory store, served by
@@ -242,7 +248,6 @@ func newEnvTasks(t testing.TB, taskMod func(*tasks.Options), mods ...func(*Optio
 		Auth:  testAuth(t, false),
 		Card:  CardConfig{Name: "Test Agent", Description: "An agent for tests", Version: "9.9.9"},
 		Push:  PushOptions{Enabled: true},
-		Audit: audit,
 	}
 	for _, m := range mods {
 		m(&opts)
@@ -251,6 +256,7 @@ func newEnvTasks(t testing.TB, taskMod func(*tasks.Options), mods ...func(*Optio
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.auditHook = audit.record
 	ts := httptest.NewServer(srv.Handler())
 	e := &testEnv{t: t, srv: srv, ts: ts, mgr: mgr, exec: x, store: st, audit: audit, url: ts.URL}
 	t.Cleanup(func() {

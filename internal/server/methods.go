@@ -86,31 +86,53 @@ func (s *Server) prepareSend(r *http.Request, ex *exchange, req *a2a.SendMessage
 		}
 		sp.PushConfig = pc
 	}
-	sp.Reject = s.loopGuard(ex, msg)
+	reject, e := s.loopGuard(r.Context(), ex, msg)
+	if e != nil {
+		return sp, e
+	}
+	sp.Reject = reject
 	return sp, nil
 }
 
 // loopGuard returns why a message must be rejected to stop an
-// agent↔agent loop, or "".
-func (s *Server) loopGuard(ex *exchange, msg *a2a.Message) string {
+// agent↔agent loop, or "". Malformed chain metadata is an invalid-params
+// error: a peer must not be able to slip past the depth limit with it.
+func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message) (string, *a2a.Error) {
 	if max := s.opts.MaxDelegationDepth; max >= 0 {
-		if id, depth := s.opts.Chain(msg.Metadata); id != "" && depth > max {
+		chain, err := security.ChainFromMetadata(msg.Metadata)
+		if err != nil {
+			return "", a2a.ErrInvalidParams("message.metadata", err.Error())
+		}
+		if err := security.CheckDepth(chain, max); err != nil {
 			s.log.Warn("rejected a message whose delegation chain is too deep", "peer", ex.ident.ID,
-				"context_id", msg.ContextID, "chain_id", id, "depth", depth, "max", max)
-			return fmt.Sprintf("Rejected to stop a delegation loop: delegation chain %s is %d hops deep and this agent accepts at most %d. "+
-				"Answer from what you have instead of delegating further.", id, depth, max)
+				"context_id", msg.ContextID, "task_id", msg.TaskID, "chain_id", chain.ID, "depth", chain.Depth)
+			return fmt.Sprintf("Rejected to stop a delegation loop: delegation chain %s is %d hops deep, over this agent's limit. "+
+				"Answer from what you have instead of delegating further.", chain.ID, chain.Depth), nil
 		}
 	}
-	if g := s.opts.Turns; g != nil && msg.ContextID != "" {
-		if turn, ok := g.Admit(msg.ContextID); !ok {
-			s.log.Warn("rejected a message over the per-conversation turn cap", "peer", ex.ident.ID,
-				"context_id", msg.ContextID, "turn", turn)
-			return fmt.Sprintf("Rejected to stop an agent-to-agent loop: conversation %s reached its cap of turns (this would be turn %d). "+
-				"Start a new conversation (omit contextId), cancel a task in this one to reset the count, or ask the agent's operator to raise A2A_MAX_PINGPONG_TURNS.",
-				msg.ContextID, turn)
+	g := s.opts.Turns
+	if g == nil {
+		return "", nil
+	}
+	cid := msg.ContextID
+	if cid == "" && msg.TaskID != "" {
+		// A continuation names only its task: count the turn in the task's
+		// context. An unknown task is left for the task manager to refuse.
+		if t, err := s.opts.Tasks.Get(ctx, scope(ex.ident), &a2a.GetTaskRequest{ID: msg.TaskID, HistoryLength: a2a.Int32(0)}); err == nil {
+			cid = t.ContextID
 		}
 	}
-	return ""
+	if cid == "" {
+		return "", nil
+	}
+	if turn, ok := g.Admit(cid); !ok {
+		s.log.Warn("rejected a message over the per-conversation turn cap", "peer", ex.ident.ID,
+			"context_id", cid, "task_id", msg.TaskID, "turn", turn)
+		return fmt.Sprintf("Rejected to stop an agent-to-agent loop: conversation %s reached its cap of %d turns (this would be turn %d). "+
+			"Start a new conversation (omit contextId), or ask the agent's operator to raise A2A_MAX_PINGPONG_TURNS.",
+			cid, g.Max(), turn), nil
+	}
+	return "", nil
 }
 
 // checkPushURL runs a webhook URL through the SSRF guard.

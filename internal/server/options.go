@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
@@ -37,26 +36,24 @@ type Options struct {
 	Policy security.Policy
 	// Gate, when non-empty, restricts who may send messages at all.
 	Gate *security.TrustGate
-	// RateLimit, when set, limits requests per identity. Refusals are HTTP
-	// 429 with Retry-After and a -32051 JSON-RPC body.
-	RateLimit RateLimiter
-	// Streams, when set, caps concurrent SSE streams per identity.
-	Streams StreamLimiter
-	// Turns, when set, caps agent↔agent turns per context (loop guard).
-	Turns TurnGuard
-	// Chain reads the delegation chain (id and hop count) from message
-	// metadata; nil reads the keys the a2a tools write
-	// ("a2a-plugin/chain-id", "a2a-plugin/chain-depth").
-	Chain func(metadata map[string]any) (chainID string, depth int)
-	// MaxDelegationDepth rejects messages whose delegation chain is deeper
-	// (default DefaultMaxDelegationDepth; negative disables the check).
+	// RateLimit limits requests per identity (nil: unlimited). Refusals
+	// are HTTP 429 with Retry-After and a -32051 JSON-RPC body.
+	RateLimit *security.RateLimiter
+	// Streams caps concurrent SSE streams per identity (nil: unlimited).
+	Streams *security.StreamLimiter
+	// Turns caps agent↔agent turns per context, the ping-pong loop guard
+	// (nil: no cap).
+	Turns *security.TurnGuard
+	// MaxDelegationDepth rejects messages whose delegation chain (read
+	// with security.ChainFromMetadata) is deeper than this many hops
+	// (0: security.DefaultMaxChainDepth; negative: no limit).
 	MaxDelegationDepth int
 	// Limits bound request size and time.
 	Limits Limits
 	// Push configures push-notification config methods.
 	Push PushOptions
 	// Audit, when set, receives one record per exchange.
-	Audit Auditor
+	Audit *security.AuditLog
 	// Logger receives structured logs (default: discard).
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).
@@ -139,38 +136,13 @@ type PushOptions struct {
 	CheckURL func(ctx context.Context, url string) error
 }
 
-// RateLimiter admits or refuses one request of an identity;
-// *security.RateLimiter implements it.
-type RateLimiter interface {
-	Allow(id string) (ok bool, retryAfter time.Duration)
-}
-
-// StreamLimiter caps concurrent streams per identity;
-// *security.StreamLimiter implements it.
-type StreamLimiter interface {
-	Acquire(id string) (release func(), ok bool)
-}
-
-// TurnGuard caps inbound turns per context; *security.TurnGuard
-// implements it.
-type TurnGuard interface {
-	Admit(contextID string) (turn int, ok bool)
-	Reset(contextID string)
-}
-
-// Auditor receives one record per exchange.
-type Auditor interface {
-	Record(AuditRecord)
-}
-
 // Defaults.
 const (
-	DefaultMaxBodyBytes       = 4 << 20
-	DefaultMaxParts           = 64
-	DefaultMaxPartBytes       = 2 << 20
-	DefaultMaxJSONDepth       = 64
-	DefaultMaxDelegationDepth = 5
-	defaultCardMaxAge         = 5 * time.Minute
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxParts     = 64
+	DefaultMaxPartBytes = 2 << 20
+	DefaultMaxJSONDepth = 64
+	defaultCardMaxAge   = 5 * time.Minute
 )
 
 // DefaultInputModes are the media types accepted when CardConfig.InputModes
@@ -201,21 +173,6 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("server: default authenticator: %w", err)
 		}
 		o.Auth = a
-	}
-	// A typed nil pointer in an interface field means "not configured".
-	for _, p := range []any{&o.RateLimit, &o.Streams, &o.Turns, &o.Audit} {
-		v := reflect.ValueOf(p).Elem()
-		if !v.IsNil() {
-			if inner := v.Elem(); inner.Kind() == reflect.Pointer && inner.IsNil() {
-				v.Set(reflect.Zero(v.Type()))
-			}
-		}
-	}
-	if o.MaxDelegationDepth == 0 {
-		o.MaxDelegationDepth = DefaultMaxDelegationDepth
-	}
-	if o.Chain == nil {
-		o.Chain = chainFromMetadata
 	}
 	l := &o.Limits
 	setDefault(&l.MaxBodyBytes, DefaultMaxBodyBytes)

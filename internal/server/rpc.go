@@ -32,15 +32,17 @@ type exchange struct {
 	status   int // HTTP status
 	code     int // JSON-RPC error code, 0 on success
 	reason   string
+	errMsg   string
 	bytesIn  int64
 	bytesOut int64
-	events   int // SSE events written
-	stream   bool
+	events   int  // SSE events written
+	stream   bool // answered with SSE
+	cut      bool // the stream ended before its task settled
 }
 
 // fail records a refusal in the exchange.
 func (ex *exchange) fail(status int, e *a2a.Error) {
-	ex.status, ex.code, ex.reason = status, e.Code, e.Reason
+	ex.status, ex.code, ex.reason, ex.errMsg = status, e.Code, e.Reason, errMessage(e)
 }
 
 // bodyPool recycles request-body buffers; buffers that grew past
@@ -356,9 +358,7 @@ func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController,
 // finish logs the exchange and hands its audit record to the auditor.
 func (s *Server) finish(ex *exchange, r *http.Request) {
 	d := s.now().Sub(ex.start)
-	if s.opts.Audit != nil {
-		s.opts.Audit.Record(ex.record(d))
-	}
+	s.audit(ex, d)
 	switch {
 	case ex.code == 0 && s.log.IsDebug():
 		s.log.Debug("a2a request", "method", ex.method, "peer", ex.ident.ID, "tier", ex.ident.Tier.String(),

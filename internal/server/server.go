@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
 // Server serves the agent card and the A2A JSON-RPC endpoint. Create it
@@ -31,6 +33,10 @@ type Server struct {
 	// extensions indexes CardConfig.Extensions by URI.
 	extensions map[string]bool
 	required   []string
+
+	// auditHook, set by tests, sees every audit record and the number of
+	// SSE events of the exchange.
+	auditHook func(rec security.AuditRecord, events int)
 
 	mu      sync.Mutex
 	httpSrv *http.Server

@@ -70,14 +70,17 @@ func (s *Server) acquireStream(w http.ResponseWriter, ex *exchange) (func(), boo
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, sub *tasks.Subscription, release func()) {
 	s.streams.Add(1)
 	s.active.Add(1)
+	settled := false
+	rc := http.NewResponseController(w)
 	defer func() {
+		ex.cut = !settled
 		sub.Close()
 		release()
+		_ = rc.SetWriteDeadline(time.Time{})
 		s.active.Add(-1)
 		s.streams.Done()
 	}()
 	ex.stream = true
-	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -93,7 +96,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, su
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				s.endStream(w, rc, ex, sub.Err())
+				err := sub.Err()
+				settled = err == nil
+				s.endStream(w, rc, ex, err)
 				return
 			}
 			if !s.writeEvent(w, rc, ex, &ev) {
@@ -185,7 +190,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 
 // writeErrorEvent writes a JSON-RPC error as the last event of a stream.
 func (s *Server) writeErrorEvent(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, e *a2a.Error) {
-	ex.code, ex.reason = e.Code, e.Reason
+	ex.code, ex.reason, ex.errMsg = e.Code, e.Reason, errMessage(e)
 	body := a2a.EncodeError(ex.id, e)
 	b := make([]byte, 0, len(body)+8)
 	b = append(b, "data: "...)

@@ -150,29 +150,3 @@ func (m *mediaMatcher) accepts(mt string) bool {
 	}
 	return false
 }
-
-// Delegation chain metadata keys, as the a2a tools write them into the
-// messages they send.
-const (
-	metaChainID    = "a2a-plugin/chain-id"
-	metaChainDepth = "a2a-plugin/chain-depth"
-)
-
-// chainFromMetadata reads the delegation chain id and depth from message
-// metadata; "" when the message carries no chain.
-func chainFromMetadata(md map[string]any) (string, int) {
-	id, _ := md[metaChainID].(string)
-	if id == "" {
-		return "", 0
-	}
-	depth := 0
-	switch d := md[metaChainDepth].(type) {
-	case float64:
-		depth = int(d)
-	case int:
-		depth = d
-	case string:
-		depth, _ = strconv.Atoi(d)
-	}
-	return id, depth
-}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -190,17 +191,31 @@ func (s *SQLite) runWriter() {
 		case <-s.quit:
 			return
 		}
-	fill:
-		for len(batch) < s.maxBatch {
-			select {
-			case r := <-s.reqs:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
+		s.fill(&batch)
 		s.runBatch(batch)
 		clear(batch)
+	}
+}
+
+// fill adds to batch the requests already waiting. When the queue runs
+// dry it yields the processor a few times before giving up: callers woken
+// by the previous commit are usually runnable but not yet queued (they
+// still encode their records), and on few cores they only get to run if
+// the writer steps aside. A yield with nothing else runnable costs well
+// under a microsecond, so a lone writer loses nothing.
+func (s *SQLite) fill(batch *[]*writeReq) {
+	for yields := 0; len(*batch) < s.maxBatch; {
+		select {
+		case r := <-s.reqs:
+			*batch = append(*batch, r)
+			continue
+		default:
+		}
+		if yields == s.yields {
+			return
+		}
+		yields++
+		runtime.Gosched()
 	}
 }
 
@@ -272,7 +287,12 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 		setAll(fmt.Errorf("store: commit on %s: %w", s.path, err))
 		return true
 	}
-	s.commits.Add(1)
+	if s.commits.Add(1)%checkpointKick == 0 {
+		select {
+		case s.ckptKick <- struct{}{}:
+		default:
+		}
+	}
 	s.committedOps.Add(int64(len(reqs)))
 	return true
 }

@@ -46,18 +46,22 @@ type instance struct {
 const killGrace = 3 * time.Second
 
 // kill ends the process (if still running) and releases the client.
-func (in *instance) kill() {
+func (in *instance) kill() { killClient(in.client, in.cmd) }
+
+// killClient kills a go-plugin client's process. go-plugin waits for EOF on
+// the plugin's pipes, which a child of the plugin may hold open; if the
+// client does not finish within killGrace, the plugin's whole process group
+// is killed.
+func killClient(client *goplugin.Client, cmd *exec.Cmd) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		in.client.Kill()
+		client.Kill()
 	}()
 	select {
 	case <-done:
 	case <-time.After(killGrace):
-		// go-plugin waits for EOF on the plugin's pipes; a child of the
-		// plugin may hold them.
-		killProcessGroup(in.cmd)
+		killProcessGroup(cmd)
 		<-done
 	}
 }
@@ -117,8 +121,11 @@ func (in *instance) dispense(name string) (any, error) {
 // validName keeps plugin names usable as directory names and config keys.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// errHandshake marks a candidate that is not (or not our kind of) plugin.
-var errHandshake = errors.New("handshake failed")
+// ErrHandshake matches (errors.Is) the error of an executable that did not
+// complete the go-plugin handshake: not a plugin, a plugin of another
+// protocol major, or one that exited or stayed silent past StartTimeout.
+// Such candidates are skipped (EventSkipped carries the error).
+var ErrHandshake = errors.New("handshake failed")
 
 // spawnProcess launches p's executable with the environment for name and the
 // declared prefixes, runs the go-plugin handshake and Describe.
@@ -151,15 +158,15 @@ func (m *Manager) spawnProcess(ctx context.Context, p *Plugin, name string, pref
 		killProcessGroup(cmd) // children may hold its pipes open
 		client.Kill()
 		return nil, fmt.Errorf("%w with %s (is it an agentplugin plugin built for protocol major %d?): %w",
-			errHandshake, p.path, plugin.ProtocolMajor, err)
+			ErrHandshake, p.path, plugin.ProtocolMajor, err)
 	}
 	if v := client.NegotiatedVersion(); v != plugin.ProtocolMajor {
-		client.Kill()
-		return nil, fmt.Errorf("%w with %s: it speaks protocol major %d, the host %d", errHandshake, p.path, v, plugin.ProtocolMajor)
+		killClient(client, cmd)
+		return nil, fmt.Errorf("%w with %s: it speaks protocol major %d, the host %d", ErrHandshake, p.path, v, plugin.ProtocolMajor)
 	}
 	inst, err := describe(ctx, m, client, rpc)
 	if err != nil {
-		client.Kill()
+		killClient(client, cmd)
 		return nil, fmt.Errorf("%s: %w", p.path, err)
 	}
 	inst.cmd = cmd

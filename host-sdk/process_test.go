@@ -68,6 +68,11 @@ func TestManagerLoadsTheGoodPluginAndSkipsWhatIsNotOne(t *testing.T) {
 	if n := ev.count(hostsdk.EventSkipped); n != 3 {
 		t.Errorf("skipped %d candidates, want 3 (wrongproto, garbage.sh, quits.sh): %v", n, ev.snapshot())
 	}
+	for _, e := range ev.snapshot() {
+		if e.Kind == hostsdk.EventSkipped && !errors.Is(e.Err, hostsdk.ErrHandshake) {
+			t.Errorf("skip of %s: %v does not match ErrHandshake", e.Plugin, e.Err)
+		}
+	}
 	for _, want := range []string{
 		`skipping plugin candidate: not executable`, `README`,
 		`skipping plugin candidate: path=` + filepath.Join(dir, "wrongproto"), `incompatible API version with plugin. Plugin version: 2, Client versions: [1]`,

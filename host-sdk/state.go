@@ -21,6 +21,7 @@ const (
 	StateStopped
 )
 
+// String is the state's name, as used in logs ("ready", "restarting", …).
 func (s State) String() string {
 	switch s {
 	case StateStarting:
@@ -57,6 +58,7 @@ const (
 	EventStopped
 )
 
+// String is the kind's name, as used in logs ("crashed", …).
 func (k EventKind) String() string {
 	switch k {
 	case EventSkipped:
@@ -77,6 +79,8 @@ func (k EventKind) String() string {
 type Event struct {
 	// Plugin is the plugin's name (its path for EventSkipped).
 	Plugin string
-	Kind   EventKind
-	Err    error
+	// Kind is what happened.
+	Kind EventKind
+	// Err is why, for EventSkipped, EventCrashed and EventFailed.
+	Err error
 }

@@ -37,7 +37,9 @@ type Options struct {
 	// default.
 	LogLevel string
 	// HostInfo describes the host to plugins. protocol_minor is set to
-	// plugin.ProtocolMinor when zero.
+	// plugin.ProtocolMinor when zero. List in optional_rpcs the optional
+	// HostService RPCs that Host really implements ("Complete",
+	// "RecordDelegation"); plugins must not rely on the others.
 	HostInfo *pb.HostInfo
 
 	// EnvAllow adds variables a plugin inherits from the host's

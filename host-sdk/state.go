@@ -48,8 +48,9 @@ const (
 	EventSkipped EventKind = iota
 	// EventReady: a plugin became ready, first or after a restart.
 	EventReady
-	// EventCrashed: a ready plugin's process died; a restart follows.
-	// Event.Err holds the crash reason.
+	// EventCrashed: a ready plugin's process died. Event.Err holds the
+	// crash reason (exit status and the tail of its stderr). A restart
+	// follows, unless an EventFailed does because it crashed too often.
 	EventCrashed
 	// EventFailed: a plugin failed for good (Configure refused, restart
 	// failed or too many crashes). Event.Err says why.

@@ -1,0 +1,78 @@
+// Package push delivers A2A push notifications: it drains the outbox that
+// the task manager fills (one entry per task event and webhook, written in
+// the same transaction as the task update) and POSTs each entry to its
+// webhook.
+//
+// Delivery is at least once and in order per webhook: a config's next
+// notification is sent only after the previous one was acknowledged (any
+// 2xx) or given up. Different webhooks are served in parallel. Network
+// errors, timeouts, 408, 429 and 5xx answers are retried with exponential
+// backoff and jitter (a Retry-After is honoured); other answers, a URL the
+// SSRF guard refuses and redirects that leave the origin are given up at
+// once, and so is a notification after MaxAttempts failed attempts. A
+// given-up notification is recorded in the store with its reason and
+// logged. Nothing is lost when the plugin stops: undelivered entries stay
+// in the outbox for the next run.
+//
+// # The request
+//
+// Each notification is one POST to the config's URL:
+//
+//	POST <url>
+//	Content-Type: application/a2a+json
+//	User-Agent: a2a-plugin
+//	Authorization: <scheme> <credentials>     (when the config has authentication)
+//	X-A2A-Notification-Token: <token>         (when the config has a token)
+//	X-A2A-Task-Id: <task id>
+//	X-A2A-Delivery-Id: <id>                   (the same on every retry: drop duplicates)
+//	X-A2A-Timestamp: <Unix seconds>           (when a push secret is set)
+//	X-A2A-Signature: v1=<hex HMAC-SHA256>     (when a push secret is set)
+//
+//	{"statusUpdate":{"taskId":"…","contextId":"…","status":{…}}}
+//
+// The body is a v1.0 StreamResponse (exactly one of task, message,
+// statusUpdate, artifactUpdate), the same JSON a streaming client gets.
+//
+// # The signature
+//
+// The signature proves that a notification comes from this agent and was
+// not altered, with a key the operator shares with the receiver
+// (A2A_PUSH_SECRET, or the plugin's bearer token when that is unset):
+//
+//	X-A2A-Signature = "v1=" + lowercase_hex(HMAC-SHA256(key = secret, message = timestamp + "." + body))
+//
+// where timestamp is the X-A2A-Timestamp header exactly as received (a
+// decimal number) and body is the raw request body, byte for byte, before
+// any JSON parsing. A receiver must:
+//
+//  1. refuse the request if either header is missing;
+//  2. refuse it if the timestamp is more than a few minutes from its own
+//     clock (5 minutes is the usual choice): this is what makes a captured
+//     request useless to replay later;
+//  3. compute the HMAC and compare it with each comma-separated "v1="
+//     value of X-A2A-Signature in constant time, accepting on a match;
+//  4. then parse the body, and skip an X-A2A-Delivery-Id it has already
+//     processed (a retried notification may arrive twice).
+//
+// Receivers in Go call [Verify]. The timestamp is fresh on every attempt,
+// so a retry carries a new signature over the same body.
+//
+// # Verifying in Python
+//
+//	import hashlib, hmac, time
+//
+//	def verify(secret: bytes, headers, body: bytes, max_skew: int = 300) -> bool:
+//	    ts, sigs = headers.get("X-A2A-Timestamp", ""), headers.get("X-A2A-Signature", "")
+//	    if not (ts.isascii() and ts.isdigit()) or abs(time.time() - int(ts)) > max_skew:
+//	        return False
+//	    want = "v1=" + hmac.new(secret, ts.encode() + b"." + body, hashlib.sha256).hexdigest()
+//	    return any(hmac.compare_digest(want, s.strip()) for s in sigs.split(","))
+//
+// # Verifying in a shell
+//
+// With the timestamp in $TS, the signature header in $SIG and the raw body
+// in body.json (for checking by hand; the comparison is not constant-time):
+//
+//	want="v1=$({ printf '%s.' "$TS"; cat body.json; } | openssl dgst -sha256 -hmac "$A2A_PUSH_SECRET" | sed 's/^.*= //')"
+//	[ "$want" = "$SIG" ] && [ $(( $(date +%s) - TS )) -le 300 ] && [ $(( TS - $(date +%s) )) -le 300 ] && echo verified
+package push

@@ -102,6 +102,17 @@ func (x *scriptExec) cancelledIDs() []string {
 	return append([]string(nil), x.cancelled...)
 }
 
+// turnTexts returns the text of every turn the host was given.
+func (x *scriptExec) turnTexts() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]string, len(x.turns))
+	for i, t := range x.turns {
+		out[i] = t.Message.Text()
+	}
+	return out
+}
+
 func (x *scriptExec) lastTurn() *tasks.Turn {
 	x.mu.Lock()
 	defer x.mu.Unlock()

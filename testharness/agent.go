@@ -133,6 +133,9 @@ type turnState struct {
 	turn   *Turn
 	ctx    context.Context
 	cancel context.CancelFunc
+	// finished is set (under Agent.mu) once the behavior returned: from
+	// then on the outcome is decided and CancelTurn no longer applies.
+	finished bool
 }
 
 // NewAgent returns an agent playing b. A behavior with a Validate() error
@@ -289,6 +292,9 @@ func (a *Agent) play(ts *turnState) {
 	if err = ts.ctx.Err(); err == nil {
 		err = a.safePlay(ts.ctx, t)
 	}
+	a.mu.Lock()
+	ts.finished = true
+	a.mu.Unlock()
 	outcome, msg := pb.Outcome_OUTCOME_SUCCESS, ""
 	var te *TurnError
 	switch {
@@ -331,7 +337,7 @@ func (a *Agent) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.
 	a.mu.Lock()
 	if c := a.convs[req.GetChatId()]; c != nil {
 		try := func(ts *turnState) {
-			if ts.ctx.Err() == nil {
+			if !ts.finished && ts.ctx.Err() == nil {
 				ts.cancel()
 				cancelled = true
 			}

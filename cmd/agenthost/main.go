@@ -1,0 +1,566 @@
+// Command agenthost is the reference agent host: it loads agentplugin
+// plugins (such as the A2A plugin) from a plugins directory through host-sdk,
+// exactly as a real host would, and plays the host's agent with a scripted
+// scenario, an echo, or a shell command.
+//
+//	agenthost run     [--plugins DIR] [--config host.yaml] [--agent SPEC] [--data DIR] [--log-level LEVEL]
+//	agenthost tool    NAME ['JSON'] [same flags]
+//	agenthost plugins [--plugins DIR] [--config host.yaml] [--json]
+//
+// See host.example.yaml for the configuration file and testharness/README.md
+// for scenario files.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // a failure, or a tool result with is_error
+	exitUsage = 2
+)
+
+// Defaults of the common flags.
+const (
+	defaultPluginsDir = "./bin/plugins"
+	defaultDataDir    = "./data"
+	defaultAgent      = "echo"
+	defaultLogLevel   = "info"
+)
+
+// defaultEnvAllow is what plugins inherit from this host's environment on
+// top of host-sdk's base list (PATH, HOME, proxies, …).
+var defaultEnvAllow = []string{"A2A_*"}
+
+const usage = `agenthost — reference agent host for agentplugin plugins (e.g. the A2A plugin)
+
+Usage:
+  agenthost run     [flags]             load every plugin and serve until Ctrl-C
+  agenthost tool    NAME ['JSON'] [flags]  call one plugin tool; result on stdout,
+                                        progress on stderr; exit 1 if is_error
+  agenthost plugins [flags]             list the plugins found and what was skipped
+
+Common flags:
+  --plugins DIR      plugins directory (default ./bin/plugins)
+  --config FILE      host configuration (see cmd/agenthost/host.example.yaml)
+  --agent SPEC       the host's agent: echo | scenario:FILE | command:'CMD' (default echo)
+  --data DIR         root of the plugins' data directories (default ./data)
+  --log-level LEVEL  trace, debug, info, warn, error, off (default info; warn for tool,
+                     off for plugins)
+
+Examples:
+  agenthost run --plugins bin/plugins --agent scenario:testharness/testdata/demo.yaml
+  agenthost run --agent "command:tr a-z A-Z"
+  agenthost tool a2a_discover '{"url":"http://127.0.0.1:41241"}'
+  agenthost plugins --plugins bin/plugins
+
+Run "agenthost COMMAND --help" for the flags of one command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without os.Exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return cmdRun(rest, stdout, stderr)
+	case "tool":
+		return cmdTool(rest, stdout, stderr)
+	case "plugins":
+		return cmdPlugins(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "agenthost: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// common holds the flags every command takes.
+type common struct {
+	fs         *flag.FlagSet
+	pluginsDir string
+	configPath string
+	agent      string
+	dataDir    string
+	logLevel   string
+}
+
+func newFlags(name, synopsis string, stderr io.Writer) *common {
+	c := &common{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.fs.SetOutput(stderr)
+	c.fs.StringVar(&c.pluginsDir, "plugins", defaultPluginsDir, "`DIR` to load plugins from")
+	c.fs.StringVar(&c.configPath, "config", "", "host configuration `FILE` (YAML; see host.example.yaml)")
+	c.fs.StringVar(&c.agent, "agent", defaultAgent, "the host's agent: echo | scenario:FILE | command:'CMD'")
+	c.fs.StringVar(&c.dataDir, "data", defaultDataDir, "`DIR` under which each plugin gets its data directory")
+	c.fs.StringVar(&c.logLevel, "log-level", defaultLogLevel, "log `LEVEL`: trace, debug, info, warn, error, off")
+	c.fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: agenthost %s\n\nFlags:\n", synopsis)
+		c.fs.PrintDefaults()
+	}
+	return c
+}
+
+// parse parses flags placed anywhere among the positional arguments and
+// returns the positional ones.
+func (c *common) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := c.fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// settings merges flags (when given) over host.yaml over defaults.
+type settings struct {
+	pluginsDir, dataDir, logLevel, agent string
+	cfg                                  *hostConfig
+}
+
+func (c *common) settings() (*settings, error) {
+	cfg, err := loadHostConfig(c.configPath)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	pick := func(flagName, flagVal, cfgVal string) string {
+		if set[flagName] || cfgVal == "" {
+			return flagVal
+		}
+		return cfgVal
+	}
+	s := &settings{
+		pluginsDir: pick("plugins", c.pluginsDir, cfg.resolve(cfg.PluginsDir)),
+		dataDir:    pick("data", c.dataDir, cfg.resolve(cfg.DataDir)),
+		logLevel:   pick("log-level", c.logLevel, cfg.LogLevel),
+		agent:      pick("agent", c.agent, cfg.Agent),
+		cfg:        cfg,
+	}
+	switch s.logLevel {
+	case "trace", "debug", "info", "warn", "error", "off":
+	default:
+		return nil, fmt.Errorf("unknown log level %q (want trace, debug, info, warn, error or off)", s.logLevel)
+	}
+	if info, err := os.Stat(s.pluginsDir); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("plugins directory %s not found: build the plugins into it (e.g. go build -o %s/ ./cmd/a2a-plugin) or pass --plugins DIR",
+			s.pluginsDir, s.pluginsDir)
+	}
+	return s, nil
+}
+
+// parseAgent turns an --agent spec into a behavior.
+func parseAgent(spec string) (testharness.Behavior, error) {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "echo":
+		if arg != "" {
+			return nil, fmt.Errorf("--agent echo takes no argument, got %q", spec)
+		}
+		return testharness.EchoScenario(), nil
+	case "scenario":
+		if arg == "" {
+			return nil, errors.New("--agent scenario:FILE needs a file, e.g. scenario:agent.yaml")
+		}
+		return testharness.LoadScenario(arg)
+	case "command":
+		if strings.TrimSpace(arg) == "" {
+			return nil, errors.New("--agent command:CMD needs a command, e.g. command:'tr a-z A-Z'")
+		}
+		return testharness.NewCommandBehavior(arg), nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want echo, scenario:FILE or command:CMD)", spec)
+}
+
+// hostOptions builds the harness options shared by every command.
+func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, error) {
+	behavior, err := parseAgent(s.agent)
+	if err != nil {
+		return testharness.Options{}, err
+	}
+	configs, err := s.cfg.pluginConfigs()
+	if err != nil {
+		return testharness.Options{}, err
+	}
+	pc := make(map[string]any, len(configs))
+	for name, raw := range configs {
+		pc[name] = raw
+	}
+	dataDir, err := filepath.Abs(s.dataDir)
+	if err != nil {
+		return testharness.Options{}, err
+	}
+	return testharness.Options{
+		Agent:         behavior,
+		PluginsDir:    s.pluginsDir,
+		DataDir:       dataDir,
+		LogLevel:      s.logLevel,
+		Logger:        logger,
+		PluginConfigs: pc,
+		PluginEnv:     s.cfg.Env,
+		EnvAllow:      append(append([]string(nil), defaultEnvAllow...), s.cfg.EnvAllow...),
+		HostName:      "agenthost",
+		AllowFailures: true,
+	}, nil
+}
+
+// stderrLogger logs lines to w with a timestamp.
+func stderrLogger(w io.Writer) testharness.Logger {
+	l := log.New(w, "", log.Ltime|log.Lmicroseconds)
+	return testharness.LoggerFunc(l.Printf)
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	c := newFlags("run", "run [flags]", stderr)
+	pos, err := c.parse(args)
+	if err != nil {
+		return usageErr(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agenthost run: unexpected arguments %q\n", pos)
+		return exitUsage
+	}
+	s, err := c.settings()
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	opts, err := s.hostOptions(stderrLogger(stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	out := &syncWriter{w: stdout}
+	opts.OnReady = func(p *hostsdk.Plugin) {
+		for _, ep := range p.Endpoints() {
+			out.printf("%s: serving at %s\n", p.Name(), ep)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := testharness.StartHost(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	ready := 0
+	for _, p := range h.Manager().Plugins() {
+		if p.State() == hostsdk.StateReady {
+			ready++
+		} else {
+			out.printf("%s: %s: %v\n", p.Name(), p.State(), p.LastError())
+		}
+	}
+	if ready == 0 {
+		fmt.Fprintf(stderr, "agenthost: no plugin is ready in %s\n", s.pluginsDir)
+		closeHost(h, stderr)
+		return exitError
+	}
+	if tools, err := h.Tools(ctx); err == nil && len(tools) > 0 {
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.GetName()
+		}
+		out.printf("tools: %s\n", strings.Join(names, ", "))
+	}
+	out.printf("agenthost: %d plugin(s) ready; Ctrl-C to stop\n", ready)
+
+	<-ctx.Done()
+	stop() // a second Ctrl-C kills at once
+	out.printf("agenthost: stopping (draining plugins)\n")
+	if err := closeHost(h, stderr); err != nil {
+		return exitError
+	}
+	return exitOK
+}
+
+func closeHost(h *testharness.Host, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := h.Close(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: stopping plugins: %v\n", err)
+	}
+	return err
+}
+
+func cmdTool(args []string, stdout, stderr io.Writer) int {
+	c := newFlags("tool", "tool NAME ['JSON'] [flags]", stderr)
+	c.logLevel = "warn"
+	c.fs.Lookup("log-level").DefValue = "warn"
+	chatID := c.fs.String("chat", "", "chat id of the calling conversation (CallToolRequest.chat_id)")
+	timeout := c.fs.Duration("timeout", 5*time.Minute, "give up on the call after this long")
+	pos, err := c.parse(args)
+	if err != nil {
+		return usageErr(err)
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprintf(stderr, "agenthost tool: want a tool name and optional JSON arguments, got %d arguments\n", len(pos))
+		c.fs.Usage()
+		return exitUsage
+	}
+	name, argsJSON := pos[0], "{}"
+	if len(pos) == 2 {
+		argsJSON = pos[1]
+	}
+	var probe map[string]any
+	if err := json.Unmarshal([]byte(argsJSON), &probe); err != nil {
+		fmt.Fprintf(stderr, "agenthost tool: the arguments must be a JSON object: %v\n", err)
+		return exitUsage
+	}
+	s, err := c.settings()
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	opts, err := s.hostOptions(stderrLogger(stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := testharness.StartHost(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	defer closeHost(h, stderr)
+
+	cctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, err := h.CallToolProgress(cctx, &pb.CallToolRequest{Name: name, ArgumentsJson: argsJSON, ChatId: *chatID, Platform: "agenthost"},
+		func(p *pb.ToolProgress) error {
+			if f := p.GetFraction(); f >= 0 && f <= 1 {
+				fmt.Fprintf(stderr, "progress: %s (%.0f%%)\n", p.GetMessage(), f*100)
+			} else {
+				fmt.Fprintf(stderr, "progress: %s\n", p.GetMessage())
+			}
+			return nil
+		})
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost tool %s: %v\n", name, err)
+		return exitError
+	}
+	fmt.Fprintln(stdout, res.GetContent())
+	if res.GetIsError() {
+		return exitError
+	}
+	return exitOK
+}
+
+// pluginInfo is one line of "agenthost plugins".
+type pluginInfo struct {
+	Name          string   `json:"name"`
+	Version       string   `json:"version"`
+	ProtocolMinor uint32   `json:"protocol_minor"`
+	Capabilities  []string `json:"capabilities"`
+	State         string   `json:"state"`
+	Path          string   `json:"path"`
+	Endpoints     []string `json:"endpoints,omitempty"`
+	Description   string   `json:"description,omitempty"`
+	Error         string   `json:"error,omitempty"`
+}
+
+// skippedInfo is a file of the plugins directory that is not a plugin.
+type skippedInfo struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+func cmdPlugins(args []string, stdout, stderr io.Writer) int {
+	c := newFlags("plugins", "plugins [flags]", stderr)
+	c.logLevel = "off"
+	c.fs.Lookup("log-level").DefValue = "off"
+	asJSON := c.fs.Bool("json", false, "print JSON instead of a table")
+	pos, err := c.parse(args)
+	if err != nil {
+		return usageErr(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agenthost plugins: unexpected arguments %q\n", pos)
+		return exitUsage
+	}
+	s, err := c.settings()
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	opts, err := s.hostOptions(stderrLogger(stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	// Listing must not leave state behind or clash with a running host's
+	// data: use a throw-away data directory.
+	tmp, err := os.MkdirTemp("", "agenthost-plugins-")
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	defer os.RemoveAll(tmp)
+	opts.DataDir = tmp
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := testharness.StartHost(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	var plugins []pluginInfo
+	loaded := map[string]bool{}
+	for _, p := range h.Manager().Plugins() {
+		d := p.Describe()
+		info := pluginInfo{
+			Name: p.Name(), Version: d.GetVersion(), ProtocolMinor: d.GetProtocolMinor(),
+			State: p.State().String(), Path: p.Path(), Endpoints: p.Endpoints(), Description: d.GetDescription(),
+		}
+		for _, c := range d.GetCapabilities() {
+			info.Capabilities = append(info.Capabilities, strings.ToLower(strings.TrimPrefix(c.String(), "CAPABILITY_")))
+		}
+		if p.State() != hostsdk.StateReady && p.LastError() != nil {
+			info.Error = p.LastError().Error()
+		}
+		plugins = append(plugins, info)
+		loaded[p.Path()] = true
+	}
+	skipped := skippedFiles(s.pluginsDir, loaded, h.Events())
+	closeHost(h, stderr)
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"plugins": plugins, "skipped": skipped})
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tCAPABILITIES\tSTATE\tPATH")
+	for _, p := range plugins {
+		fmt.Fprintf(tw, "%s\t%s\t1.%d\t%s\t%s\t%s\n", p.Name, p.Version, p.ProtocolMinor, strings.Join(p.Capabilities, ","), p.State, p.Path)
+	}
+	tw.Flush()
+	for _, p := range plugins {
+		if p.Error != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", p.Name, p.Error)
+		}
+	}
+	if len(plugins) == 0 {
+		fmt.Fprintf(stdout, "no plugins in %s\n", s.pluginsDir)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintln(stdout, "\nskipped:")
+		for _, sk := range skipped {
+			fmt.Fprintf(stdout, "  %s: %s\n", sk.Path, sk.Reason)
+		}
+	}
+	return exitOK
+}
+
+// skippedFiles explains every entry of the plugins directory that did not
+// become a plugin: host-sdk's reason for candidates it launched and
+// skipped, and the discovery rule for the rest.
+func skippedFiles(dir string, loaded map[string]bool, events []hostsdk.Event) []skippedInfo {
+	reasons := map[string]string{}
+	for _, ev := range events {
+		if ev.Kind == hostsdk.EventSkipped {
+			// go-plugin appends a multi-line explanation; keep the first line.
+			reason, _, _ := strings.Cut(fmt.Sprint(ev.Err), "\n")
+			reasons[ev.Plugin] = reason
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	var out []skippedInfo
+	for _, e := range entries {
+		path := filepath.Join(abs, e.Name())
+		if loaded[path] {
+			continue
+		}
+		reason := reasons[path]
+		if reason == "" {
+			info, err := os.Stat(path)
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+				reason = "hidden file"
+			case err != nil:
+				reason = "cannot stat it: " + err.Error()
+			case info.IsDir():
+				reason = "a directory (plugins are single executables)"
+			case !info.Mode().IsRegular():
+				reason = "not a regular file"
+			case info.Mode().Perm()&0o111 == 0:
+				reason = "not executable (chmod +x it if it is a plugin)"
+			default:
+				reason = "not loaded (see the log)"
+			}
+		}
+		out = append(out, skippedInfo{Path: path, Reason: reason})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func usageErr(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// syncWriter serializes writes from host-sdk's goroutines and main.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, args...)
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+// These tests run the real agenthost binary against the harness's test
+// plugin (testharness/internal/testplugin) in a plugins directory.
+
+type fixture struct {
+	agenthost  string
+	pluginsDir string
+	dir        string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and launches binaries")
+	}
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	host, err := testharness.BuildBinary(ctx, root, testharness.Binary{Name: "agenthost", Package: "./cmd/agenthost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plug, err := testharness.BuildBinary(ctx, root, testharness.TestPluginBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{agenthost: host, dir: t.TempDir()}
+	f.pluginsDir = filepath.Join(f.dir, "plugins")
+	if _, err := testharness.InstallBinary(plug, f.pluginsDir, "testplugin"); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// run runs agenthost with args and returns stdout, stderr and the exit code.
+func (f *fixture) run(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, f.agenthost, args...)
+	cmd.Dir = f.dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run agenthost %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func (f *fixture) write(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(f.dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.pluginsDir, "README.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.pluginsDir, "script.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := f.run(t, nil, "plugins", "--plugins", "plugins", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Plugins []pluginInfo  `json:"plugins"`
+		Skipped []skippedInfo `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(got.Plugins) != 1 {
+		t.Fatalf("plugins = %+v", got.Plugins)
+	}
+	p := got.Plugins[0]
+	if p.Name != "testplugin" || p.Version != "0.1.0" || p.ProtocolMinor != 0 || p.State != "ready" ||
+		strings.Join(p.Capabilities, ",") != "platform,toolset" || p.Path != filepath.Join(f.pluginsDir, "testplugin") {
+		t.Fatalf("plugin = %+v", p)
+	}
+	if len(got.Skipped) != 2 ||
+		!strings.Contains(got.Skipped[0].Reason, "not executable") ||
+		!strings.Contains(got.Skipped[1].Reason, "handshake failed") {
+		t.Fatalf("skipped = %+v", got.Skipped)
+	}
+
+	table, _, code := f.run(t, nil, "plugins", "--plugins", "plugins")
+	if code != 0 || !strings.Contains(table, "testplugin  0.1.0    1.0       platform,toolset  ready") ||
+		!strings.Contains(table, "skipped:\n  "+filepath.Join(f.pluginsDir, "README.txt")) {
+		t.Fatalf("table:\n%s", table)
+	}
+}
+
+func TestPluginsCommandShowsARefusedConfiguration(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.write(t, "host.yaml", "plugins:\n  testplugin:\n    fail_configure: missing token\n")
+	stdout, stderr, code := f.run(t, nil, "plugins", "--plugins", "plugins", "--config", cfg)
+	if code != 0 || !strings.Contains(stdout, "failed") || !strings.Contains(stdout, "configured to fail: missing token") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestToolCommandPrintsTheResultAndProgress(t *testing.T) {
+	f := newFixture(t)
+	scenario := f.write(t, "agent.yaml", "default:\n  - progress: working\n  - reply: \"agent got {{text}}\"\n")
+	stdout, stderr, code := f.run(t, nil, "tool", "inject", `{"text":"hi"}`, "--plugins", "plugins", "--agent", "scenario:"+scenario)
+	if code != 0 || stdout != "agent got hi\n" || !strings.Contains(stderr, "progress: working\n") {
+		t.Fatalf("exit %d\nstdout: %q\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	stdout, stderr, code = f.run(t, nil, "tool", "sleep", `{"ms":30,"steps":2}`, "--plugins", "plugins")
+	if code != 0 || stdout != "slept\n" || !strings.Contains(stderr, "progress: step 1/2 (0%)\nprogress: step 2/2 (50%)\n") {
+		t.Fatalf("exit %d\nstdout: %q\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	stdout, _, code = f.run(t, nil, "tool", "inject", `{"text":"hi"}`, "--plugins", "plugins", "--agent", "command:tr a-z A-Z")
+	if code != 0 || stdout != "HI\n" {
+		t.Fatalf("command agent: exit %d, stdout %q", code, stdout)
+	}
+}
+
+func TestToolCommandExitsOneOnAnErrorResult(t *testing.T) {
+	f := newFixture(t)
+	stdout, _, code := f.run(t, nil, "tool", "fail", `{"message":"bad input"}`, "--plugins", "plugins")
+	if code != 1 || stdout != "bad input\n" {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	_, stderr, code := f.run(t, nil, "tool", "no_such_tool", "--plugins", "plugins")
+	if code != 1 || !strings.Contains(stderr, `no plugin offers tool "no_such_tool" (known: cancel, complete,`) {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	stdout, _, code = f.run(t, nil, "tool", "inject", `{"text":"x"}`, "--plugins", "plugins", "--agent", "command:echo oops >&2; exit 4")
+	if code != 1 || !strings.Contains(stdout, "OUTCOME_FAILURE: command exited with status 4: oops") {
+		t.Fatalf("failing agent: exit %d, stdout %q", code, stdout)
+	}
+}
+
+func TestToolCommandHandsConfigAndEnvironmentFromHostYAML(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.write(t, "host.yaml", `
+plugins_dir: plugins
+plugins:
+  testplugin:
+    greeting: hello
+    nested: {n: 1}
+env:
+  testplugin:
+    TESTPLUGIN_MODE: strict
+env_allow: [AGENTHOST_TEST_ALLOWED]
+`)
+	env := []string{"AGENTHOST_TEST_ALLOWED=yes", "AGENTHOST_TEST_SECRET=leak", "A2A_SOMETHING=on"}
+	stdout, stderr, code := f.run(t, env, "tool", "config", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Config  map[string]any `json:"config"`
+		DataDir string         `json:"data_dir"`
+		Host    string         `json:"host"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Config["greeting"] != "hello" || got.Host != "agenthost" || got.DataDir != filepath.Join(f.dir, "data", "testplugin") {
+		t.Fatalf("config = %+v", got)
+	}
+	for name, want := range map[string]string{
+		"TESTPLUGIN_MODE":        "strict",
+		"AGENTHOST_TEST_ALLOWED": "yes",
+		"AGENTHOST_TEST_SECRET":  "",
+		"A2A_SOMETHING":          "on",
+	} {
+		stdout, _, _ := f.run(t, env, "tool", "env", `{"name":"`+name+`"}`, "--config", cfg)
+		if stdout != want+"\n" {
+			t.Errorf("plugin sees %s=%q, want %q", name, strings.TrimSpace(stdout), want)
+		}
+	}
+}
+
+func TestRunServesUntilSIGTERM(t *testing.T) {
+	f := newFixture(t)
+	cmd := exec.Command(f.agenthost, "run", "--plugins", "plugins", "--data", "state")
+	cmd.Dir = f.dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var seen []string
+	deadline := time.After(time.Minute)
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("agenthost exited early: %v\nstderr:\n%s", seen, stderr.String())
+			}
+			seen = append(seen, l)
+			ready = strings.Contains(l, "plugin(s) ready")
+		case <-deadline:
+			t.Fatalf("not ready: %v", seen)
+		}
+	}
+	if !strings.HasPrefix(seen[0], "testplugin: serving at test://testplugin/") || !strings.HasPrefix(seen[1], "tools: inject,") {
+		t.Fatalf("output = %q", seen)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "state", "testplugin")); err != nil {
+		t.Fatalf("data directory: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		seen = append(seen, l)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agenthost did not stop after SIGTERM")
+	}
+	if last := seen[len(seen)-1]; last != "agenthost: stopping (draining plugins)" {
+		t.Fatalf("last line = %q", last)
+	}
+	// The plugin process must have ended, and not by a kill after a failed
+	// drain (that would be logged as an error).
+	if log := stderr.String(); !strings.Contains(log, "plugin process exited") || strings.Contains(log, "[ERROR]") {
+		t.Fatalf("the plugin did not stop cleanly:\n%s", log)
+	}
+}
+
+func TestUsageAndClearErrors(t *testing.T) {
+	var out, errOut bytes.Buffer
+	tests := []struct {
+		args    []string
+		code    int
+		inOut   string
+		inError string
+	}{
+		{nil, exitUsage, "", "Usage:"},
+		{[]string{"help"}, exitOK, "agenthost run", ""},
+		{[]string{"serve"}, exitUsage, "", `unknown command "serve"`},
+		{[]string{"run", "--help"}, exitOK, "", "-plugins DIR"},
+		{[]string{"tool"}, exitUsage, "", "want a tool name"},
+		{[]string{"tool", "x", "{nope"}, exitUsage, "", "the arguments must be a JSON object"},
+		{[]string{"run", "--plugins", "/does/not/exist"}, exitError, "", "plugins directory /does/not/exist not found"},
+		{[]string{"run", "--plugins", ".", "--agent", "llm"}, exitError, "", `unknown agent "llm"`},
+		{[]string{"run", "--plugins", ".", "--log-level", "loud"}, exitError, "", `unknown log level "loud"`},
+		{[]string{"plugins", "extra"}, exitUsage, "", "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		out.Reset()
+		errOut.Reset()
+		code := run(tt.args, &out, &errOut)
+		if code != tt.code || !strings.Contains(out.String(), tt.inOut) || !strings.Contains(errOut.String(), tt.inError) {
+			t.Errorf("agenthost %q: exit %d (want %d)\nstdout: %s\nstderr: %s", tt.args, code, tt.code, out.String(), errOut.String())
+		}
+	}
+}

@@ -70,8 +70,9 @@ type Options struct {
 	Logger Logger
 	// Recorder receives every call; nil means a new one.
 	Recorder *Recorder
-	// HostName is HostInfo.name given to plugins; default "testharness".
-	HostName string
+	// HostName and HostVersion are HostInfo.name and .version given to
+	// plugins; default "testharness" and "dev".
+	HostName, HostVersion string
 	// StartTimeout bounds each step of bringing a plugin up (default 20s).
 	StartTimeout time.Duration
 	// Restart is the supervisor's policy for crashed plugins.
@@ -208,6 +209,10 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 	if hostName == "" {
 		hostName = "testharness"
 	}
+	hostVersion := opts.HostVersion
+	if hostVersion == "" {
+		hostVersion = "dev"
+	}
 	startTimeout := opts.StartTimeout
 	if startTimeout <= 0 {
 		startTimeout = 20 * time.Second
@@ -219,7 +224,7 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 		Config:       configs,
 		DataDir:      opts.DataDir,
 		LogLevel:     opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: hostName, Version: "dev", OptionalRpcs: agent.OptionalRPCs()},
+		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, OptionalRpcs: agent.OptionalRPCs()},
 		EnvAllow:     opts.EnvAllow,
 		PluginEnv:    pluginEnv,
 		StartTimeout: startTimeout,

@@ -30,9 +30,14 @@ import (
 	"time"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
+
+// version is set at build time (-ldflags "-X main.version=…") and sent to
+// plugins as HostInfo.version.
+var version = "dev"
 
 // Exit codes.
 const (
@@ -60,6 +65,7 @@ Usage:
   agenthost tool    NAME ['JSON'] [flags]  call one plugin tool; result on stdout,
                                         progress on stderr; exit 1 if is_error
   agenthost plugins [flags]             list the plugins found and what was skipped
+  agenthost version                     print the version
 
 Common flags:
   --plugins DIR      plugins directory (default ./bin/plugins)
@@ -98,6 +104,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdPlugins(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintf(stdout, "agenthost %s (agentplugin protocol %d.%d)\n", version, plugin.ProtocolMajor, plugin.ProtocolMinor)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "agenthost: unknown command %q\n\n%s", cmd, usage)
@@ -238,6 +247,7 @@ func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, 
 		PluginEnv:     s.cfg.Env,
 		EnvAllow:      append(append([]string(nil), defaultEnvAllow...), s.cfg.EnvAllow...),
 		HostName:      "agenthost",
+		HostVersion:   version,
 		AllowFailures: true,
 	}, nil
 }

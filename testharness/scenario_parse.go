@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -423,11 +423,13 @@ func (p *parser) conditions(n *yaml.Node, path string) []Condition {
 	if f == nil {
 		return nil
 	}
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
+	// In the order written (fields returns a map).
+	var keys []string
+	for i := 0; i < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; f[k] != nil && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return f[keys[i]].Line < f[keys[j]].Line })
 	var out []Condition
 	for _, field := range keys {
 		v := f[field]
@@ -464,6 +466,11 @@ func (p *parser) action(n *yaml.Node, path string) Action {
 	kinds := make([]string, len(actionKinds))
 	for i, k := range actionKinds {
 		kinds[i] = string(k)
+	}
+	if n != nil && n.Kind == yaml.ScalarNode && slices.Contains([]string{string(ActEcho), string(ActHang), string(ActDrop)}, n.Value) {
+		// Actions without a value may be written bare: "- echo".
+		p.mark(n, path+"."+n.Value)
+		return Action{Kind: ActionKind(n.Value)}
 	}
 	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) != 2 {
 		p.errf(n, path, "want a mapping with exactly one action (one of %s), got %s", strings.Join(kinds, ", "), describe(n))

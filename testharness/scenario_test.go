@@ -64,6 +64,33 @@ func TestScenarioNameDefaultsToFileName(t *testing.T) {
 	}
 }
 
+func TestActionsWithoutValueMayBeBare(t *testing.T) {
+	s, err := ParseScenario([]byte("default: [echo, hang, drop]"), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Default.Actions; len(got) != 3 || got[0].Kind != ActEcho || got[1].Kind != ActHang || got[2].Kind != ActDrop {
+		t.Fatalf("actions = %+v", got)
+	}
+	if _, err := ParseScenario([]byte("default: [reply]"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml:1: default.actions[0]: want a mapping with exactly one action") {
+		t.Fatalf("bare reply: %v", err)
+	}
+}
+
+func TestConditionsKeepTheirWrittenOrder(t *testing.T) {
+	s, err := ParseScenario([]byte(`{"rules":[{"match":{"text":"a","sender":"b","chat_id":"c","platform":"d"},"actions":[{"reply":"x"}]}]}`), "x.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, c := range s.Rules[0].Match {
+		fields = append(fields, c.Field)
+	}
+	if strings.Join(fields, ",") != "text,sender,chat_id,platform" {
+		t.Fatalf("order = %v", fields)
+	}
+}
+
 func TestScenarioFormatIsSniffedWithoutExtension(t *testing.T) {
 	json := "{\n\t\"default\": {\"actions\": [{\"reply\": \"x\"}]}\n}"
 	if _, err := ParseScenario([]byte(json), "stdin"); err != nil {

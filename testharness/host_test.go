@@ -169,7 +169,13 @@ func TestAgentCallsAPluginToolDuringATurn(t *testing.T) {
 }
 
 func TestRestartBringsThePluginBackWithANewProcess(t *testing.T) {
-	h := startTestPlugin(t, Options{})
+	var mu sync.Mutex
+	var readyEndpoints []string
+	h := startTestPlugin(t, Options{OnReady: func(p *hostsdk.Plugin) {
+		mu.Lock()
+		defer mu.Unlock()
+		readyEndpoints = append(readyEndpoints, p.Endpoints()...)
+	}})
 	p := h.Plugin("testplugin")
 	old := p.Pid()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -189,6 +195,11 @@ func TestRestartBringsThePluginBackWithANewProcess(t *testing.T) {
 	}
 	if fmt.Sprint(kinds) != "[ready crashed ready]" {
 		t.Fatalf("events = %v", kinds)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{fmt.Sprintf("test://testplugin/%d", old), fmt.Sprintf("test://testplugin/%d", p.Pid())}; fmt.Sprint(readyEndpoints) != fmt.Sprint(want) {
+		t.Fatalf("OnReady saw %v, want %v", readyEndpoints, want)
 	}
 }
 

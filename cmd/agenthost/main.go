@@ -278,6 +278,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
+	release, err := lockDataDir(opts.DataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	defer release()
 	out := &syncWriter{w: stdout}
 	opts.OnReady = func(p *hostsdk.Plugin) {
 		for _, ep := range p.Endpoints() {
@@ -367,6 +373,12 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
+	release, err := lockDataDir(opts.DataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	defer release()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	h, err := testharness.StartHost(ctx, opts)

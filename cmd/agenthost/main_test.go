@@ -249,6 +249,12 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, "state", "testplugin")); err != nil {
 		t.Fatalf("data directory: %v", err)
 	}
+	// A second host on the same state is refused: its plugins would take
+	// over the running host's tasks.
+	_, errOut, code := f.run(t, nil, "tool", "env", "--plugins", "plugins", "--data", "state")
+	if code != 1 || !strings.Contains(errOut, "/state is in use by another agenthost (pid ") {
+		t.Fatalf("second host on the same data: exit %d, stderr %s", code, errOut)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+)
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// scopesAsArrays rewrites the ProtoJSON form of security requirement
+// scopes ({"list": [...]}) into the bare arrays the Go SDK v2.4.0 expects
+// (a2aproject/a2a-go#430), so its resolver can read a spec-conformant card.
+func scopesAsArrays(body []byte) ([]byte, error) {
+	var card map[string]any
+	if err := json.Unmarshal(body, &card); err != nil {
+		return nil, err
+	}
+	reqs, _ := card["securityRequirements"].([]any)
+	for _, r := range reqs {
+		schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
+		for name, v := range schemes {
+			list, _ := v.(map[string]any)["list"].([]any)
+			if list == nil {
+				list = []any{}
+			}
+			schemes[name] = list
+		}
+	}
+	return json.Marshal(card)
+}
+
+// TestOfficialGoSDKClientInterop drives our server with the official Go
+// SDK client (github.com/a2aproject/a2a-go/v2, a client we did not write):
+// card discovery, blocking send, stream, get, list, cancel, resubscribe.
+func TestOfficialGoSDKClientInterop(t *testing.T) {
+	t.Run("open agent, stock card parser", func(t *testing.T) {
+		e := newEnv(t, func(o *Options) { o.Auth = nil }) // no token: loopback callers are local
+		goSDKSession(t, e, agentcard.NewResolver(http.DefaultClient), http.DefaultClient, "")
+	})
+	t.Run("token required", func(t *testing.T) {
+		e := newEnv(t)
+		hc := &http.Client{Transport: bearer{token: tokAlice, next: http.DefaultTransport}}
+		// The card declares the bearer scheme with ProtoJSON scopes, which
+		// the SDK's stock parser cannot read yet.
+		if _, err := agentcard.NewResolver(hc).Resolve(context.Background(), e.url); err == nil {
+			t.Log("the Go SDK now parses ProtoJSON security scopes; scopesAsArrays can go")
+		}
+		resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*sdk.AgentCard, error) {
+			fixed, err := scopesAsArrays(b)
+			if err != nil {
+				return nil, err
+			}
+			return agentcard.DefaultCardParser(fixed)
+		}}
+		card := goSDKSession(t, e, resolver, hc, tokAlice)
+		if len(card.SecuritySchemes) != 1 || len(card.SecurityRequirements) != 1 {
+			t.Errorf("security = %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
+		}
+		// Without a token the SDK client gets an error, not an answer.
+		plain, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(http.DefaultClient))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plain.ListTasks(context.Background(), &sdk.ListTasksRequest{}); err == nil {
+			t.Error("unauthenticated SDK call succeeded")
+		}
+	})
+}
+
+// goSDKSession runs the SDK client through every operation.
+func goSDKSession(t *testing.T, e *testEnv, resolver *agentcard.Resolver, hc *http.Client, token string) *sdk.AgentCard {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	card, err := resolver.Resolve(ctx, e.url)
+	if err != nil {
+		t.Fatalf("resolve card: %v", err)
+	}
+	if card.Name != "Test Agent" || len(card.SupportedInterfaces) == 0 || !card.Capabilities.Streaming {
+		t.Fatalf("card = %+v", card)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatalf("client from card: %v", err)
+	}
+	defer client.Destroy()
+
+	// Blocking send.
+	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hello from go"))})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	task, ok := res.(*sdk.Task)
+	if !ok || task.Status.State != sdk.TaskStateCompleted || len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "echo: hello from go" {
+		t.Fatalf("send result = %#v", res)
+	}
+
+	// Direct reply.
+	res, err = client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("direct go"))})
+	if msg, ok := res.(*sdk.Message); err != nil || !ok || msg.Parts[0].Text() != "direct: go" {
+		t.Fatalf("direct reply = %#v, %v", res, err)
+	}
+
+	// Stream.
+	var kinds []string
+	var streamTask sdk.TaskID
+	for ev, err := range client.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("progress go"))}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task")
+			streamTask = v.ID
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		case *sdk.Message:
+			kinds = append(kinds, "message")
+		}
+	}
+	if len(kinds) != 7 || kinds[0] != "task" || kinds[6] != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("stream events = %v", kinds)
+	}
+
+	// Get.
+	got, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID})
+	if err != nil || got.ID != task.ID || got.Status.State != sdk.TaskStateCompleted {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	one := 1
+	got, err = client.GetTask(ctx, &sdk.GetTaskRequest{ID: streamTask, HistoryLength: &one})
+	if err != nil || len(got.History) != 1 {
+		t.Fatalf("get with historyLength = %+v, %v", got, err)
+	}
+
+	// List.
+	list, err := client.ListTasks(ctx, &sdk.ListTasksRequest{PageSize: 10})
+	if err != nil || list.TotalSize != 2 || len(list.Tasks) != 2 || list.NextPageToken != "" {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+
+	// Cancel a running task, and resubscribe to another.
+	slow := e.startGated(token, "slow go")
+	canceled, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: sdk.TaskID(slow.ID)})
+	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
+		t.Fatalf("cancel = %+v, %v", canceled, err)
+	}
+	if _, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: sdk.TaskID(slow.ID)}); err == nil {
+		t.Error("second cancel succeeded")
+	}
+
+	other := e.startGated(token, "slow again")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		e.exec.release(other.ID)
+	}()
+	kinds = nil
+	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(other.ID)}) {
+		if err != nil {
+			t.Fatalf("resubscribe: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task:"+string(v.Status.State))
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		}
+	}
+	if len(kinds) != 3 || kinds[0] != "task:TASK_STATE_WORKING" || kinds[2] != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("resubscribe events = %v", kinds)
+	}
+
+	// Errors surface as the SDK's typed errors.
+	_, err = client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"})
+	if err == nil || !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("unknown task: %v", err)
+	}
+	return card
+}

@@ -214,6 +214,7 @@ func BenchmarkListTasks(b *testing.B) {
 				}{
 					{"first", TaskQuery{}},
 					{"owner", TaskQuery{Owner: "peer:3"}},
+					{"state", TaskQuery{State: a2a.TaskStateCompleted}},
 					{"owner+state", TaskQuery{Owner: "peer:3", State: a2a.TaskStateCompleted}},
 					{"owner+context", TaskQuery{Owner: "peer:3", ContextID: fmt.Sprintf("ctx-%d", mid/5)}},
 					{"owner+after", TaskQuery{Owner: "peer:3", StatusAfter: base.Add(time.Duration(mid) * time.Millisecond)}},

@@ -48,6 +48,46 @@ CREATE INDEX tasks_by_state        ON tasks (state, status_ts DESC, id);
 CREATE INDEX tasks_active          ON tasks (status_ts, id) WHERE terminal = 0;
 CREATE INDEX tasks_terminal        ON tasks (status_ts)     WHERE terminal = 1;
 
+-- Task counts for ListTasks' totalSize, per owner and state and per
+-- state, kept exact by triggers in the same transaction as every change:
+-- counting a large result set row by row through an index costs about
+-- 55 ns per task (5 ms for 100k), reading these at most nine rows. Counts
+-- filtered by context or StatusAfter still count index entries (contexts
+-- are small; StatusAfter windows are usually recent). Rows that drop to
+-- zero are deleted, so owners that come and go leave nothing behind.
+CREATE TABLE task_counts (
+	owner TEXT    NOT NULL,
+	state TEXT    NOT NULL,
+	n     INTEGER NOT NULL,
+	PRIMARY KEY (owner, state)
+) WITHOUT ROWID;
+CREATE TABLE task_state_counts (
+	state TEXT    NOT NULL PRIMARY KEY,
+	n     INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+	INSERT INTO task_counts (owner, state, n) VALUES (NEW.owner, NEW.state, 1)
+		ON CONFLICT (owner, state) DO UPDATE SET n = n + 1;
+	INSERT INTO task_state_counts (state, n) VALUES (NEW.state, 1)
+		ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE owner = OLD.owner AND state = OLD.state;
+	DELETE FROM task_counts WHERE owner = OLD.owner AND state = OLD.state AND n = 0;
+	UPDATE task_state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
+CREATE TRIGGER tasks_count_update AFTER UPDATE OF owner, state ON tasks
+	WHEN OLD.owner IS NOT NEW.owner OR OLD.state IS NOT NEW.state BEGIN
+	UPDATE task_counts SET n = n - 1 WHERE owner = OLD.owner AND state = OLD.state;
+	DELETE FROM task_counts WHERE owner = OLD.owner AND state = OLD.state AND n = 0;
+	INSERT INTO task_counts (owner, state, n) VALUES (NEW.owner, NEW.state, 1)
+		ON CONFLICT (owner, state) DO UPDATE SET n = n + 1;
+	UPDATE task_state_counts SET n = n - 1 WHERE state = OLD.state;
+	INSERT INTO task_state_counts (state, n) VALUES (NEW.state, 1)
+		ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+
 -- Push-notification configs belong to a task and go with it. The config
 -- is its ProtoJSON blob; rowid breaks ties of created_at so that configs
 -- list in insertion order (an upsert keeps the rowid).

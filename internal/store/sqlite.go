@@ -407,7 +407,11 @@ func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 	}
 	defer r.rollback.Exec() //nolint:errcheck // ends the read transaction; nothing to undo
 	var page TaskPage
-	if err := r.count[v].QueryRowContext(ctx, p.owner, p.contextID, p.state, p.after).Scan(&page.TotalSize); err != nil {
+	count, hasAfter := r.count[v], p.after != math.MinInt64
+	if hasAfter {
+		count = r.countAfter[v]
+	}
+	if err := count.QueryRowContext(ctx, countArgs(v, hasAfter, []any{p.owner, p.contextID, p.state, p.after})...).Scan(&page.TotalSize); err != nil {
 		return TaskPage{}, fmt.Errorf("store: count tasks: %w", err)
 	}
 	if page.TotalSize == 0 {

@@ -31,13 +31,13 @@ func listVariant(p listPlan) int {
 	return v
 }
 
-// listWhere is the WHERE clause shared by the count and the page of one
-// filter combination. Parameters: ?1 owner, ?2 context, ?3 state, ?4 the
-// StatusAfter bound. Equality filters come first so that SQLite picks the
-// index with those columns in front; with a context the state is written
-// "+state" (no index use), which keeps the planner on the context index
-// (few rows) rather than the state index (possibly very many).
-func listWhere(v int) string {
+// listWhere is the WHERE clause of one filter combination. Parameters:
+// ?1 owner, ?2 context, ?3 state, ?4 the StatusAfter bound (left out
+// when after is false). Equality filters come first so that SQLite picks
+// the index with those columns in front; with a context the state is
+// written "+state" (no index use), which keeps the planner on the context
+// index (few rows) rather than the state index (possibly very many).
+func listWhere(v int, after bool) string {
 	var c []string
 	if v&filterOwner != 0 {
 		c = append(c, "owner = ?1")
@@ -52,8 +52,13 @@ func listWhere(v int) string {
 			c = append(c, "state = ?3")
 		}
 	}
-	c = append(c, "status_ts >= ?4")
-	return strings.Join(c, " AND ")
+	if after {
+		c = append(c, "status_ts >= ?4")
+	}
+	if len(c) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c, " AND ")
 }
 
 // listSQL selects one page: the cursor (?5 status_ts, ?6 id) is the last
@@ -61,13 +66,44 @@ func listWhere(v int) string {
 // in index order, newest status first, ties by id, and the scan stops
 // after ?7 rows.
 func listSQL(v int) string {
-	return `SELECT id, owner, created_at, status_ts, task FROM tasks WHERE ` + listWhere(v) +
+	return `SELECT id, owner, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
 		` AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
 }
 
-// countSQL counts the rows of all pages.
-func countSQL(v int) string {
-	return `SELECT count(*) FROM tasks WHERE ` + listWhere(v)
+// countSQL counts the rows of all pages (with a StatusAfter bound or
+// not). Without a context or StatusAfter filter the count is read from
+// the counters the triggers keep.
+func countSQL(v int, after bool) string {
+	if !after && v&filterContext == 0 {
+		switch v {
+		case 0:
+			return `SELECT coalesce(sum(n), 0) FROM task_state_counts`
+		case filterState:
+			return `SELECT coalesce(sum(n), 0) FROM task_state_counts WHERE state = ?3`
+		case filterOwner:
+			return `SELECT coalesce(sum(n), 0) FROM task_counts WHERE owner = ?1`
+		case filterOwner | filterState:
+			return `SELECT coalesce(sum(n), 0) FROM task_counts WHERE owner = ?1 AND state = ?3`
+		}
+	}
+	return `SELECT count(*) FROM tasks` + listWhere(v, after)
+}
+
+// countArgs trims the arguments owner, context, state, after to those a
+// count statement takes: SQLite numbers parameters up to the highest one
+// used, and database/sql insists on exactly that many.
+func countArgs(v int, after bool, args []any) []any {
+	switch {
+	case after:
+		return args[:4]
+	case v&filterState != 0:
+		return args[:3]
+	case v&filterContext != 0:
+		return args[:2]
+	case v&filterOwner != 0:
+		return args[:1]
+	}
+	return args[:0]
 }
 
 // reader is one read connection with its own prepared statements; the
@@ -77,7 +113,8 @@ type reader struct {
 
 	begin, rollback                            *sql.Stmt
 	getTask, active                            *sql.Stmt
-	list, count                                [listVariants]*sql.Stmt
+	list                                       [listVariants]*sql.Stmt
+	count, countAfter                          [listVariants]*sql.Stmt
 	getPushConfig, listPushConfigs             *sql.Stmt
 	dueDeliveries, conversation, conversations *sql.Stmt
 }
@@ -116,7 +153,10 @@ func (r *reader) statements() []struct {
 		}{&r.list[v], listSQL(v)}, struct {
 			dst  **sql.Stmt
 			text string
-		}{&r.count[v], countSQL(v)})
+		}{&r.count[v], countSQL(v, false)}, struct {
+			dst  **sql.Stmt
+			text string
+		}{&r.countAfter[v], countSQL(v, true)})
 	}
 	return s
 }

@@ -77,9 +77,23 @@ func TestQueriesUseIndexes(t *testing.T) {
 		for _, q := range []struct {
 			sql  string
 			args []any
-		}{{listSQL(v), listArgs}, {countSQL(v), listArgs[:4]}} {
+		}{{listSQL(v), listArgs}, {countSQL(v, true), listArgs[:4]}, {countSQL(v, false), countArgs(v, false, listArgs)}} {
 			plan := queryPlan(t, db, q.sql, q.args...)
 			t.Logf("variant %03b: %s", v, plan)
+			if strings.Contains(q.sql, "_counts") {
+				// Counters: a handful of rows, by primary key where filtered.
+				if strings.Contains(plan, "TEMP B-TREE") || (strings.Contains(q.sql, "WHERE") && !strings.HasPrefix(plan, "SEARCH ")) {
+					t.Errorf("variant %03b: %s\n plan: %s", v, q.sql, plan)
+				}
+				continue
+			}
+			if strings.HasPrefix(q.sql, "SELECT count(*)") {
+				// Any index whose leading columns are the filters will do.
+				if strings.Contains(plan, "TEMP B-TREE") || !strings.HasPrefix(plan, "SEARCH tasks USING ") {
+					t.Errorf("variant %03b: %s\n plan: %s\n want an index search", v, q.sql, plan)
+				}
+				continue
+			}
 			if strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "INDEX "+wantIndex[v]+" ") {
 				t.Errorf("variant %03b: %s\n plan: %s\n want a search of %s without a sort", v, q.sql, plan, wantIndex[v])
 			}

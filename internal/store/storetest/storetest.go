@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListFiltersAndPages", testListFilters},
 		{"ListOrderNewestFirstTiesByID", testListOrder},
 		{"ListStatusAfterIsInclusive", testStatusAfter},
+		{"ListTotalSizeFollowsChanges", testTotalSizeFollowsChanges},
 		{"ListPagesStableUnderInserts", testPagesUnderInserts},
 		{"ListPageSizeBounds", testPageSizeBounds},
 		{"ListInvalidPageToken", testInvalidPageToken},
@@ -357,6 +358,44 @@ func testListFilters(t *testing.T, s store.Store) {
 	// TASK_STATE_UNSPECIFIED means "any state", as on the wire.
 	if got, want := listAll(t, s, store.TaskQuery{State: a2a.TaskStateUnspecified, PageSize: 100}), expect(recs, store.TaskQuery{}); !slices.Equal(got, want) {
 		t.Errorf("ListTasks with state UNSPECIFIED returned %d tasks, want all %d", len(got), len(want))
+	}
+}
+
+// testTotalSizeFollowsChanges moves tasks between owners and states and
+// prunes some, then checks every count (listAll compares TotalSize with
+// the tasks actually listed).
+func testTotalSizeFollowsChanges(t *testing.T, s store.Store) {
+	recs := dataset(t, s, 120, 7)
+	r := rand.New(rand.NewPCG(7, 7))
+	for i, rec := range recs {
+		switch i % 4 {
+		case 0:
+			rec.Task.Status.State = a2a.TaskStateCanceled
+		case 1:
+			rec.Owner = "peer:mallory"
+		case 2:
+			rec.Task.Status.State = a2a.TaskStateWorking
+			rec.Owner = "peer:alice"
+		}
+		rec.UpdatedAt = at(r.IntN(200) * 3)
+		mustSave(t, s, rec)
+	}
+	if _, _, err := s.Prune(context.Background(), at(300)); err != nil {
+		t.Fatal(err)
+	}
+	var kept []*store.TaskRecord
+	for _, rec := range recs {
+		if !rec.Task.Status.State.Terminal() || !rec.UpdatedAt.Before(at(300)) {
+			kept = append(kept, rec)
+		}
+	}
+	for _, owner := range []string{"", "peer:alice", "peer:bob", "peer:mallory"} {
+		for _, st := range []a2a.TaskState{"", a2a.TaskStateCanceled, a2a.TaskStateWorking, a2a.TaskStateCompleted} {
+			q := store.TaskQuery{Owner: owner, State: st, PageSize: 100}
+			if got, want := listAll(t, s, q), expect(kept, q); !slices.Equal(got, want) {
+				t.Errorf("ListTasks %+v:\n got  %v\n want %v", q, got, want)
+			}
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -95,6 +96,17 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if path == "" {
 		return nil, errors.New("store: OpenSQLite needs a database path")
 	}
+	// Tasks hold what peers and users said: the database is private to the
+	// plugin's user. SQLite gives the WAL and shared-memory files the mode
+	// of the database file, so creating that one 0600 covers all three.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create the data directory of %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	f.Close()
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
 	}
@@ -129,9 +141,8 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	// Checkpoints (copying the WAL back into the database file, with two
 	// fsyncs) are done by the checkpointer goroutine on a connection of
 	// its own, off the writer's path; the writer checkpoints by itself only
-	// if the WAL grows past 64 MiB regardless (e.g. the checkpointer
-	// cannot keep up), and the WAL file is truncated back to that size
-	// after a checkpoint.
+	// when the WAL grows past walBackstopPages regardless, and the WAL file
+	// is truncated back to that size after a checkpoint.
 	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages))
 	wq.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walBackstopPages*4096))
 	rq.Add("_pragma", "query_only(1)")
@@ -150,7 +161,6 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		yields:     writerYields,
 	}
 	ctx := context.Background()
-	var err error
 	if s.wdb, err = sql.Open("sqlite", fileURL+"?"+wq.Encode()); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -209,9 +219,12 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 // of about 3 requests from 16 writers, 3 and more about 10.
 const writerYields = 3
 
-// walBackstopPages is the WAL size (in 4 KiB pages, 64 MiB) past which the
-// writer checkpoints by itself.
-const walBackstopPages = 16384
+// walBackstopPages is the WAL size (in 4 KiB pages, 16 MiB) past which the
+// writer checkpoints by itself. Under a steady stream of writes the
+// background checkpoints rarely catch up completely, which the WAL needs
+// to start over; the writer's own checkpoint then has little left to copy
+// and lets it restart.
+const walBackstopPages = 4096
 
 // checkpointEvery is how often the checkpointer runs at the latest; the
 // writer kicks it sooner after every checkpointKick commits.

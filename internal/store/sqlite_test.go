@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -190,6 +191,30 @@ func TestReopenKeepsEverything(t *testing.T) {
 	}
 	if n, err := s.Size(); err != nil || n == 0 {
 		t.Errorf("Size = %d, %v", n, err)
+	}
+}
+
+func TestDatabaseIsPrivateToItsUser(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "data")
+	s, err := OpenSQLite(filepath.Join(dir, "a2a-plugin.db"), SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SaveTask(context.Background(), &TaskRecord{Task: a2a.Task{ID: "t"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a2a-plugin.db", "a2a-plugin.db-wal", "a2a-plugin.db-shm"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v, want no access for group and others", name, fi.Mode().Perm())
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory: %v, %v", fi.Mode(), err)
 	}
 }
 

@@ -1,0 +1,386 @@
+package push
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// Defaults for the zero values of [Options].
+const (
+	DefaultMaxAttempts  = 12
+	DefaultBaseBackoff  = time.Second
+	DefaultMaxBackoff   = 5 * time.Minute
+	DefaultTimeout      = 15 * time.Second
+	DefaultConcurrency  = 8
+	DefaultPollInterval = 30 * time.Second
+)
+
+// ErrClosed is returned by Run after Close.
+var ErrClosed = errors.New("push: dispatcher closed")
+
+// Observer is told about delivery outcomes, for metrics. Calls must be
+// fast and must not block.
+type Observer interface {
+	// Delivered reports a notification the webhook acknowledged (2xx) and
+	// how long that successful POST took.
+	Delivered(d time.Duration)
+	// Retried reports a failed attempt that will be tried again.
+	Retried()
+	// GaveUp reports a notification dropped without being delivered: a
+	// refused URL, a 4xx answer, or MaxAttempts failed attempts.
+	GaveUp()
+}
+
+// Options configure a [Dispatcher]. Zero values get the documented
+// defaults.
+type Options struct {
+	// Store holds the outbox and the push configs. Required.
+	Store store.Store
+	// Logger receives one line per failed attempt and give-up (and debug
+	// lines per delivery). Default: no logging.
+	Logger hclog.Logger
+	// Secret is the HMAC-SHA256 key of X-A2A-Signature: A2A_PUSH_SECRET,
+	// or the bearer token when that is unset. Empty means notifications
+	// are sent unsigned (New logs a warning).
+	Secret []byte
+	// Guard checks every webhook URL at delivery time and every address
+	// the POST connects to. Nil means the zero SSRFGuard, the strictest.
+	Guard *security.SSRFGuard
+	// MaxAttempts is how many POSTs a notification gets before it is
+	// given up (default 12).
+	MaxAttempts int
+	// BaseBackoff is the delay after the first failed attempt; it doubles
+	// with every further failure up to MaxBackoff (defaults 1 s and 5 min).
+	// Each delay is drawn uniformly from its upper half (jitter).
+	BaseBackoff, MaxBackoff time.Duration
+	// Timeout bounds one POST, from connecting to reading the status
+	// (default 15 s).
+	Timeout time.Duration
+	// Concurrency is how many webhooks are delivered to in parallel
+	// (default 8). Notifications for one config are always sent one at a
+	// time, in order.
+	Concurrency int
+	// PollInterval is the longest the dispatcher sleeps without looking
+	// at the outbox (default 30 s). It only matters for deliveries it was
+	// not told about: those scheduled by another process, or enqueued
+	// without Notify.
+	PollInterval time.Duration
+	// Now is the clock used for timestamps and schedules (default
+	// time.Now).
+	Now func() time.Time
+	// HTTPClient replaces the client built around Guard (for tests). Its
+	// redirect policy is replaced by the dispatcher's; its Transport should
+	// dial through Guard.
+	HTTPClient *http.Client
+	// Observer, when set, is told about every outcome.
+	Observer Observer
+}
+
+// Dispatcher delivers the push outbox to webhooks. Create it with New,
+// run it with Run, wake it with Notify, stop it with Close (or by
+// cancelling Run's context). What it has not delivered stays in the
+// outbox for the next run.
+type Dispatcher struct {
+	store       store.Store
+	log         hclog.Logger
+	secret      []byte
+	guard       *security.SSRFGuard
+	client      *http.Client
+	ownClient   bool
+	obs         Observer
+	now         func() time.Time
+	maxAttempts int
+	base, max   time.Duration
+	timeout     time.Duration
+	concurrency int
+	poll        time.Duration
+
+	wake chan struct{}
+	// closing is cancelled by Close; Run's context is derived from it.
+	closing context.Context
+	stop    context.CancelFunc
+
+	mu      sync.Mutex
+	running bool
+	closed  bool
+	done    chan struct{}
+}
+
+// New checks opts and returns a dispatcher that is not yet running.
+func New(opts Options) (*Dispatcher, error) {
+	if opts.Store == nil {
+		return nil, errors.New("push: Options.Store is required")
+	}
+	if opts.MaxAttempts < 0 || opts.BaseBackoff < 0 || opts.MaxBackoff < 0 || opts.Timeout < 0 || opts.Concurrency < 0 || opts.PollInterval < 0 {
+		return nil, fmt.Errorf("push: negative option in MaxAttempts=%d BaseBackoff=%s MaxBackoff=%s Timeout=%s Concurrency=%d PollInterval=%s; use 0 for the default",
+			opts.MaxAttempts, opts.BaseBackoff, opts.MaxBackoff, opts.Timeout, opts.Concurrency, opts.PollInterval)
+	}
+	d := &Dispatcher{
+		store:       opts.Store,
+		log:         opts.Logger,
+		secret:      append([]byte(nil), opts.Secret...),
+		guard:       opts.Guard,
+		obs:         opts.Observer,
+		now:         opts.Now,
+		maxAttempts: orDefault(opts.MaxAttempts, DefaultMaxAttempts),
+		base:        orDefault(opts.BaseBackoff, DefaultBaseBackoff),
+		max:         orDefault(opts.MaxBackoff, DefaultMaxBackoff),
+		timeout:     orDefault(opts.Timeout, DefaultTimeout),
+		concurrency: orDefault(opts.Concurrency, DefaultConcurrency),
+		poll:        orDefault(opts.PollInterval, DefaultPollInterval),
+		wake:        make(chan struct{}, 1),
+		done:        make(chan struct{}),
+	}
+	if d.max < d.base {
+		return nil, fmt.Errorf("push: MaxBackoff %s is shorter than BaseBackoff %s", d.max, d.base)
+	}
+	if d.log == nil {
+		d.log = hclog.NewNullLogger()
+	}
+	if d.guard == nil {
+		d.guard = &security.SSRFGuard{}
+	}
+	if err := d.guard.Validate(); err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	if d.obs == nil {
+		d.obs = nopObserver{}
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		d.client = &c
+	} else {
+		t := d.guard.Transport()
+		t.MaxIdleConnsPerHost = d.concurrency
+		d.client = &http.Client{Transport: t}
+		d.ownClient = true
+	}
+	d.client.CheckRedirect = d.checkRedirect
+	d.closing, d.stop = context.WithCancel(context.Background())
+	if len(d.secret) == 0 {
+		d.log.Warn("no push secret (A2A_PUSH_SECRET, or the bearer token) is set: webhook notifications are sent without " +
+			HeaderSignature + ", so receivers cannot check that they come from this agent")
+	}
+	return d, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Notify wakes the dispatcher because deliveries were added to the outbox.
+// It never blocks; calls made while a wake-up is pending are merged into
+// it.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops Run, waits for it to return (in-flight POSTs are abandoned
+// and stay in the outbox) and releases idle connections. It is safe to
+// call more than once and without Run.
+func (d *Dispatcher) Close() error {
+	d.mu.Lock()
+	d.closed = true
+	running := d.running
+	d.mu.Unlock()
+	d.stop()
+	if running {
+		<-d.done
+	}
+	if d.ownClient {
+		d.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Run delivers the outbox until ctx is cancelled or Close is called, and
+// then returns nil once every POST it started has ended. It may be called
+// once.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.mu.Lock()
+	switch {
+	case d.closed:
+		d.mu.Unlock()
+		return ErrClosed
+	case d.running:
+		d.mu.Unlock()
+		return errors.New("push: Run called twice")
+	}
+	d.running = true
+	d.mu.Unlock()
+	defer close(d.done)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(d.closing, cancel)()
+
+	l := &loop{
+		d:        d,
+		inflight: make(map[configKey]struct{}),
+		hold:     make(map[configKey]time.Time),
+		results:  make(chan result, d.concurrency),
+		peek:     true,
+	}
+	timer := time.NewTimer(d.poll)
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		wait, polling := l.fill(ctx)
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+		case <-d.wake:
+		case r := <-l.results:
+			l.finish(r)
+		case <-timer.C:
+			l.peek = polling
+		}
+	}
+	for len(l.inflight) > 0 {
+		l.finish(<-l.results)
+	}
+	return nil
+}
+
+// configKey names one webhook: deliveries with the same key go out one at
+// a time, in id order.
+type configKey struct{ task, config string }
+
+func keyOf(d *store.Delivery) configKey { return configKey{d.TaskID, d.ConfigID} }
+
+// result is what a worker reports when it is done with a delivery.
+type result struct {
+	key configKey
+	// next, when set, is when the config may be tried again: the retry
+	// time it scheduled, or a pause after a store failure.
+	next time.Time
+}
+
+// loop is the state of one Run, owned by its goroutine.
+type loop struct {
+	d *Dispatcher
+	// inflight holds the configs being delivered to; the store does not
+	// lease deliveries, so the loop must not hand out a second one.
+	inflight map[configKey]struct{}
+	// hold holds configs that must not be tried before a time; the
+	// earliest one also decides how long the loop sleeps.
+	hold    map[configKey]time.Time
+	results chan result
+	// peek asks fill to learn the retry times already in the outbox.
+	peek bool
+}
+
+// peekHorizon is how far ahead a peek looks, and peekLimit how many
+// configs it learns about.
+const (
+	peekHorizon = 10 * 365 * 24 * time.Hour
+	peekLimit   = 1000
+)
+
+// fill starts deliveries for due configs while there are free slots and
+// returns how long to sleep at most; polling says the bound is the poll
+// interval rather than a known retry time.
+func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
+	d := l.d
+	now := d.now()
+	if l.peek {
+		l.peek = false
+		l.learnRetries(ctx, now)
+	}
+	for k, t := range l.hold {
+		if !t.After(now) {
+			delete(l.hold, k)
+		}
+	}
+	if free := d.concurrency - len(l.inflight); free > 0 {
+		// At most one row per in-flight config comes back, so this limit
+		// leaves room for `free` new configs whenever there are that many.
+		due, err := d.store.DueDeliveries(ctx, now, d.concurrency)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, false
+			}
+			d.log.Error("cannot read the push outbox; trying again shortly", "error", err)
+			return min(d.poll, time.Second), false
+		}
+		for i := range due {
+			if free == 0 {
+				break
+			}
+			del := due[i]
+			k := keyOf(&del)
+			if _, busy := l.inflight[k]; busy {
+				continue
+			}
+			if _, held := l.hold[k]; held {
+				continue
+			}
+			l.inflight[k] = struct{}{}
+			free--
+			go l.work(ctx, del)
+		}
+	}
+	wait, polling = d.poll, true
+	for _, t := range l.hold {
+		if w := t.Sub(now); w < wait {
+			wait, polling = w, false
+		}
+	}
+	return wait, polling
+}
+
+// learnRetries records when configs whose next delivery is not yet due
+// become due, so the loop wakes for them (deliveries left by a previous
+// process, or scheduled by another one).
+func (l *loop) learnRetries(ctx context.Context, now time.Time) {
+	pending, err := l.d.store.DueDeliveries(ctx, now.Add(peekHorizon), peekLimit)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.d.log.Warn("cannot read the push outbox", "error", err)
+		}
+		return
+	}
+	for i := range pending {
+		p := &pending[i]
+		if _, busy := l.inflight[keyOf(p)]; !busy && p.NextTry.After(now) {
+			l.hold[keyOf(p)] = p.NextTry
+		}
+	}
+}
+
+// work delivers one notification and reports back.
+func (l *loop) work(ctx context.Context, del store.Delivery) {
+	l.results <- result{key: keyOf(&del), next: l.d.deliver(ctx, &del)}
+}
+
+// finish frees the config of a finished worker.
+func (l *loop) finish(r result) {
+	delete(l.inflight, r.key)
+	if !r.next.IsZero() {
+		l.hold[r.key] = r.next
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Delivered(time.Duration) {}
+func (nopObserver) Retried()                {}
+func (nopObserver) GaveUp()                 {}

@@ -64,9 +64,10 @@ func DeliveryID(d *store.Delivery) string {
 	return strconv.FormatInt(d.ID, 10) + "-" + strconv.FormatInt(d.CreatedAt.UnixMilli(), 10)
 }
 
-// deliver makes one attempt at del, records the outcome in the store and
-// returns when the config may be tried again (zero: right away).
-func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) time.Time {
+// deliver makes one attempt at del and records the outcome in the store.
+// It returns when the config's next delivery is due (zero: now), and
+// pause when the store failed, so the outbox cannot be trusted to say.
+func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next time.Time, pause bool) {
 	attempt := del.Attempts + 1
 	log := d.log.With("task_id", del.TaskID, "config_id", del.ConfigID, "delivery_id", DeliveryID(del), "attempt", attempt)
 	pc, err := d.store.GetPushConfig(ctx, del.TaskID, del.ConfigID)
@@ -82,7 +83,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) time.Time
 		if ctx.Err() == nil {
 			log.Error("cannot read the push config; trying again later", "error", err)
 		}
-		return d.now().Add(d.base)
+		return d.now().Add(d.base), true
 	}
 	cfg := pc.Config
 	shown := safeURL(cfg.URL)
@@ -91,7 +92,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) time.Time
 	out := d.post(ctx, del, &cfg, shown)
 	switch out.verdict {
 	case aborted:
-		return time.Time{}
+		return time.Time{}, false
 	case delivered:
 		d.obs.Delivered(out.took)
 		log.Debug("webhook notification delivered", "status", out.status, "took", out.took)
@@ -102,13 +103,13 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) time.Time
 		if attempt < d.maxAttempts {
 			next := d.now().Add(max(d.backoff(attempt), out.retryAfter))
 			log.Warn("webhook notification failed; will retry", "error", out.reason, "next_try", next.UTC().Format(time.RFC3339))
-			if hold := d.record(ctx, log, func(ctx context.Context) error {
+			if hold, pause := d.record(ctx, log, func(ctx context.Context) error {
 				return d.store.RetryDelivery(ctx, del.ID, attempt, next, out.reason)
-			}); !hold.IsZero() {
-				return hold
+			}); pause {
+				return hold, pause
 			}
 			d.obs.Retried()
-			return next
+			return next, false
 		}
 		out.reason = fmt.Sprintf("gave up after %d attempts; last error: %s", attempt, out.reason)
 	}
@@ -121,17 +122,17 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) time.Time
 
 // record writes an outcome even if ctx is being cancelled (the POST has
 // happened; forgetting it would send it again). On failure the delivery
-// stays as it was, and the returned time pauses its config.
-func (d *Dispatcher) record(ctx context.Context, log hclog.Logger, write func(context.Context) error) time.Time {
+// stays as it was, and its config is paused until the returned time.
+func (d *Dispatcher) record(ctx context.Context, log hclog.Logger, write func(context.Context) error) (until time.Time, pause bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	err := write(ctx)
 	if err == nil || errors.Is(err, store.ErrNotFound) {
 		// ErrNotFound: the delivery went with its config or task meanwhile.
-		return time.Time{}
+		return time.Time{}, false
 	}
 	log.Error("cannot record the outcome of a webhook notification in the outbox; it will be sent again", "error", err)
-	return d.now().Add(d.base)
+	return d.now().Add(d.base), true
 }
 
 // post makes one POST of del to cfg's webhook and classifies the result.

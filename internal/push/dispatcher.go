@@ -236,7 +236,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	l := &loop{
 		d:        d,
 		inflight: make(map[configKey]struct{}),
-		hold:     make(map[configKey]time.Time),
+		wakeAt:   make(map[configKey]time.Time),
+		paused:   make(map[configKey]time.Time),
 		results:  make(chan result, d.concurrency),
 		peek:     true,
 	}
@@ -269,9 +270,12 @@ func keyOf(d *store.Delivery) configKey { return configKey{d.TaskID, d.ConfigID}
 // result is what a worker reports when it is done with a delivery.
 type result struct {
 	key configKey
-	// next, when set, is when the config may be tried again: the retry
-	// time it scheduled, or a pause after a store failure.
+	// next, when set, is when the config's next delivery is due: the
+	// retry time the worker scheduled, or the end of a pause.
 	next time.Time
+	// pause says the store could not be read or written: the config is
+	// not tried before next even though the outbox says it is due.
+	pause bool
 }
 
 // loop is the state of one Run, owned by its goroutine.
@@ -280,9 +284,12 @@ type loop struct {
 	// inflight holds the configs being delivered to; the store does not
 	// lease deliveries, so the loop must not hand out a second one.
 	inflight map[configKey]struct{}
-	// hold holds configs that must not be tried before a time; the
-	// earliest one also decides how long the loop sleeps.
-	hold    map[configKey]time.Time
+	// wakeAt holds when configs become due; the earliest decides how
+	// long the loop sleeps.
+	wakeAt map[configKey]time.Time
+	// paused holds configs not to be tried before a time although the
+	// outbox has them due (their last outcome could not be stored).
+	paused  map[configKey]time.Time
 	results chan result
 	// peek asks fill to learn the retry times already in the outbox.
 	peek bool
@@ -305,15 +312,18 @@ func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
 		l.peek = false
 		l.learnRetries(ctx, now)
 	}
-	for k, t := range l.hold {
-		if !t.After(now) {
-			delete(l.hold, k)
+	for _, m := range []map[configKey]time.Time{l.wakeAt, l.paused} {
+		for k, t := range m {
+			if !t.After(now) {
+				delete(m, k)
+			}
 		}
 	}
 	if free := d.concurrency - len(l.inflight); free > 0 {
-		// At most one row per in-flight config comes back, so this limit
-		// leaves room for `free` new configs whenever there are that many.
-		due, err := d.store.DueDeliveries(ctx, now, d.concurrency)
+		// At most one row per in-flight or paused config comes back, so
+		// this limit leaves room for `free` new configs whenever there
+		// are that many.
+		due, err := d.store.DueDeliveries(ctx, now, d.concurrency+len(l.paused))
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, false
@@ -330,7 +340,7 @@ func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
 			if _, busy := l.inflight[k]; busy {
 				continue
 			}
-			if _, held := l.hold[k]; held {
+			if _, held := l.paused[k]; held {
 				continue
 			}
 			l.inflight[k] = struct{}{}
@@ -339,7 +349,7 @@ func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
 		}
 	}
 	wait, polling = d.poll, true
-	for _, t := range l.hold {
+	for _, t := range l.wakeAt {
 		if w := t.Sub(now); w < wait {
 			wait, polling = w, false
 		}
@@ -361,21 +371,26 @@ func (l *loop) learnRetries(ctx context.Context, now time.Time) {
 	for i := range pending {
 		p := &pending[i]
 		if _, busy := l.inflight[keyOf(p)]; !busy && p.NextTry.After(now) {
-			l.hold[keyOf(p)] = p.NextTry
+			l.wakeAt[keyOf(p)] = p.NextTry
 		}
 	}
 }
 
 // work delivers one notification and reports back.
 func (l *loop) work(ctx context.Context, del store.Delivery) {
-	l.results <- result{key: keyOf(&del), next: l.d.deliver(ctx, &del)}
+	next, pause := l.d.deliver(ctx, &del)
+	l.results <- result{key: keyOf(&del), next: next, pause: pause}
 }
 
 // finish frees the config of a finished worker.
 func (l *loop) finish(r result) {
 	delete(l.inflight, r.key)
-	if !r.next.IsZero() {
-		l.hold[r.key] = r.next
+	if r.next.IsZero() {
+		return
+	}
+	l.wakeAt[r.key] = r.next
+	if r.pause {
+		l.paused[r.key] = r.next
 	}
 }
 

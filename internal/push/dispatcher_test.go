@@ -788,3 +788,37 @@ func TestStoreFailureDoesNotLoseOrCountAnAttempt(t *testing.T) {
 	fs.fail.Store(false)
 	eventually(t, "the delivery", func() bool { return len(rc.accepted()) == 1 && f.outboxEmpty() }, nil)
 }
+
+// flakyStore fails the first CompleteDelivery.
+type flakyStore struct {
+	store.Store
+	failed atomic.Bool
+}
+
+func (s *flakyStore) CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error {
+	if s.failed.CompareAndSwap(false, true) {
+		return errors.New("database is locked")
+	}
+	return s.Store.CompleteDelivery(ctx, id, gaveUp, reason)
+}
+
+// TestUnrecordedSuccessIsSentAgainWithTheSameID: delivery is at least
+// once; the repeated delivery id lets the receiver drop the duplicate.
+func TestUnrecordedSuccessIsSentAgainWithTheSameID(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		rc := newReceiver(t, nil)
+		f := newFixture(t, st, nil)
+		f.config("t", "c", rc.URL)
+		f.enqueue("t", "c", "a", "b")
+		start(t, Options{Store: &flakyStore{Store: st}, BaseBackoff: time.Millisecond})
+		eventually(t, "the outbox to drain", func() bool { return f.outboxEmpty() && len(rc.requests()) == 3 }, nil)
+		rs := rc.requests()
+		if got := seqs(t, rs); !sameStrings(got, []string{"a", "a", "b"}) {
+			t.Fatalf("requests %v, want a twice then b", got)
+		}
+		if rs[0].header.Get(HeaderDeliveryID) != rs[1].header.Get(HeaderDeliveryID) || rs[1].header.Get(HeaderDeliveryID) == rs[2].header.Get(HeaderDeliveryID) {
+			t.Errorf("delivery ids %q %q %q: want the repeat to share its id and the next to differ",
+				rs[0].header.Get(HeaderDeliveryID), rs[1].header.Get(HeaderDeliveryID), rs[2].header.Get(HeaderDeliveryID))
+		}
+	})
+}

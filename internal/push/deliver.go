@@ -131,7 +131,7 @@ func (d *Dispatcher) record(ctx context.Context, log hclog.Logger, write func(co
 		// ErrNotFound: the delivery went with its config or task meanwhile.
 		return time.Time{}, false
 	}
-	log.Error("cannot record the outcome of a webhook notification in the outbox; it will be sent again", "error", err)
+	log.Error("cannot record the outcome of a webhook notification; it stays in the outbox and will be sent again", "error", err)
 	return d.now().Add(d.base), true
 }
 

@@ -115,6 +115,9 @@ type Dispatcher struct {
 	done    chan struct{}
 }
 
+// The task manager wakes the dispatcher through this method.
+var _ interface{ Notify() } = (*Dispatcher)(nil)
+
 // New checks opts and returns a dispatcher that is not yet running.
 func New(opts Options) (*Dispatcher, error) {
 	if opts.Store == nil {

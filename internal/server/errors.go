@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"time"
 
@@ -125,14 +126,30 @@ func toA2AError(err error) *a2a.Error {
 	return errInternal()
 }
 
+// Header names in canonical form (so lookups need no conversion) and
+// shared header values. The value slices are never modified.
+var (
+	hdrVersion       = textproto.CanonicalMIMEHeaderKey(a2a.HeaderVersion)
+	hdrExtensions    = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensions)
+	hdrExtensionsV03 = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensionsV03)
+
+	valJSON    = []string{"application/json"}
+	valNoStore = []string{"no-store"}
+)
+
+// setJSONHeaders sets the headers of a JSON response of n bytes without
+// the per-call allocations of Header.Set.
+func setJSONHeaders(h http.Header, n int) {
+	h["Content-Type"] = valJSON
+	h["Content-Length"] = []string{strconv.Itoa(n)}
+	h["Cache-Control"] = valNoStore
+}
+
 // writeJSONRPCError writes a JSON-RPC error response with the given HTTP
 // status. id nil is written as null.
 func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *a2a.Error) int {
 	b := a2a.EncodeError(id, e)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header(), len(b))
 	w.WriteHeader(status)
 	n, _ := w.Write(b)
 	return n

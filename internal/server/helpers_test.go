@@ -579,3 +579,44 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// instantExec is a host agent that answers every turn at once, inside
+// StartTurn: the cheapest possible agent, for benchmarks and fuzzing.
+type instantExec struct {
+	m     *tasks.Manager
+	reply *a2a.Message
+}
+
+func (x *instantExec) StartTurn(ctx context.Context, t *tasks.Turn) error {
+	msg := *x.reply
+	msg.MessageID = a2a.NewID()
+	return x.m.Apply(ctx, t.TaskID, tasks.Update{Kind: tasks.UpdateFinal, Message: &msg})
+}
+
+func (x *instantExec) CancelTurn(ctx context.Context, t *tasks.Turn, reason string) error { return nil }
+
+// newInstantServer builds a server over a memory store and an instant
+// agent, with no tokens (loopback callers are local).
+func newInstantServer(tb testing.TB, mods ...func(*Options)) (*Server, *tasks.Manager) {
+	tb.Helper()
+	st := store.NewMemory(10_000)
+	x := &instantExec{reply: agentMsg("done")}
+	mgr, err := tasks.NewManager(tasks.Options{Store: st, Executor: x, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	x.m = mgr
+	if _, err := mgr.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	opts := Options{Tasks: mgr, Push: PushOptions{Enabled: true}}
+	for _, m := range mods {
+		m(&opts)
+	}
+	srv, err := New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = mgr.Close(context.Background()) })
+	return srv, mgr
+}

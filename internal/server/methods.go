@@ -155,12 +155,12 @@ var traceparentRE = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[
 // traceContext reads the W3C trace context headers; malformed values are
 // dropped rather than forwarded to the host.
 func traceContext(r *http.Request) tasks.TraceContext {
-	tp := r.Header.Get("traceparent")
+	tp := headerValue(r.Header, "Traceparent")
 	if tp == "" || len(tp) > 55 || !traceparentRE.MatchString(tp) {
 		return tasks.TraceContext{}
 	}
 	tc := tasks.TraceContext{Traceparent: tp}
-	if ts := r.Header.Get("tracestate"); len(ts) <= 512 && printableASCII(ts) {
+	if ts := headerValue(r.Header, "Tracestate"); len(ts) <= 512 && printableASCII(ts) {
 		tc.Tracestate = ts
 	}
 	return tc

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,8 +127,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	body := buf.Bytes()
 	ex.bytesIn = int64(len(body))
 
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONContentType(ct) {
-		if req, _ := a2a.ParseRequest(body); req != nil {
+	if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONContentType(ct) {
+		if req, _ := parseEnvelope(body); req != nil {
 			ex.id = req.ResponseID()
 			ex.method = req.Method
 		}
@@ -143,7 +143,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, ex, http.StatusOK, a2a.ErrParse("the body is not valid UTF-8, which JSON requires"))
 		return
 	}
-	req, perr := a2a.ParseRequest(body)
+	req, perr := parseEnvelope(body)
 	if perr != nil {
 		if req != nil {
 			ex.id = req.ResponseID()
@@ -167,7 +167,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex.op, ex.v03 = op, v03
-	version := r.Header.Get(a2a.HeaderVersion)
+	version := headerValue(r.Header, hdrVersion)
 	if version == "" && r.URL.RawQuery != "" {
 		version = r.URL.Query().Get(a2a.HeaderVersion)
 	}
@@ -206,16 +206,34 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.Respo
 	}
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.Limits.ReadTimeout))
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	// Read up to one byte past the limit (http.MaxBytesReader would cost an
+	// allocation per request).
+	var err error
+	for {
+		if buf.Len() > int(limit) {
+			break
+		}
+		buf.Grow(bytes.MinRead)
+		free := buf.AvailableBuffer()
+		free = free[:min(cap(free), int(limit)+1-buf.Len())]
+		n, rerr := r.Body.Read(free)
+		buf.Write(free[:n])
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
+	}
 	_ = rc.SetReadDeadline(time.Time{})
+	if buf.Len() > int(limit) {
+		w.Header().Set("Connection", "close")
+		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
+	}
 	if err == nil {
 		return 0, nil
-	}
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
@@ -253,8 +271,8 @@ func (s *Server) negotiateExtensions(w http.ResponseWriter, r *http.Request) *a2
 		return nil
 	}
 	requested := map[string]bool{}
-	for _, name := range []string{a2a.HeaderExtensions, a2a.HeaderExtensionsV03} {
-		for _, v := range r.Header.Values(name) {
+	for _, name := range []string{hdrExtensions, hdrExtensionsV03} {
+		for _, v := range r.Header[name] {
 			for _, uri := range strings.Split(v, ",") {
 				if uri = strings.TrimSpace(uri); uri != "" {
 					requested[uri] = true
@@ -274,14 +292,25 @@ func (s *Server) negotiateExtensions(w http.ResponseWriter, r *http.Request) *a2
 		}
 	}
 	if len(activated) > 0 {
-		w.Header().Set(a2a.HeaderExtensions, strings.Join(activated, ", "))
+		w.Header()[hdrExtensions] = []string{strings.Join(activated, ", ")}
 	}
 	return nil
+}
+
+// headerValue is Header.Get for a name already in canonical form.
+func headerValue(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // isJSONContentType accepts application/json and application/*+json, with
 // any parameters.
 func isJSONContentType(ct string) bool {
+	if ct == "application/json" || strings.HasPrefix(ct, "application/json;") {
+		return true // the usual case, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
@@ -345,10 +374,7 @@ func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController,
 		return
 	}
 	_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Limits.WriteTimeout))
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header(), len(b))
 	w.WriteHeader(http.StatusOK)
 	n, _ := w.Write(b)
 	ex.bytesOut += int64(n)

@@ -104,8 +104,7 @@ func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message) 
 			return "", a2a.ErrInvalidParams("message.metadata", err.Error())
 		}
 		if err := security.CheckDepth(chain, max); err != nil {
-			s.log.Warn("rejected a message whose delegation chain is too deep", "peer", ex.ident.ID,
-				"context_id", msg.ContextID, "task_id", msg.TaskID, "chain_id", chain.ID, "depth", chain.Depth)
+			s.log.Warn("rejected a message whose delegation chain is too deep", ex.logArgs("chain_id", chain.ID, "depth", chain.Depth)...)
 			return fmt.Sprintf("Rejected to stop a delegation loop: delegation chain %s is %d hops deep, over this agent's limit. "+
 				"Answer from what you have instead of delegating further.", chain.ID, chain.Depth), nil
 		}
@@ -126,8 +125,7 @@ func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message) 
 		return "", nil
 	}
 	if turn, ok := g.Admit(cid); !ok {
-		s.log.Warn("rejected a message over the per-conversation turn cap", "peer", ex.ident.ID,
-			"context_id", cid, "task_id", msg.TaskID, "turn", turn)
+		s.log.Warn("rejected a message over the per-conversation turn cap", ex.logArgs("turn_context_id", cid, "turn", turn)...)
 		return fmt.Sprintf("Rejected to stop an agent-to-agent loop: conversation %s reached its cap of %d turns (this would be turn %d). "+
 			"Start a new conversation (omit contextId), or ask the agent's operator to raise A2A_MAX_PINGPONG_TURNS.",
 			cid, g.Max(), turn), nil
@@ -231,7 +229,7 @@ func (s *Server) cancelTask(ctx context.Context, ex *exchange, req *a2a.CancelTa
 		// A human or agent that cancels has broken the loop, if any.
 		g.Reset(t.ContextID)
 	}
-	s.log.Info("task canceled by its client", "task_id", t.ID, "context_id", t.ContextID, "peer", ex.ident.ID)
+	s.log.Info("task canceled by its client", ex.logArgs()...)
 	if ex.v03 {
 		return a2a.ToV03Task(t), nil
 	}
@@ -305,8 +303,7 @@ func (s *Server) extendedCard(r *http.Request, ex *exchange) (any, *a2a.Error) {
 func (s *Server) taskError(ex *exchange, err error) *a2a.Error {
 	e := toA2AError(err)
 	if e.Code == a2a.CodeInternalError {
-		s.log.Error("task manager failed", "method", ex.method, "peer", ex.ident.ID,
-			"task_id", ex.taskID, "context_id", ex.contextID, "error", err)
+		s.log.Error("task manager failed", ex.logArgs("error", err)...)
 	}
 	return e
 }

@@ -40,6 +40,12 @@ type exchange struct {
 	cut      bool // the stream ended before its task settled
 }
 
+// logArgs returns the key/value pairs every log line about the exchange
+// carries (task_id, context_id, peer), followed by kv.
+func (ex *exchange) logArgs(kv ...any) []any {
+	return append([]any{"task_id", ex.taskID, "context_id", ex.contextID, "peer", ex.ident.ID, "method", ex.method}, kv...)
+}
+
 // fail records a refusal in the exchange.
 func (ex *exchange) fail(status int, e *a2a.Error) {
 	ex.status, ex.code, ex.reason, ex.errMsg = status, e.Code, e.Reason, errMessage(e)
@@ -369,7 +375,7 @@ func scope(id security.Identity) string {
 func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, result any) {
 	b, err := a2a.EncodeResult(ex.id, result)
 	if err != nil {
-		s.log.Error("encoding a response failed", "method", ex.method, "task_id", ex.taskID, "error", err)
+		s.log.Error("encoding a response failed", ex.logArgs("error", err)...)
 		s.refuse(w, ex, http.StatusOK, errInternal())
 		return
 	}
@@ -387,10 +393,9 @@ func (s *Server) finish(ex *exchange, r *http.Request) {
 	s.audit(ex, d)
 	switch {
 	case ex.code == 0 && s.log.IsDebug():
-		s.log.Debug("a2a request", "method", ex.method, "peer", ex.ident.ID, "tier", ex.ident.Tier.String(),
-			"task_id", ex.taskID, "context_id", ex.contextID, "status", ex.status, "duration", d)
+		s.log.Debug("a2a request", ex.logArgs("tier", ex.ident.Tier.String(), "status", ex.status, "events", ex.events, "duration", d)...)
 	case ex.code != 0 && ex.code != a2a.CodeRateLimited:
-		s.log.Info("a2a request refused", "method", ex.method, "peer", ex.ident.ID, "tier", ex.ident.Tier.String(),
-			"task_id", ex.taskID, "context_id", ex.contextID, "status", ex.status, "code", ex.code, "reason", ex.reason, "duration", d)
+		s.log.Info("a2a request refused", ex.logArgs("tier", ex.ident.Tier.String(), "status", ex.status, "code", ex.code,
+			"reason", ex.reason, "duration", d)...)
 	}
 }

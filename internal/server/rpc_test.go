@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
@@ -458,4 +462,100 @@ func TestPanicInAHandlerBecomesInternalError(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(string(b), "-32603") || strings.Contains(string(b), "kaboom") || strings.Contains(string(b), "goroutine") {
 		t.Errorf("HTTP %d %s", rec.Code, b)
 	}
+}
+
+func TestExtensionsAreNegotiated(t *testing.T) {
+	const required, optional = "https://ext.example/required/v1", "https://ext.example/optional/v1"
+	e := newEnv(t, func(o *Options) {
+		o.Card.Extensions = []a2a.AgentExtension{{URI: required, Required: true, Description: "must be on"}, {URI: optional}}
+	})
+	_, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	if card, _ := splitCard(t, body); len(card.Capabilities.Extensions) != 2 {
+		t.Errorf("card extensions = %+v", card.Capabilities.Extensions)
+	}
+	list := &a2a.ListTasksRequest{}
+	if err := e.fails(tokAlice, "ListTasks", list); err.Code != a2a.CodeExtensionSupportRequired || err.Metadata["extension"] != required {
+		t.Errorf("without the required extension: %+v", err)
+	}
+	r := e.rpc(tokAlice, "ListTasks", list, map[string]string{"A2A-Extensions": required + ", " + optional + ", https://unknown.example/x"})
+	if r.err != nil || r.header.Get("A2A-Extensions") != required+", "+optional {
+		t.Errorf("activated = %q, err %v", r.header.Get("A2A-Extensions"), r.err)
+	}
+	r = e.rpc(tokAlice, "ListTasks", list, map[string]string{"X-A2A-Extensions": required})
+	if r.err != nil || r.header.Get("A2A-Extensions") != required {
+		t.Errorf("0.3 header: activated = %q, err %v", r.header.Get("A2A-Extensions"), r.err)
+	}
+}
+
+func TestTraceContextReachesTheHost(t *testing.T) {
+	e := newEnv(t)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	e.ok(tokAlice, "SendMessage", sendParams("traced", nil), map[string]string{"traceparent": tp, "tracestate": "vendor=abc"})
+	if tr := e.exec.lastTurn().Trace; tr.Traceparent != tp || tr.Tracestate != "vendor=abc" {
+		t.Errorf("trace = %+v", tr)
+	}
+	e.ok(tokAlice, "SendMessage", sendParams("badly traced", nil), map[string]string{"traceparent": "not-a-trace"})
+	if tr := e.exec.lastTurn().Trace; tr.Traceparent != "" {
+		t.Errorf("malformed traceparent forwarded: %+v", tr)
+	}
+}
+
+func TestContextIDRules(t *testing.T) {
+	e := newEnv(t)
+	asked := e.send(tokAlice, "ask me", nil)
+	err := e.fails(tokAlice, "SendMessage", sendParams("blue", func(r *a2a.SendMessageRequest) {
+		r.Message.TaskID = asked.ID
+		r.Message.ContextID = "another-context"
+	}))
+	if err.Code != a2a.CodeInvalidParams {
+		t.Errorf("mismatched contextId: %v", err)
+	}
+	// Only taskId: the context is inferred.
+	done := e.send(tokAlice, "blue", func(r *a2a.SendMessageRequest) { r.Message.TaskID = asked.ID })
+	if done.ContextID != asked.ContextID {
+		t.Errorf("context %q, want %q", done.ContextID, asked.ContextID)
+	}
+	// A client-chosen context id is kept, never replaced.
+	if task := e.send(tokAlice, "hi", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "my-own-context" }); task.ContextID != "my-own-context" {
+		t.Errorf("context = %q", task.ContextID)
+	}
+}
+
+func TestLogLinesAboutATaskNameTaskContextAndPeer(t *testing.T) {
+	var buf syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, Level: hclog.Debug})
+	e := newEnv(t, func(o *Options) { o.Logger = logger })
+	task := e.startGated(tokAlice, "slow logged")
+	e.ok(tokAlice, "CancelTask", &a2a.CancelTaskRequest{ID: task.ID})
+	found := false
+	for _, line := range strings.Split(buf.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		if m["@message"] == "task canceled by its client" {
+			found = m["task_id"] == task.ID && m["context_id"] == task.ContextID && m["peer"] == "peer:alice"
+		}
+	}
+	if !found {
+		t.Errorf("no cancel line with task_id, context_id and peer:\n%s", buf.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

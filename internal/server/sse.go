@@ -109,7 +109,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, su
 				return
 			}
 		case <-r.Context().Done():
-			s.log.Debug("stream client went away", "task_id", ex.taskID, "context_id", ex.contextID, "peer", ex.ident.ID)
+			s.log.Debug("stream client went away", ex.logArgs()...)
 			return
 		case <-s.stopStreams:
 			e := errUnavailable()
@@ -126,7 +126,7 @@ func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, e
 	switch {
 	case err == nil:
 	case errors.Is(err, tasks.ErrDropped):
-		s.log.Warn("stream dropped: the client read too slowly", "task_id", ex.taskID, "context_id", ex.contextID, "peer", ex.ident.ID)
+		s.log.Warn("stream dropped: the client read too slowly", ex.logArgs()...)
 		e := a2a.NewError(a2a.CodeInternalError, reasonStreamDropped,
 			"This stream was closed because the client read events too slowly; the task goes on: resubscribe with SubscribeToTask or poll GetTask")
 		if ex.taskID != "" {
@@ -157,7 +157,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 		}
 		b, err := a2a.Marshal(a2a.ToV03StreamEvent(resp, final))
 		if err != nil {
-			s.log.Error("encoding a 0.3 stream event failed", "task_id", ex.taskID, "error", err)
+			s.log.Error("encoding a 0.3 stream event failed", ex.logArgs("error", err)...)
 			s.writeErrorEvent(w, rc, ex, errInternal())
 			return false
 		}
@@ -167,7 +167,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 	default:
 		b, err := a2a.Marshal(resp)
 		if err != nil {
-			s.log.Error("encoding a stream event failed", "task_id", ex.taskID, "error", err)
+			s.log.Error("encoding a stream event failed", ex.logArgs("error", err)...)
 			s.writeErrorEvent(w, rc, ex, errInternal())
 			return false
 		}
@@ -208,12 +208,12 @@ func (s *Server) writeSSE(w http.ResponseWriter, rc *http.ResponseController, ex
 		n, err := w.Write(b)
 		ex.bytesOut += int64(n)
 		if err != nil {
-			s.log.Debug("stream write failed; closing it", "task_id", ex.taskID, "peer", ex.ident.ID, "error", err)
+			s.log.Debug("stream write failed; closing it", ex.logArgs("error", err)...)
 			return false
 		}
 	}
 	if err := rc.Flush(); err != nil {
-		s.log.Debug("stream flush failed; closing it", "task_id", ex.taskID, "peer", ex.ident.ID, "error", err)
+		s.log.Debug("stream flush failed; closing it", ex.logArgs("error", err)...)
 		return false
 	}
 	return true

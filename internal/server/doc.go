@@ -1,0 +1,120 @@
+// Package server is the inbound side of the A2A plugin: it serves the
+// agent card and the A2A v1.0 JSON-RPC endpoint (with the 0.3 method names
+// and shapes for older peers) over HTTP, and hands every request to the
+// task manager (package tasks) after authenticating, authorising, limiting
+// and validating it.
+//
+// # Routes
+//
+//	GET  /.well-known/agent-card.json   public agent card (also /.well-known/agent.json)
+//	POST /                              JSON-RPC endpoint (aliases /a2a and /rpc)
+//	GET  /healthz                       "ok" (503 while shutting down)
+//
+// # Request pipeline
+//
+// Every JSON-RPC request goes through these steps, cheapest first, and the
+// first refusal answers: authentication (security.Authenticator) → rate
+// limit per identity → body size → Content-Type → JSON nesting depth →
+// UTF-8 → envelope → method → A2A-Version → A2A-Extensions → capability →
+// permission (security.Policy) → params decoding and validation → message
+// limits (parts, part size, media types, ids) → trust gate and loop guards
+// (sends) → task manager. Nothing in a request body can claim an identity:
+// the identity comes from the Authorization header and the TCP peer only.
+//
+// # Decisions on what the specification leaves open
+//
+// The numbers refer to Appendix A of the specification digest
+// (shared/spec/A2A-V1.md) where it lists the point.
+//
+//   - Versions (A.4). The method name selects the shapes: v1.0 names get
+//     v1.0 shapes, 0.3 names (message/send, tasks/get, …) get 0.3 shapes.
+//     The A2A-Version header (or ?A2A-Version=) only gates: "1.0" and "0.3"
+//     (patch ignored) are served, anything else is -32009 with ErrorInfo
+//     naming the version. A missing header with a v1.0 method is served as
+//     1.0 (the lenient reading; a client using v1.0 names can only mean
+//     v1.0); a 0.3 method under "A2A-Version: 1.0" still answers in 0.3
+//     shapes.
+//   - Errors. JSON-RPC errors travel with HTTP 200. Refusals that happen
+//     before dispatch use an HTTP status and still carry a JSON-RPC error
+//     body: 401 (bad or missing token; WWW-Authenticate: Bearer), 408 (body
+//     too slow), 413 (body too large), 429 (rate limit, with Retry-After,
+//     and the per-identity stream cap), 503 (shutting down). Every error,
+//     for 0.3 methods too, carries data = [google.rpc.ErrorInfo] (A.5;
+//     0.3 clients accept any data), plus google.rpc.BadRequest for
+//     invalid params. The project's own codes: -32050 UNAUTHENTICATED or
+//     UNAUTHORIZED (the tier may not use the operation), -32051
+//     RATE_LIMITED or TOO_MANY_STREAMS, -32052 UNTRUSTED (trust gate).
+//   - Envelope. A body that is not JSON is -32700 with id null; invalid
+//     UTF-8 is -32700; nesting deeper than Limits.MaxJSONDepth is -32600;
+//     a batch is -32600. A notification (no id) gets HTTP 204 and is not
+//     processed: A2A defines no notification methods, and a send whose
+//     answer nobody can receive would only create an unreachable task.
+//   - Content-Type (A.19). A JSON-RPC request whose Content-Type is neither
+//     application/json nor application/*+json is answered with -32005
+//     ContentTypeNotSupported (HTTP 200), which is what the conformance kit
+//     checks. A missing Content-Type is accepted.
+//   - Media types. A part's media type is its mediaType, or the one its
+//     kind implies (text/plain for text, application/json for data,
+//     application/octet-stream for files). One outside CardConfig.InputModes
+//     (wildcards allowed; also the card's defaultInputModes) is -32005.
+//   - Ids. Message, context, task and reference ids longer than 256 bytes,
+//     or holding control characters, U+2028/U+2029 or invalid UTF-8, are
+//     -32602: ids reach logs, headers and the host's session keys.
+//   - Streams (A.1). A stream ends when its task is terminal or
+//     interrupted (input or auth required), as the task manager settles
+//     it; a 0.3 stream marks that status update "final": true. Errors
+//     before the stream starts are plain JSON responses; after it started
+//     they are one JSON-RPC error event, then the stream closes (a client
+//     too slow to keep up gets STREAM_DROPPED; shutdown gets UNAVAILABLE).
+//     Keep-alive comments (": keep-alive") are sent every Limits.KeepAlive.
+//     Each write has a deadline (Limits.WriteTimeout) so a peer that stops
+//     reading is cut; the task never waits for a stream.
+//   - Push (A.13, A.3). When push is disabled every push-config method
+//     and any inline configuration.taskPushNotificationConfig is -32003.
+//     Webhook URLs go through PushOptions.CheckURL (the SSRF guard); a
+//     refusal is -32602 naming the URL and the settings that allow
+//     loopback or private addresses. Delete answers {} (v1.0) or null
+//     (0.3).
+//   - Capabilities before permissions. A missing capability (push, the
+//     extended card) answers the same to every caller, so it is checked
+//     before the caller's permissions.
+//   - Extended card. It is declared exactly when CardConfig.ExtendedSkills
+//     is not empty, so -32007 never occurs; when not declared it is -32004.
+//     It is shown to authenticated callers and to local callers with the
+//     extended-card permission; others get -32050.
+//   - Card. The public card is v1.0 with the 0.3 keys (url,
+//     preferredTransport, protocolVersion "0.3.0", additionalInterfaces,
+//     supportsAuthenticatedExtendedCard, security) merged in; each security
+//     scheme object carries both its v1.0 oneof key and the 0.3 `type`
+//     form. Security requirement scopes use the ProtoJSON StringList form
+//     ({"schemes":{"bearer":{}}}) that the proto and the schema define; the
+//     official Go SDK up to v2.4.0 cannot parse it (a2aproject/a2a-go#430)
+//     and needs a tolerant card parser until it is fixed. Skills are built
+//     from the host's live tool registry at request time; at least one
+//     skill is always listed (A.10). The interface URL is
+//     CardConfig.PublicURL, else the scheme and Host the request came in on
+//     (a Host header with unexpected characters is ignored). The card is
+//     public: it is neither authenticated nor rate limited.
+//   - Scoping. A caller sees only the tasks it created; a local caller
+//     (security.TierLocal) sees all. Another peer's task answers exactly
+//     like an unknown one (-32001) in every method.
+//   - Loop guards. A send into a context (explicit contextId, or the
+//     context of the task a continuation names) is counted by the turn
+//     guard; past the cap the task is created REJECTED with a reason naming
+//     A2A_MAX_PINGPONG_TURNS, without reaching the host. A successful
+//     CancelTask resets its context's count. A delegation chain
+//     (security.ChainFromMetadata) deeper than Options.MaxDelegationDepth
+//     is rejected the same way; malformed chain metadata is -32602.
+//   - Failed authentication attempts count against the rate limit of the
+//     caller's address, which slows down token guessing.
+//
+// # Timeouts and shutdown
+//
+// The http.Server has no connection-wide read or write timeout (they would
+// cut long SSE streams); handlers set per-request deadlines with
+// http.ResponseController instead: Limits.ReadTimeout for the body,
+// Limits.WriteTimeout for a response or one SSE event. Shutdown stops
+// accepting requests, lets open streams run until its context is done,
+// then ends the remaining streams with an error event telling the client
+// to resubscribe.
+package server

@@ -335,3 +335,65 @@ func TestPruneWorksInBatches(t *testing.T) {
 		t.Errorf("prune of 9+9 rows in batches of 3 took %d transactions", n)
 	}
 }
+
+func TestGiveUpIsRecorded(t *testing.T) {
+	s := openTestSQLite(t, SQLiteOptions{})
+	ctx := context.Background()
+	rec := &TaskRecord{Task: a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}
+	if err := s.SaveTask(ctx, rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPushConfig(ctx, &PushConfig{Config: a2a.TaskPushNotificationConfig{TaskID: "t", ID: "p", URL: "https://h.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveTask(ctx, rec, []Delivery{{ConfigID: "p", Body: []byte(`{"task":{}}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := s.DueDeliveries(ctx, time.Now().Add(time.Second), 0)
+	if len(ds) != 1 {
+		t.Fatalf("%d due", len(ds))
+	}
+	if err := s.RetryDelivery(ctx, ds[0].ID, 5, time.Now(), "connection refused"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CompleteDelivery(ctx, ds[0].ID, true, "gave up after 5 attempts"); err != nil {
+		t.Fatal(err)
+	}
+	var taskID, configID, body, lastErr, reason string
+	var attempts int
+	err := s.ckpt.QueryRowContext(ctx, `SELECT task_id, config_id, body, attempts, last_error, reason FROM deliveries_failed WHERE id = ?`, ds[0].ID).
+		Scan(&taskID, &configID, &body, &attempts, &lastErr, &reason)
+	if err != nil || taskID != "t" || configID != "p" || body != `{"task":{}}` || attempts != 5 || lastErr != "connection refused" || reason != "gave up after 5 attempts" {
+		t.Errorf("failed delivery record: %q %q %q %d %q %q, %v", taskID, configID, body, attempts, lastErr, reason, err)
+	}
+}
+
+// TestCanceledReadsLeaveReadersUsable cancels reads at random moments on a
+// store with a single reader, which must keep working.
+func TestCanceledReadsLeaveReadersUsable(t *testing.T) {
+	s := openTestSQLite(t, SQLiteOptions{Readers: 1})
+	ctx := context.Background()
+	for i := range 150 {
+		rec := &TaskRecord{Task: a2a.Task{ID: fmt.Sprintf("t%03d", i), Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+			History: []a2a.Message{{MessageID: "m", Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", 2000))}}}}, Owner: "o", UpdatedAt: time.UnixMilli(int64(i))}
+		if err := s.SaveTask(ctx, rec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	canceled := 0
+	for i := range 100 {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(i%50)*100*time.Microsecond)
+		_, err := s.ListTasks(cctx, TaskQuery{PageSize: 100, State: a2a.TaskStateCompleted})
+		if err != nil {
+			canceled++
+		}
+		cancel()
+		if _, err := s.ListTasks(ctx, TaskQuery{PageSize: 100}); err != nil {
+			t.Fatalf("after a read canceled mid-way (%d so far): %v", canceled, err)
+		}
+		if _, err := s.GetTask(ctx, "t001", "o"); err != nil {
+			t.Fatalf("after a canceled read: %v", err)
+		}
+	}
+	t.Logf("%d of 100 reads were cut short", canceled)
+}

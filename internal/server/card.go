@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
 // ownToolset is the toolset of this plugin's own tools, which the card
@@ -53,6 +54,8 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 // serveCard serves the public agent card: v1.0 with the 0.3 keys merged
 // in, caching headers and conditional GET.
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card"}
+	defer s.finishCard(ex, r)
 	card := s.buildCard(r.Context(), s.endpointURL(r), false, s.log)
 	body, err := encodeDualCard(card)
 	if err != nil {
@@ -70,12 +73,32 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Vary", "Host")
 	if notModified(r, etag, modified) {
+		ex.status = http.StatusNotModified
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
+	n, _ := w.Write(body)
+	ex.bytesOut = int64(n)
+}
+
+// finishCard audits a card request. The card is public, so the caller is
+// identified only for the record: a bad token is noted, not refused.
+func (s *Server) finishCard(ex *exchange, r *http.Request) {
+	if s.opts.Audit == nil && s.auditHook == nil {
+		return
+	}
+	ident, err := s.opts.Auth.Authenticate(r)
+	if err != nil {
+		remote := remoteAddr(r)
+		ident = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
+	}
+	ex.ident = ident
+	if ex.status == http.StatusNotModified {
+		ex.status = http.StatusOK // a successful exchange for the record
+	}
+	s.audit(ex, s.now().Sub(ex.start))
 }
 
 // notModified evaluates If-None-Match (weak comparison) and, without it,

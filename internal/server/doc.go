@@ -94,7 +94,10 @@
 //     skill is always listed (A.10). The interface URL is
 //     CardConfig.PublicURL, else the scheme and Host the request came in on
 //     (a Host header with unexpected characters is ignored). The card is
-//     public: it is neither authenticated nor rate limited.
+//     public: it is neither authenticated nor rate limited (but audited,
+//     with method "card").
+//   - Tenants. No interface declares a tenant; a tenant field in a request
+//     is accepted and ignored.
 //   - Scoping. A caller sees only the tasks it created; a local caller
 //     (security.TierLocal) sees all. Another peer's task answers exactly
 //     like an unknown one (-32001) in every method.

@@ -523,6 +523,7 @@ func TestAuditRecordsEveryExchangeWithoutContent(t *testing.T) {
 	task := e.send(tokAlice, "secret words", nil)
 	e.post("wrong-token", []byte(`{}`), nil)
 	e.fails(tokAlice, "GetTask", &a2a.GetTaskRequest{ID: "nope"})
+	fetchCard(t, e, "/.well-known/agent-card.json", map[string]string{"Authorization": "Bearer " + tokBob})
 	if err := log.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +535,7 @@ func TestAuditRecordsEveryExchangeWithoutContent(t *testing.T) {
 		t.Errorf("the audit log holds content or tokens:\n%s", b)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		t.Fatalf("%d audit records:\n%s", len(lines), b)
 	}
 	var recs []security.AuditRecord
@@ -554,5 +555,8 @@ func TestAuditRecordsEveryExchangeWithoutContent(t *testing.T) {
 	}
 	if r := recs[2]; r.Outcome != "error" || r.Code != a2a.CodeTaskNotFound || r.TaskID != "nope" {
 		t.Errorf("not-found record = %+v", r)
+	}
+	if r := recs[3]; r.Method != "card" || r.Identity != "peer:bob" || r.Outcome != "ok" || r.ResponseBytes == 0 {
+		t.Errorf("card record = %+v", r)
 	}
 }

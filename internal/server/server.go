@@ -103,10 +103,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if s.closing.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("shutting down\n"))
+		_, _ = w.Write([]byte("shutting down"))
 		return
 	}
-	_, _ = w.Write([]byte("ok\n"))
+	_, _ = w.Write([]byte("ok"))
 }
 
 // Start listens on addr ("host:port") and serves in the background; with

@@ -16,13 +16,15 @@ var eventPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &
 var keepAliveComment = []byte(": keep-alive\n\n")
 
 func (s *Server) sendStreamingMessage(w http.ResponseWriter, r *http.Request, ex *exchange, req *a2a.SendMessageRequest) {
-	sp, e := s.prepareSend(r, ex, req)
-	if e != nil {
-		s.refuse(w, ex, http.StatusOK, e)
-		return
-	}
+	// The stream slot first: a refused stream must not count a turn.
 	release, ok := s.acquireStream(w, ex)
 	if !ok {
+		return
+	}
+	sp, e := s.prepareSend(r, ex, req)
+	if e != nil {
+		release()
+		s.refuse(w, ex, http.StatusOK, e)
 		return
 	}
 	sub, err := s.opts.Tasks.Stream(r.Context(), sp)

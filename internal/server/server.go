@@ -211,7 +211,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-time.After(2 * time.Second):
 	}
 	if srv != nil {
-		_ = srv.Close()
+		// The cut streams' handlers have returned; let net/http finish
+		// their responses before the connections are closed.
+		ctx2, cancel := context.WithTimeout(context.Background(), time.Second)
+		if srv.Shutdown(ctx2) != nil {
+			_ = srv.Close()
+		}
+		cancel()
 	}
 	if open > 0 {
 		return fmt.Errorf("server: shutdown cut %d open stream(s): %w", open, err)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -298,12 +299,16 @@ func (s *Server) extendedCard(r *http.Request, ex *exchange) (any, *a2a.Error) {
 	return card, nil
 }
 
-// taskError converts a task-manager error, logging unexpected ones with
-// their detail (the peer only gets a generic message).
+// taskError converts a task-manager error. Internal failures are logged
+// with their detail and answered with a generic message: store and host
+// errors are not the peer's business.
 func (s *Server) taskError(ex *exchange, err error) *a2a.Error {
 	e := toA2AError(err)
 	if e.Code == a2a.CodeInternalError {
 		s.log.Error("task manager failed", ex.logArgs("error", err)...)
+		if e.Reason == "INTERNAL_ERROR" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return errInternal()
+		}
 	}
 	return e
 }

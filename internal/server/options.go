@@ -136,7 +136,7 @@ type PushOptions struct {
 	CheckURL func(ctx context.Context, url string) error
 }
 
-// Defaults.
+// Defaults of the Limits fields.
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxParts     = 64
@@ -199,10 +199,10 @@ func (o Options) withDefaults() (Options, error) {
 		c.Version = "1.0.0"
 	}
 	if len(c.InputModes) == 0 {
-		c.InputModes = DefaultInputModes
+		c.InputModes = append([]string(nil), DefaultInputModes...)
 	}
 	if len(c.OutputModes) == 0 {
-		c.OutputModes = DefaultOutputModes
+		c.OutputModes = append([]string(nil), DefaultOutputModes...)
 	}
 	setDefault(&c.CacheMaxAge, defaultCardMaxAge)
 	return o, nil

@@ -250,7 +250,7 @@ func (a *Agent) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest)
 	c.queue = append(c.queue, &turnState{turn: t, ctx: tctx, cancel: cancel})
 	a.pending++
 	resp := &pb.HandleMessageResponse{TurnId: t.ID}
-	a.rec.Record(Call{Time: start, Duration: time.Since(start), Kind: KindHandleMessage, Request: req, Response: resp})
+	a.rec.Record(Call{Time: start, Duration: time.Since(start), Kind: KindHandleMessage, TurnID: t.ID, Request: req, Response: resp})
 	if !c.working {
 		c.working = true
 		a.wg.Add(1)
@@ -474,7 +474,7 @@ func (t *Turn) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse,
 		resp, err = p.Send(cctx, req)
 		cancel()
 	}
-	call := Call{Time: start, Duration: time.Since(start), Kind: KindSend, Request: req, Err: err}
+	call := Call{Time: start, Duration: time.Since(start), Kind: KindSend, TurnID: t.ID, Request: req, Err: err}
 	if err == nil {
 		call.Response = resp
 	} else {
@@ -534,7 +534,7 @@ func (t *Turn) complete(ctx context.Context, outcome pb.Outcome, msg string) err
 		resp, err = p.ProcessingComplete(cctx, req)
 		cancel()
 	}
-	call := Call{Time: start, Duration: time.Since(start), Kind: KindProcessingComplete, Request: req, Err: err}
+	call := Call{Time: start, Duration: time.Since(start), Kind: KindProcessingComplete, TurnID: t.ID, Request: req, Err: err}
 	if err == nil {
 		call.Response = resp
 	} else {

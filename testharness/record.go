@@ -39,6 +39,11 @@ type Call struct {
 	Kind CallKind
 	// ChatID and TaskID are copied from the request when it has them.
 	ChatID, TaskID string
+	// TurnID is the agent's turn this call belongs to: set on HandleMessage
+	// (the id it returned) and on the Send and ProcessingComplete calls the
+	// turn made. A task that continues (input required, then an answer)
+	// has one turn per message.
+	TurnID string
 	// Request and Response are the protobuf messages (Response is nil when
 	// Err is set, and for ListTools calls it is a HostServiceListToolsResponse).
 	Request, Response proto.Message
@@ -99,6 +104,9 @@ func (c Call) String() string {
 	s := fmt.Sprintf("#%d %s", c.Seq, c.Kind)
 	if c.ChatID != "" || c.TaskID != "" {
 		s += fmt.Sprintf(" chat=%s task=%s", c.ChatID, c.TaskID)
+	}
+	if c.TurnID != "" {
+		s += " " + c.TurnID
 	}
 	switch {
 	case c.Send() != nil:
@@ -248,10 +256,23 @@ func (r *Recorder) WaitForN(ctx context.Context, n int, match func(Call) bool) (
 	}
 }
 
-// WaitForCompletion waits for the ProcessingComplete of a task.
+// WaitForCompletion waits for the first ProcessingComplete of a task. For
+// a task with several turns (a continuation), use WaitForTurn.
 func (r *Recorder) WaitForCompletion(ctx context.Context, taskID string) (*pb.ProcessingCompleteRequest, error) {
 	c, err := r.WaitFor(ctx, func(c Call) bool {
 		return c.Kind == KindProcessingComplete && c.TaskID == taskID
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.ProcessingComplete(), nil
+}
+
+// WaitForTurn waits for the ProcessingComplete of a turn (by the turn id
+// HandleMessage returned; see Call.TurnID).
+func (r *Recorder) WaitForTurn(ctx context.Context, turnID string) (*pb.ProcessingCompleteRequest, error) {
+	c, err := r.WaitFor(ctx, func(c Call) bool {
+		return c.Kind == KindProcessingComplete && c.TurnID == turnID
 	})
 	if err != nil {
 		return nil, err

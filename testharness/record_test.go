@@ -101,3 +101,36 @@ func TestRecorderRecordsBothDirectionsWithTimestamps(t *testing.T) {
 		t.Fatal("Reset kept calls")
 	}
 }
+
+func TestWaitForTurnTellsTurnsOfOneTaskApart(t *testing.T) {
+	s := &Scenario{
+		Rules:   []Rule{{Match: []Condition{Match("continuation", OpEquals, "true")}, Actions: []Action{Reply("booked for {{text}}")}}},
+		Default: &Rule{Actions: []Action{Ask("which day?")}},
+	}
+	a, p := newTestAgent(t, s, AgentOptions{})
+	first := handle(t, a, msg("c", "task-1", "book a table"))
+	answer := msg("c", "task-1", "friday")
+	answer.Continuation = true
+	second := handle(t, a, answer)
+	rec := a.Recorder()
+	if _, err := rec.WaitForTurn(testCtx(t), second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.WaitForTurn(testCtx(t), first); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first, second} {
+		var kinds []string
+		for _, c := range rec.Filter(func(c Call) bool { return c.TurnID == id }) {
+			kinds = append(kinds, string(c.Kind))
+		}
+		if fmt.Sprint(kinds) != "[HandleMessage Send ProcessingComplete]" {
+			t.Fatalf("calls of %s = %v", id, kinds)
+		}
+	}
+	if got := kindsAndTexts(p.sent("task-1")); fmt.Sprint(got) != fmt.Sprint([]sent{
+		{pb.SendKind_SEND_KIND_INPUT_REQUIRED, "which day?"}, {pb.SendKind_SEND_KIND_FINAL, "booked for friday"},
+	}) {
+		t.Fatalf("sends = %v", got)
+	}
+}

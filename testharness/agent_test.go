@@ -108,7 +108,7 @@ func handle(t *testing.T, a *Agent, req *pb.HandleMessageRequest) string {
 }
 
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -441,7 +441,7 @@ func TestCancelTurnStopsAWait(t *testing.T) {
 }
 
 func TestCancelTurnDropsAQueuedTurn(t *testing.T) {
-	a, p := newTestAgent(t, scenario(t, nil, Wait(200*time.Millisecond), Echo("")), AgentOptions{})
+	a, p := newTestAgent(t, scenario(t, nil, Wait(time.Second), Echo("")), AgentOptions{})
 	handle(t, a, msg("c", "t1", "first"))
 	handle(t, a, msg("c", "t2", "second"))
 	handle(t, a, msg("c", "t3", "third"))

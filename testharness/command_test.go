@@ -55,7 +55,7 @@ func TestCommandAgentCancelKillsTheProcessGroup(t *testing.T) {
 	a, _ := newTestAgent(t, NewCommandBehavior(cmd), AgentOptions{})
 	handle(t, a, msg("c", "t1", ""))
 	var pid int
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
 		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))

@@ -1,0 +1,64 @@
+// Command a2a-plugin is the A2A (Agent2Agent v1.0) plugin for agent hosts.
+// A host launches it with hashicorp go-plugin over gRPC (see host-sdk); it
+// serves a platform adapter (inbound A2A server feeding the host's live
+// session) and a toolset (outbound a2a_* tools).
+//
+// Run by hand it only answers --version; anything else explains how it is
+// meant to be started. It never writes to stdout before the handshake.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/app"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "--version", "-version", "version", "-v":
+			fmt.Printf("a2a-plugin %s\n  agentplugin protocol %d.%d\n  A2A protocol 1.0 (JSON-RPC), 0.3 compatible\n  %s %s/%s%s\n",
+				version, plugin.ProtocolMajor, plugin.ProtocolMinor, runtime.Version(), runtime.GOOS, runtime.GOARCH, vcsRevision())
+			return
+		case "--help", "-help", "-h", "help":
+			fmt.Fprint(os.Stderr, usage)
+			return
+		}
+	}
+	if os.Getenv(plugin.Handshake.MagicCookieKey) != plugin.Handshake.MagicCookieValue {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(1)
+	}
+	logger := plugin.NewLogger("a2a")
+	a := app.New(logger, version, os.Getenv)
+	plugin.Serve(plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a, Logger: logger})
+}
+
+const usage = `a2a-plugin is a plugin: an agent host starts it, it is not run by hand.
+
+Put the binary in your host's plugins directory (for the reference host:
+bin/plugins, then 'make run'), configure it in the host's config section
+"a2a" or with A2A_* environment variables, and the host will launch it.
+
+  a2a-plugin --version   print version information
+`
+
+func vcsRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return " rev " + s.Value[:12]
+		}
+	}
+	return ""
+}

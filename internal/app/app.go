@@ -1,0 +1,279 @@
+// Package app is the A2A plugin's composition root: it implements the
+// contract's Lifecycle, Platform and Toolset by wiring configuration, the
+// store, the task manager, the bridge to the host, the inbound HTTP server,
+// push delivery and the outbound tools. cmd/a2a-plugin hands it to
+// plugin.Serve.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// Name is the plugin name the host sees.
+const Name = "a2a"
+
+// DatabaseFile is the SQLite file inside the host's data directory.
+const DatabaseFile = "a2a-plugin.db"
+
+// App is the A2A plugin.
+type App struct {
+	log     hclog.Logger
+	version string
+	getenv  func(string) string
+
+	mu      sync.Mutex
+	cfg     *config.Config
+	dataDir string
+	host    plugin.Host
+	store   store.Store
+	tasks   *tasks.Manager
+	bridge  *bridge.Bridge
+	parts   *parts
+	stopBg  context.CancelFunc
+	bgDone  chan struct{}
+}
+
+// New returns an unconfigured plugin. getenv is usually os.Getenv.
+func New(log hclog.Logger, version string, getenv func(string) string) *App {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return &App{log: log, version: version, getenv: getenv}
+}
+
+// Describe implements plugin.Lifecycle.
+func (a *App) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{
+		Name:          Name,
+		Version:       a.version,
+		ProtocolMinor: plugin.ProtocolMinor,
+		Description:   "A2A (Agent2Agent v1.0) platform adapter and toolset: remote agents talk to the host's live agent, and the agent delegates to them.",
+		EnvPrefixes:   []string{"A2A_"},
+	}, nil
+}
+
+// Configure implements plugin.Lifecycle: it loads and checks the settings,
+// opens the store, recovers tasks a previous run left behind and builds every
+// part. Any misconfiguration fails Configure with a message naming the
+// setting.
+func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plugin.Host) (*pb.ConfigureResponse, error) {
+	cfg, err := config.Load(req.GetConfigJson(), a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if host == nil {
+		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tasks != nil {
+		return nil, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration")
+	}
+	var warnings []string
+	st, w, err := openStore(cfg, req.GetDataDir(), a.log)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	p, err := newParts(cfg, req.GetDataDir(), host, st, a.log)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	mgr, err := tasks.NewManager(tasks.Options{
+		Store: st, Logger: a.log.Named("tasks"),
+		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
+		Notifier: p.notifier(), Observer: p.observer(),
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	br, err := bridge.New(bridge.Options{Host: host, Tasks: mgr, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver()})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	mgr.SetExecutor(br)
+	failed, err := mgr.Start(ctx)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	if failed > 0 {
+		warnings = append(warnings, fmt.Sprintf("failed %d task(s) that were running when the plugin last stopped", failed))
+	}
+	if err := p.start(mgr); err != nil {
+		_ = mgr.Close(ctx)
+		_ = st.Close()
+		return nil, err
+	}
+	bg, stop := context.WithCancel(context.Background())
+	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts = cfg, req.GetDataDir(), host, st, mgr, br, p
+	a.stopBg, a.bgDone = stop, make(chan struct{})
+	go a.background(bg)
+	a.log.Info("configured", "store", cfg.Store, "addr", cfg.Addr(), "auth", cfg.HasToken())
+	return &pb.ConfigureResponse{Warnings: warnings}, nil
+}
+
+// openStore opens the configured store: SQLite in the data directory, or
+// the bounded memory store.
+func openStore(cfg *config.Config, dataDir string, log hclog.Logger) (store.Store, []string, error) {
+	if cfg.Store == "memory" {
+		return store.NewMemory(cfg.MemoryMaxTasks), nil, nil
+	}
+	if dataDir == "" {
+		return store.NewMemory(cfg.MemoryMaxTasks), []string{"the host gave no data directory, so tasks are kept in memory only (set A2A_STORE=memory to silence this)"}, nil
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("a2a plugin: creating the data directory %s: %w", dataDir, err)
+	}
+	path := filepath.Join(dataDir, DatabaseFile)
+	st, err := store.OpenSQLite(path, store.SQLiteOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("a2a plugin: opening the task database %s: %w", path, err)
+	}
+	log.Debug("opened task database", "path", path)
+	return st, nil, nil
+}
+
+// background prunes old state until ctx ends.
+func (a *App) background(ctx context.Context) {
+	defer close(a.bgDone)
+	retention := time.Duration(a.cfg.Retention)
+	if retention <= 0 {
+		<-ctx.Done()
+		return
+	}
+	every := min(max(retention/24, time.Minute), time.Hour)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		nt, ne, err := a.store.Prune(ctx, time.Now().Add(-retention))
+		if err != nil {
+			a.log.Warn("pruning old tasks failed", "error", err)
+		} else if nt+ne > 0 {
+			a.log.Info("pruned old state", "tasks", nt, "conversation_entries", ne)
+		}
+	}
+}
+
+// Drain implements plugin.Lifecycle: stop serving, fail what is still
+// running with a clear reason, flush and close the store.
+func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainResponse, error) {
+	if ms := req.GetTimeoutMs(); ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tasks == nil {
+		return &pb.DrainResponse{}, nil
+	}
+	var errs []error
+	errs = append(errs, a.parts.stopServing(ctx))
+	abandoned := a.tasks.ActiveCount()
+	errs = append(errs, a.tasks.Close(ctx))
+	errs = append(errs, a.parts.close(ctx))
+	a.stopBg()
+	<-a.bgDone
+	errs = append(errs, a.store.Close())
+	a.tasks = nil
+	if err := errors.Join(errs...); err != nil {
+		a.log.Warn("drain finished with errors", "error", err)
+	}
+	return &pb.DrainResponse{Abandoned: uint32(abandoned)}, nil
+}
+
+// configured returns the parts, or an error before Configure.
+func (a *App) configured() (*parts, *bridge.Bridge, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tasks == nil {
+		return nil, nil, errors.New("a2a plugin: not configured (the host must call Configure first)")
+	}
+	return a.parts, a.bridge, nil
+}
+
+// Connect implements plugin.Platform: start the A2A HTTP server.
+func (a *App) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectResponse, error) {
+	p, _, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	url, err := p.startServing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("serving A2A", "url", url)
+	return &pb.ConnectResponse{Endpoints: []string{url}}, nil
+}
+
+// Disconnect implements plugin.Platform: stop the A2A HTTP server.
+func (a *App) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.DisconnectResponse, error) {
+	p, _, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	return &pb.DisconnectResponse{}, p.stopServing(ctx)
+}
+
+// Send implements plugin.Platform.
+func (a *App) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	_, br, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	return br.Send(ctx, req)
+}
+
+// ProcessingComplete implements plugin.Platform.
+func (a *App) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+	_, br, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	return br.ProcessingComplete(ctx, req)
+}
+
+// ListTools implements plugin.Toolset.
+func (a *App) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
+	p, _, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	return p.listTools(ctx)
+}
+
+// CallTool implements plugin.Toolset.
+func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	p, _, err := a.configured()
+	if err != nil {
+		return nil, err
+	}
+	return p.callTool(ctx, req, progress)
+}

@@ -1,0 +1,236 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
+	"github.com/a2a-plugin/a2a-plugin/internal/push"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/server"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/tools"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// auditKeep is how many rotated audit files are kept.
+const auditKeep = 5
+
+// parts are the pieces Configure builds from the settings.
+type parts struct {
+	cfg   *config.Config
+	log   hclog.Logger
+	host  plugin.Host
+	store store.Store
+
+	audit *security.AuditLog
+	push  *push.Dispatcher
+	tools *tools.Toolset
+	guard *security.SSRFGuard
+
+	srvOpts server.Options
+
+	mu       sync.Mutex
+	srv      *server.Server
+	url      string
+	pushStop context.CancelFunc
+	pushDone chan struct{}
+}
+
+// newParts builds everything that needs only the settings; the server is
+// built in start, once the task manager exists.
+func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Store, log hclog.Logger) (*parts, error) {
+	p := &parts{cfg: cfg, log: log, host: host, store: st}
+	var errs []error
+	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
+
+	auth, err := security.NewAuthenticator(security.AuthConfig{
+		BearerToken: cfg.BearerToken, PeerTokens: cfg.PeerTokens,
+		TrustedPeers: cfg.TrustedPeers, LoopbackIsLocal: cfg.LoopbackIsLocal,
+	})
+	errs = append(errs, err)
+	policy := security.DefaultPolicy()
+	if cfg.Policy != "" {
+		policy, err = security.ParsePolicy(cfg.Policy)
+		errs = append(errs, err)
+	}
+	var gate *security.TrustGate
+	if len(cfg.TrustedPeers) > 0 {
+		gate, err = security.NewTrustGate(append([]string{"local:*"}, cfg.TrustedPeers...))
+		errs = append(errs, err)
+	}
+	if cfg.AuditLog != "off" {
+		path := cfg.AuditLog
+		if path == "" && dataDir != "" {
+			path = filepath.Join(dataDir, "audit.jsonl")
+		}
+		if path != "" {
+			p.audit, err = security.NewAuditLog(path, cfg.AuditMaxBytes, auditKeep)
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		p.closeAudit()
+		return nil, fmt.Errorf("a2a plugin: %w", err)
+	}
+
+	if cfg.PushEnabled {
+		secret := cfg.PushSecret
+		if secret == "" {
+			secret = cfg.BearerToken
+		}
+		p.push, err = push.New(push.Options{
+			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
+			MaxAttempts: cfg.PushMaxAttempts,
+		})
+		if err != nil {
+			p.closeAudit()
+			return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
+		}
+	}
+
+	tcfg := tools.Config{
+		AllowUnconfigured: cfg.AllowUnconfiguredURLs, AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs,
+		DefaultTimeout: time.Duration(cfg.CallTimeout), MaxDepth: cfg.MaxDelegationDepth, UserAgent: "a2a-plugin",
+	}
+	for _, a := range cfg.Agents {
+		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout)})
+	}
+	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools")})
+	if err != nil {
+		p.closeAudit()
+		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
+	}
+
+	var extended []a2a.AgentSkill
+	for _, s := range cfg.ExtendedSkills {
+		extended = append(extended, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: orTags(s.Tags), Examples: s.Examples})
+	}
+	p.srvOpts = server.Options{
+		Tools: host.ListTools,
+		Card: server.CardConfig{
+			Name: cfg.AgentName, Description: cfg.AgentDescription, Version: cfg.AgentVersion,
+			ProviderOrganization: cfg.ProviderOrganization, ProviderURL: cfg.ProviderURL,
+			DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL, PublicURL: cfg.PublicURL,
+			AdvertisedToolsets: cfg.AdvertisedToolsets, ExtendedSkills: extended,
+		},
+		Auth: auth, Policy: policy, Gate: gate,
+		RateLimit:          security.NewRateLimiter(cfg.RateLimit, nil),
+		Streams:            security.NewStreamLimiter(cfg.MaxStreamsPerPeer),
+		Turns:              security.NewTurnGuard(cfg.MaxPingPongTurns),
+		MaxDelegationDepth: cfg.MaxDelegationDepth,
+		Limits:             server.Limits{MaxBodyBytes: cfg.MaxBodyBytes, MaxParts: cfg.MaxParts, MaxPartBytes: cfg.MaxPartBytes},
+		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.CheckURL},
+		Audit:              p.audit,
+		Logger:             log.Named("server"),
+	}
+	return p, nil
+}
+
+func orTags(t []string) []string {
+	if len(t) == 0 {
+		return []string{"extended"}
+	}
+	return t
+}
+
+// notifier is what the task manager wakes when it queued webhook deliveries.
+func (p *parts) notifier() tasks.Notifier {
+	if p.push == nil {
+		return nil
+	}
+	return p.push
+}
+
+// observer and bridgeObserver feed metrics (none yet).
+func (p *parts) observer() tasks.Observer        { return nil }
+func (p *parts) bridgeObserver() bridge.Observer { return nil }
+
+// start builds the server around the task manager and starts push delivery.
+func (p *parts) start(mgr *tasks.Manager) error {
+	opts := p.srvOpts
+	opts.Tasks = mgr
+	srv, err := server.New(opts)
+	if err != nil {
+		return fmt.Errorf("a2a plugin: %w", err)
+	}
+	p.srv = srv
+	if p.push != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		p.pushStop, p.pushDone = stop, make(chan struct{})
+		go func() {
+			defer close(p.pushDone)
+			if err := p.push.Run(ctx); err != nil && !errors.Is(err, push.ErrClosed) {
+				p.log.Error("push delivery stopped", "error", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// startServing starts the HTTP server (Connect) and returns its URL.
+func (p *parts) startServing(ctx context.Context) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.url != "" {
+		return p.url, nil
+	}
+	url, err := p.srv.Start(ctx, p.cfg.Addr(), p.cfg.TLSCert, p.cfg.TLSKey)
+	if err != nil {
+		return "", err
+	}
+	p.url = url
+	return url, nil
+}
+
+// stopServing stops the HTTP server (Disconnect, Drain).
+func (p *parts) stopServing(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.url == "" {
+		return nil
+	}
+	p.url = ""
+	return p.srv.Shutdown(ctx)
+}
+
+// close stops push delivery and the tools and closes the audit log.
+func (p *parts) close(ctx context.Context) error {
+	var errs []error
+	if p.push != nil {
+		errs = append(errs, p.push.Close())
+		if p.pushDone != nil {
+			p.pushStop()
+			<-p.pushDone
+		}
+	}
+	if p.tools != nil {
+		p.tools.Close()
+	}
+	p.closeAudit()
+	return errors.Join(errs...)
+}
+
+func (p *parts) closeAudit() {
+	if p.audit != nil {
+		_ = p.audit.Close()
+	}
+}
+
+func (p *parts) listTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
+	return p.tools.ListTools(ctx)
+}
+
+func (p *parts) callTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	return p.tools.CallTool(ctx, req, progress)
+}

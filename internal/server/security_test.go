@@ -492,7 +492,7 @@ func TestShutdownDrainsThenCutsStreams(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		e.exec.release(short.ID)
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	err = e.srv.Shutdown(ctx)
 	if err == nil || !strings.Contains(err.Error(), "1 open stream") {

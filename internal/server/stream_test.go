@@ -196,7 +196,7 @@ func (e *testEnv) rawSubscribe(token, taskID string, tiny bool) net.Conn {
 func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 	const chunks, size = 300, 64 << 10
 	e := newEnvTasks(t, func(o *tasks.Options) { o.SubscriberBuffer = 4096 },
-		func(o *Options) { o.Limits.WriteTimeout = 200 * time.Millisecond })
+		func(o *Options) { o.Limits.WriteTimeout = time.Second })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	e.rawSubscribe(tokAlice, task.ID, true) // never read
 	waitFor(t, "the stuck stream to open", func() bool { return e.srv.active.Load() == 1 })
@@ -239,7 +239,9 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 }
 
 func TestTooSlowStreamEndsWithDroppedEvent(t *testing.T) {
-	const chunks, size = 200, 64 << 10
+	// More than the socket buffers of both ends can hold, so the server's
+	// writes block and the subscription overflows.
+	const chunks, size = 500, 64 << 10
 	e := newEnvTasks(t, func(o *tasks.Options) { o.SubscriberBuffer = 8 })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	c := e.rawSubscribe(tokAlice, task.ID, false)

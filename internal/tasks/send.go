@@ -341,7 +341,7 @@ func (m *Manager) claimContext(ctx context.Context, cid string, p SendParams) er
 	}
 	if owner != p.Caller.ID && p.Scope != "" {
 		return a2a.ErrInvalidParams("message.contextId",
-			fmt.Sprintf("context %q belongs to another client; omit contextId to start a new conversation", cid))
+			fmt.Sprintf("context %q cannot be used by this client; omit contextId to start a new conversation, or reuse a contextId this agent returned to you", cid))
 	}
 	return nil
 }

@@ -223,6 +223,17 @@ func TestTemplatesSubstituteMessageFields(t *testing.T) {
 	}
 }
 
+func TestPartsTextTemplateIsTheSendersOwnWords(t *testing.T) {
+	a, p := newTestAgent(t, scenario(t, nil, Reply("<{{parts_text}}>")), AgentOptions{})
+	m := msg("c", "t1", "[untrusted]\nhi")
+	m.Parts = []*pb.Part{{Content: &pb.Part_Text{Text: "hi"}}, {Content: &pb.Part_Raw{Raw: []byte{1}}}, {Content: &pb.Part_Text{Text: "there"}}}
+	handle(t, a, m)
+	waitDone(t, a, "t1")
+	if got := p.sent("t1")[0].GetText(); got != "<hi\nthere>" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 func TestTemplatesAreNotExpandedInsideSubstitutedText(t *testing.T) {
 	a, p := newTestAgent(t, scenario(t, nil, Reply("[{{text}}]")), AgentOptions{})
 	handle(t, a, msg("c", "t1", "{{task_id}}"))

@@ -41,6 +41,8 @@ func messageField(req *pb.HandleMessageRequest, field string) (string, bool) {
 	switch field {
 	case "text":
 		return req.GetText(), true
+	case "parts_text":
+		return partsText(req), true
 	case "message_id":
 		return req.GetMessageId(), true
 	case "sender":
@@ -104,4 +106,16 @@ func (c *CompletionRule) matches(req *pb.CompleteRequest) bool {
 		}
 	}
 	return true
+}
+
+// partsText joins the text parts of the original message with newlines:
+// the sender's own words, without the framing a plugin may add to text.
+func partsText(req *pb.HandleMessageRequest) string {
+	var texts []string
+	for _, p := range req.GetParts() {
+		if t, ok := p.GetContent().(*pb.Part_Text); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }

@@ -19,7 +19,12 @@ func TestRuleMatching(t *testing.T) {
 	}
 	req := &pb.HandleMessageRequest{
 		Platform: "a2a", ChatId: "ctx-1", TaskId: "task-1", MessageId: "msg-77",
-		Text:         "Hello there, agent",
+		Text: "[framed]\nHello there, agent",
+		Parts: []*pb.Part{
+			{Content: &pb.Part_Text{Text: "Hello there,"}},
+			{Content: &pb.Part_Url{Url: "https://example.com/x.png"}},
+			{Content: &pb.Part_Text{Text: "agent"}},
+		},
 		Sender:       &pb.Sender{Id: "peer:alice", DisplayName: "Alice"},
 		TrustTier:    pb.TrustTier_TRUST_TIER_TRUSTED,
 		Continuation: true,
@@ -31,15 +36,18 @@ func TestRuleMatching(t *testing.T) {
 		value string
 		want  bool
 	}{
-		{"text", OpEquals, "Hello there, agent", true},
-		{"text", OpEquals, "hello there, agent", false},
-		{"text", OpPrefix, "Hello", true},
-		{"text", OpPrefix, "there", false},
+		{"text", OpEquals, "[framed]\nHello there, agent", true},
+		{"text", OpEquals, "Hello there, agent", false},
+		{"text", OpPrefix, "[framed]", true},
+		{"text", OpPrefix, "Hello", false},
 		{"text", OpContains, "there", true},
 		{"text", OpContains, "nowhere", false},
-		{"text", OpRegexp, `^Hello\s+\w+,`, true},
-		{"text", OpRegexp, `(?i)^HELLO`, true},
+		{"text", OpRegexp, `(?m)^Hello\s+\w+,`, true},
+		{"text", OpRegexp, `(?i)HELLO`, true},
 		{"text", OpRegexp, `^agent`, false},
+		{"parts_text", OpEquals, "Hello there,\nagent", true},
+		{"parts_text", OpPrefix, "Hello", true},
+		{"parts_text", OpContains, "x.png", false},
 		{"message_id", OpPrefix, "msg-", true},
 		{"message_id", OpEquals, "msg-78", false},
 		{"sender", OpEquals, "peer:alice", true},

@@ -76,6 +76,8 @@ func (st *playState) lookup(name string) (string, bool) {
 	switch name {
 	case "text":
 		return req.GetText(), true
+	case "parts_text":
+		return partsText(req), true
 	case "task_id":
 		return req.GetTaskId(), true
 	case "chat_id":

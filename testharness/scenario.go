@@ -80,7 +80,7 @@ const (
 // Fields a Rule condition can test. "metadata.<key>" (a dotted path into
 // the message metadata) is accepted too.
 var messageFields = []string{
-	"text", "message_id", "sender", "sender_name", "trust_tier",
+	"text", "parts_text", "message_id", "sender", "sender_name", "trust_tier",
 	"continuation", "unattended", "chat_id", "task_id", "platform",
 }
 
@@ -90,7 +90,9 @@ var completionFields = []string{"prompt", "system"}
 // Condition tests one field of an inbound message (or of a completion
 // request). Build one with Match or as a struct literal.
 type Condition struct {
-	// Field names what is tested: one of text, message_id, sender (the
+	// Field names what is tested: one of text (the text the plugin gives
+	// the host, possibly framed as untrusted), parts_text (the text parts of
+	// the original message, joined by newlines), message_id, sender (the
 	// sender id), sender_name, trust_tier (public, trusted, local,
 	// unspecified), continuation and unattended ("true"/"false"), chat_id,
 	// task_id, platform, or metadata.<key>[.<key>…]. A metadata value that
@@ -159,7 +161,7 @@ var actionKinds = []ActionKind{
 }
 
 // Action is one step of a rule. Texts may contain template variables:
-// {{text}}, {{task_id}}, {{chat_id}}, {{sender}}, {{turn}} (the n-th
+// {{text}}, {{parts_text}}, {{task_id}}, {{chat_id}}, {{sender}}, {{turn}} (the n-th
 // message of this chat, from 1), {{turn_id}}, {{message_id}}, {{platform}},
 // {{result}} (the content of the last call_tool) and {{metadata.<key>}}.
 type Action struct {

@@ -76,8 +76,12 @@ func TestInjectedMessageReachesTheAgentAndTheReplyComesBackThroughSend(t *testin
 			t.Fatalf("Send did not reach the plugin: %v", c)
 		}
 	}
-	if pcs := rec.Completions("task-1"); len(pcs) != 1 || pcs[0].GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
-		t.Fatalf("completions = %v", pcs)
+	// ProcessingComplete follows the FINAL send, possibly after the tool
+	// already returned the reply.
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if pc, err := rec.WaitForCompletion(wctx, "task-1"); err != nil || pc.GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
+		t.Fatalf("completion = %v, %v", pc, err)
 	}
 	tc := rec.CallsOf(KindCallTool)
 	if len(tc) != 1 || tc[0].ToolCall().GetName() != "inject" || tc[0].ToolResult().GetContent() != "echo: hello" || len(tc[0].Progress) != 1 {

@@ -129,7 +129,13 @@ func (st *playState) do(ctx context.Context, a Action) error {
 	case ActReply, ActProgress, ActAsk, ActAuth, ActDirect, ActEcho:
 		text := st.expand(a.Text)
 		if a.Kind == ActEcho {
-			text += st.t.Request.GetText()
+			// The sender's own words: a platform may have framed or
+			// filtered the flattened text (the A2A plugin does).
+			if pt := partsText(st.t.Request); pt != "" {
+				text += pt
+			} else {
+				text += st.t.Request.GetText()
+			}
 		}
 		parts, err := st.parts(a.Parts)
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 // TestCloneCoversEveryField fails when a field is added to one of the
 // copied a2a types: update these functions then.
 
-// cloneRecord deep-copies a task record (nil-safe).
+// cloneRecord deep-copies a task record.
 func cloneRecord(r *TaskRecord) (*TaskRecord, error) {
 	t, err := cloneTask(&r.Task)
 	if err != nil {

@@ -119,7 +119,7 @@ type reader struct {
 	dueDeliveries, conversation, conversations *sql.Stmt
 }
 
-// readerSQL lists the statements a reader prepares, by field.
+// statements lists what a reader prepares, by field.
 func (r *reader) statements() []struct {
 	dst  **sql.Stmt
 	text string

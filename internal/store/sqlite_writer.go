@@ -48,7 +48,7 @@ type writer struct {
 	deleteEntriesOf, deleteConversation                *sql.Stmt
 }
 
-// writerSQL are the statements the writer prepares, by field.
+// statements lists what the writer prepares, by field.
 func (w *writer) statements() []struct {
 	dst  **sql.Stmt
 	text string

@@ -20,6 +20,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/tools"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -271,9 +272,16 @@ func (a *App) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 
 // CallTool implements plugin.Toolset.
 func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	p, _, err := a.configured()
+	p, br, err := a.configured()
 	if err != nil {
 		return nil, err
+	}
+	// A tool call made while answering an inbound A2A task continues that
+	// task's delegation chain (loop guard across hops).
+	if req.GetPlatform() == bridge.PlatformName {
+		if c, ok := br.ChainFor(req.GetChatId()); ok {
+			ctx = tools.WithChain(ctx, c)
+		}
 	}
 	return p.callTool(ctx, req, progress)
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -63,7 +64,17 @@ type Bridge struct {
 	tasks *tasks.Manager
 	log   hclog.Logger
 	obs   Observer
+
+	// chains remembers the delegation chain of the latest inbound turn of
+	// each context, so tools the agent calls during that turn continue the
+	// chain instead of starting a new one.
+	mu     sync.Mutex
+	chains map[string]security.Chain
 }
+
+// maxChains bounds the chain memory; past it the oldest half is forgotten
+// (a forgotten chain only means an outbound call starts a new chain).
+const maxChains = 10_000
 
 // New returns a bridge.
 func New(opts Options) (*Bridge, error) {
@@ -73,7 +84,35 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Bridge{host: opts.Host, tasks: opts.Tasks, log: opts.Logger, obs: opts.Observer}, nil
+	return &Bridge{host: opts.Host, tasks: opts.Tasks, log: opts.Logger, obs: opts.Observer, chains: map[string]security.Chain{}}, nil
+}
+
+// ChainFor returns the delegation chain of the latest inbound turn in the
+// conversation chatID, if that turn arrived with one.
+func (b *Bridge) ChainFor(chatID string) (security.Chain, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.chains[chatID]
+	return c, ok
+}
+
+func (b *Bridge) rememberChain(chatID string, md map[string]any) {
+	c, err := security.ChainFromMetadata(md)
+	if err != nil || c.ID == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.chains) >= maxChains {
+		n := 0
+		for k := range b.chains {
+			delete(b.chains, k)
+			if n++; n >= maxChains/2 {
+				break
+			}
+		}
+	}
+	b.chains[chatID] = c
 }
 
 // StartTurn injects the turn's message into the host's live session for the
@@ -89,6 +128,7 @@ func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
 			b.obs.FilterHits(hits)
 		}
 	}
+	b.rememberChain(t.ContextID, t.Message.Metadata)
 	start := time.Now()
 	_, err = b.host.HandleMessage(ctx, req)
 	if b.obs != nil {

@@ -235,3 +235,18 @@ func TestPartsRoundTrip(t *testing.T) {
 		t.Fatal("a part without content must be refused")
 	}
 }
+
+func TestInboundDelegationChainIsRememberedPerConversation(t *testing.T) {
+	br, mgr, host := setup(t)
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart("delegated"))
+	msg.Metadata = security.Chain{ID: "chain-7", Depth: 2}.Apply(nil)
+	send(mgr, msg)
+	req := next(t, host)
+	c, ok := br.ChainFor(req.GetChatId())
+	if !ok || c.ID != "chain-7" || c.Depth != 2 {
+		t.Fatalf("chain = %+v, %v", c, ok)
+	}
+	if _, ok := br.ChainFor("other"); ok {
+		t.Fatal("a conversation without a chain has none")
+	}
+}

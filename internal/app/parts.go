@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
+	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
 	"github.com/a2a-plugin/a2a-plugin/internal/push"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
@@ -33,8 +34,9 @@ type parts struct {
 	host  plugin.Host
 	store store.Store
 
-	audit *security.AuditLog
-	push  *push.Dispatcher
+	audit   *security.AuditLog
+	metrics *metrics.Metrics
+	push    *push.Dispatcher
 	tools *tools.Toolset
 	guard *security.SSRFGuard
 
@@ -50,7 +52,7 @@ type parts struct {
 // newParts builds everything that needs only the settings; the server is
 // built in start, once the task manager exists.
 func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Store, log hclog.Logger) (*parts, error) {
-	p := &parts{cfg: cfg, log: log, host: host, store: st}
+	p := &parts{cfg: cfg, log: log, host: host, store: st, metrics: metrics.New()}
 	var errs []error
 	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
 
@@ -91,7 +93,7 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		}
 		p.push, err = push.New(push.Options{
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
-			MaxAttempts: cfg.PushMaxAttempts,
+			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics,
 		})
 		if err != nil {
 			p.closeAudit()
@@ -106,7 +108,7 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 	for _, a := range cfg.Agents {
 		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout)})
 	}
-	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools")})
+	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics})
 	if err != nil {
 		p.closeAudit()
 		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
@@ -132,7 +134,13 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		Limits:             server.Limits{MaxBodyBytes: cfg.MaxBodyBytes, MaxParts: cfg.MaxParts, MaxPartBytes: cfg.MaxPartBytes},
 		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.CheckURL},
 		Audit:              p.audit,
+		Observer:           p.metrics.Exchange,
 		Logger:             log.Named("server"),
+	}
+	if cfg.Metrics {
+		// The local operator and trusted peers may scrape.
+		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "GET /metrics", Handler: p.metrics.Handler(),
+			Allow: func(id security.Identity) bool { return id.Tier >= security.TierTrusted }})
 	}
 	return p, nil
 }
@@ -152,9 +160,9 @@ func (p *parts) notifier() tasks.Notifier {
 	return p.push
 }
 
-// observer and bridgeObserver feed metrics (none yet).
-func (p *parts) observer() tasks.Observer        { return nil }
-func (p *parts) bridgeObserver() bridge.Observer { return nil }
+// observer and bridgeObserver feed the shared metrics.
+func (p *parts) observer() tasks.Observer        { return p.metrics }
+func (p *parts) bridgeObserver() bridge.Observer { return p.metrics }
 
 // start builds the server around the task manager and starts push delivery.
 func (p *parts) start(mgr *tasks.Manager) error {
@@ -165,6 +173,7 @@ func (p *parts) start(mgr *tasks.Manager) error {
 		return fmt.Errorf("a2a plugin: %w", err)
 	}
 	p.srv = srv
+	p.metrics.SetStreams(srv.ActiveStreams)
 	if p.push != nil {
 		ctx, stop := context.WithCancel(context.Background())
 		p.pushStop, p.pushDone = stop, make(chan struct{})

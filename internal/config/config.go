@@ -126,6 +126,9 @@ type Config struct {
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
 	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
 
+	// Observability.
+	Metrics bool `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
+
 	// Push notifications.
 	PushEnabled     bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
 	PushSecret      string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token)."`

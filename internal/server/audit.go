@@ -52,10 +52,13 @@ func (ex *exchange) record(d time.Duration) security.AuditRecord {
 
 // audit hands the record of ex to the audit log (and the test hook).
 func (s *Server) audit(ex *exchange, d time.Duration) {
-	if s.opts.Audit == nil && s.auditHook == nil {
+	if s.opts.Audit == nil && s.auditHook == nil && s.opts.Observer == nil {
 		return
 	}
 	rec := ex.record(d)
+	if s.opts.Observer != nil {
+		s.opts.Observer(rec)
+	}
 	if s.auditHook != nil {
 		s.auditHook(rec, ex.events)
 	}

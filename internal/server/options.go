@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -54,6 +55,11 @@ type Options struct {
 	Push PushOptions
 	// Audit, when set, receives one record per exchange.
 	Audit *security.AuditLog
+	// Observer, when set, also sees every exchange's record (metrics).
+	Observer func(security.AuditRecord)
+	// Extra are operator routes (e.g. "GET /metrics") served beside the
+	// A2A endpoints behind the same authentication; see ExtraRoute.
+	Extra []ExtraRoute
 	// Logger receives structured logs (default: discard).
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).
@@ -125,6 +131,17 @@ type Limits struct {
 	MaxHeaderBytes int
 	// KeepAlive is the interval of SSE keep-alive comments (default 15 s).
 	KeepAlive time.Duration
+}
+
+// ExtraRoute is an operator route served beside the A2A endpoints, behind
+// the same authentication: Local callers may use it, others only when
+// Allow says so (nil Allow: Local only). Refusals are plain HTTP 401/403.
+type ExtraRoute struct {
+	// Pattern is an http.ServeMux pattern, e.g. "GET /metrics".
+	Pattern string
+	Handler http.Handler
+	// Allow decides for callers that are not Local.
+	Allow func(security.Identity) bool
 }
 
 // PushOptions configure push notifications.

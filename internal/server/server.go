@@ -90,8 +90,33 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /{$}", s.serveRPC)
 	mux.HandleFunc("POST /a2a", s.serveRPC)
 	mux.HandleFunc("POST /rpc", s.serveRPC)
+	for _, e := range s.opts.Extra {
+		mux.Handle(e.Pattern, s.protect(e))
+	}
 	return s.recoverer(mux)
 }
+
+// protect serves an extra route only to callers it admits: Local callers,
+// and others that e.Allow accepts. It answers 401 for a bad token and 403
+// for everyone else.
+func (s *Server) protect(e ExtraRoute) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ident, err := s.opts.Auth.Authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a", error="invalid_token"`)
+			http.Error(w, "unauthorized: the bearer token is not valid for this agent", http.StatusUnauthorized)
+			return
+		}
+		if ident.Tier != security.TierLocal && (e.Allow == nil || !e.Allow(ident)) {
+			http.Error(w, "forbidden: this route is for the local operator (or callers the configuration allows)", http.StatusForbidden)
+			return
+		}
+		e.Handler.ServeHTTP(w, r)
+	})
+}
+
+// ActiveStreams is the number of open SSE streams.
+func (s *Server) ActiveStreams() int64 { return s.active.Load() }
 
 // Handler returns the server's HTTP handler: the agent card at
 // /.well-known/agent-card.json (and the legacy /.well-known/agent.json),

@@ -225,7 +225,7 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 	o := &outcome{peer: spec.target.name}
 	defer func() {
 		o.elapsed = t.now().Sub(start)
-		t.metrics.Observe(spec.target.name, o.elapsed, o.err != nil)
+		t.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
 	}()
 	p := spec.target.peer
 	info, err := p.Card(ctx)

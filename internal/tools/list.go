@@ -68,9 +68,9 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if len(snap) == 0 {
 		b.WriteString("Call metrics: no calls yet.\n")
 	} else {
-		b.WriteString("Call metrics (per peer):\n")
+		b.WriteString("Call metrics (the figures /metrics exports; outbound = calls made by these tools, inbound = requests served):\n")
 		for _, m := range snap {
-			fmt.Fprintf(&b, "- %s: %d calls, %d errors, p50 %s, p99 %s\n", m.Peer, m.Calls, m.Errors, roundDur(m.P50), roundDur(m.P99))
+			fmt.Fprintf(&b, "- %s %s: %d calls, %d errors, p50 %s, p99 %s\n", m.Direction, m.Peer, m.Calls, m.Errors, roundDur(m.P50), roundDur(m.P99))
 		}
 	}
 	return textResult(strings.TrimRight(b.String(), "\n"))

@@ -37,7 +37,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	switch action {
 	case "get":
 		task, err := target.peer.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
-		t.metrics.Observe(target.name, t.now().Sub(start), err != nil)
+		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %v", target.name, err)
 		}
@@ -59,7 +59,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
 		o = t.follow(ctx, target, o, waitCtx, ci.report, true)
-		t.metrics.Observe(target.name, t.now().Sub(start), o.err != nil)
+		t.metrics.Outbound(target.name, "SubscribeToTask", t.now().Sub(start), o.err)
 		if o.err != nil {
 			return errorResult("a2a_task wait on %s failed: %v", target.name, o.err)
 		}
@@ -73,7 +73,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		return textResult(b.String())
 	case "cancel":
 		task, err := target.peer.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID})
-		t.metrics.Observe(target.name, t.now().Sub(start), err != nil)
+		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 				return errorResult("a2a_task cancel: task %s on %s has already finished and cannot be canceled (%s). Use action=\"get\" to see its result.", taskID, target.name, re.Message)

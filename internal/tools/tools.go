@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -101,6 +102,9 @@ type Deps struct {
 	Logger hclog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Metrics is the plugin's shared metrics (outbound calls are recorded
+	// there, and a2a_list reports them); nil gives the tools their own.
+	Metrics *metrics.Metrics
 
 	// clientTransport replaces the HTTP transport (tests only).
 	clientOptions *client.Options
@@ -114,7 +118,7 @@ type Toolset struct {
 	client  *client.Client
 	peers   []*peerConf // config order
 	byName  map[string]*peerConf
-	metrics *Metrics
+	metrics *metrics.Metrics
 
 	mu       sync.Mutex
 	reach    map[string]reachability // by peer name
@@ -229,12 +233,15 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "a2a-plugin"
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = metrics.New()
+	}
 	t := &Toolset{
 		cfg:      cfg,
 		deps:     deps,
 		log:      deps.Logger,
 		byName:   map[string]*peerConf{},
-		metrics:  NewMetrics(),
+		metrics:  deps.Metrics,
 		reach:    map[string]reachability{},
 		recorded: map[string]bool{},
 	}
@@ -281,8 +288,8 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	return t, nil
 }
 
-// Metrics returns the call metrics the tools keep.
-func (t *Toolset) Metrics() *Metrics { return t.metrics }
+// Metrics returns the metrics the tools record into.
+func (t *Toolset) Metrics() *metrics.Metrics { return t.metrics }
 
 // Close releases the HTTP client's idle connections.
 func (t *Toolset) Close() { t.client.Close() }

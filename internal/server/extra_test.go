@@ -1,0 +1,68 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+)
+
+func TestExtraRoutesAreForLocalCallersAndWhomAllowAdmits(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "secret figures") })
+	trustedOnly := func(id security.Identity) bool { return id.Tier == security.TierTrusted }
+	e := newEnv(t, func(o *Options) {
+		o.Extra = []ExtraRoute{{Pattern: "GET /ops", Handler: ok, Allow: trustedOnly}, {Pattern: "GET /local", Handler: ok}}
+	})
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tc := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/ops", tokAlice, 200},      // trusted peer
+		{"/ops", tokCarol, 403},      // public peer
+		{"/ops", "", 403},            // anonymous (loopback is not local in these tests)
+		{"/ops", "wrong-token", 401}, // bad token
+		{"/local", tokAlice, 403},    // nil Allow: local callers only
+	} {
+		code, body := get(tc.path, tc.token)
+		if code != tc.want {
+			t.Errorf("GET %s with %q: %d %q, want %d", tc.path, tc.token, code, body, tc.want)
+		}
+		if code != 200 && strings.Contains(body, "secret figures") {
+			t.Errorf("GET %s leaked the body to a refused caller", tc.path)
+		}
+	}
+}
+
+func TestObserverSeesEveryExchange(t *testing.T) {
+	var mu sync.Mutex
+	var recs []security.AuditRecord
+	e := newEnv(t, func(o *Options) {
+		o.Observer = func(r security.AuditRecord) { mu.Lock(); recs = append(recs, r); mu.Unlock() }
+	})
+	e.fails(tokAlice, "GetTask", map[string]any{"id": "nope"})
+	e.send(tokBob, "hello", nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) < 2 || recs[0].Method != "GetTask" || recs[0].Identity != "peer:alice" || recs[0].Outcome != "error" {
+		t.Fatalf("records = %+v", recs)
+	}
+	if last := recs[len(recs)-1]; last.Method != "SendMessage" || last.Outcome != "ok" || last.Identity != "peer:bob" {
+		t.Fatalf("last record = %+v", last)
+	}
+}

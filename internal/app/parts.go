@@ -37,8 +37,8 @@ type parts struct {
 	audit   *security.AuditLog
 	metrics *metrics.Metrics
 	push    *push.Dispatcher
-	tools *tools.Toolset
-	guard *security.SSRFGuard
+	tools   *tools.Toolset
+	guard   *security.SSRFGuard
 
 	srvOpts server.Options
 

@@ -60,9 +60,12 @@
 //   - Ids. Message, context, task and reference ids longer than 256 bytes,
 //     or holding control characters, U+2028/U+2029 or invalid UTF-8, are
 //     -32602: ids reach logs, headers and the host's session keys.
-//   - Streams (A.1). A stream ends when its task is terminal or
-//     interrupted (input or auth required), as the task manager settles
-//     it; a 0.3 stream marks that status update "final": true. Errors
+//   - Streams (A.1). A stream ends when its task is terminal or waits for
+//     input (INPUT_REQUIRED); a 0.3 stream marks that status update
+//     "final": true. At AUTH_REQUIRED it stays open (spec §7.6.1): the
+//     task resumes on the same stream once the peer sends its credentials
+//     as a message on the task, and SubscribeToTask to such a task
+//     follows it the same way. Errors
 //     before the stream starts are plain JSON responses; after it started
 //     they are one JSON-RPC error event, then the stream closes (a client
 //     too slow to keep up gets STREAM_DROPPED; shutdown gets UNAVAILABLE).

@@ -155,7 +155,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 		final := false
 		if u := resp.StatusUpdate; u != nil {
 			st := u.Status.State
-			final = st.Terminal() || st.Interrupted()
+			final = st.Terminal() || st == a2a.TaskStateInputRequired // streams stay open at AUTH_REQUIRED
 		}
 		b, err := a2a.Marshal(a2a.ToV03StreamEvent(resp, final))
 		if err != nil {

@@ -218,20 +218,33 @@ func (m *Manager) broadcastLocked(lt *liveTask, events []Event) {
 	lt.subs = kept
 }
 
-// settleLocked ends the current turn's waits: blocking sends return, streams
-// close, the context may run its next turn, and a task that needs nothing
-// more from the host leaves memory.
+// settleLocked ends the current turn's waits: blocking sends return, the
+// context may run its next turn, and a task that needs nothing more from the
+// host leaves memory. Streams close too — except at AUTH_REQUIRED, where
+// they stay open (the task resumes once the peer brings credentials), and
+// the task stays in memory for as long as a stream follows it.
 func (m *Manager) settleLocked(lt *liveTask) {
 	select {
 	case <-lt.settled:
 	default:
 		close(lt.settled)
 	}
-	for _, s := range lt.subs {
-		s.finish(nil)
+	keepStreams := lt.rec.Task.Status.State == a2a.TaskStateAuthRequired
+	if !keepStreams {
+		for _, s := range lt.subs {
+			s.finish(nil)
+		}
+		lt.subs = nil
 	}
-	lt.subs = nil
-	m.turnDoneLocked(lt)
+	lt.turnRunning = false
+	lt.turn = nil
+	m.mu.Lock()
+	if keepStreams && len(lt.subs) > 0 {
+		m.releaseContextLocked(lt)
+	} else {
+		m.advanceLocked(lt)
+	}
+	m.mu.Unlock()
 }
 
 // mergeArtifact adds art to t, appending its parts to an earlier artifact

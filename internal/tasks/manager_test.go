@@ -647,3 +647,62 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestAuthRequiredKeepsStreamOpenAndResumesOnFreshCredentials(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	sub, err := e.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+	must(t, err)
+	turn := e.exec.next(t)
+	must(t, e.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in to the mail service first")}))
+	must(t, e.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""))
+	// A blocking GetTask sees the interrupted state; a resubscriber stays too.
+	task, err := e.m.Get(ctx, alice.ID, &a2a.GetTaskRequest{ID: turn.TaskID})
+	must(t, err)
+	if task.Status.State != a2a.TaskStateAuthRequired || task.Status.Message.Text() != "sign in to the mail service first" {
+		t.Fatalf("task = %+v", task.Status)
+	}
+	resub, err := e.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: turn.TaskID})
+	must(t, err)
+	// The peer comes back on the same task with credentials.
+	ch := e.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+	again := e.exec.next(t)
+	if !again.Continuation || again.TaskID != turn.TaskID {
+		t.Fatalf("continuation = %+v", again)
+	}
+	must(t, e.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}))
+	if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("resumed send = %+v, %v", r.resp, r.err)
+	}
+	want := "task(TASK_STATE_SUBMITTED) status(TASK_STATE_WORKING) status(TASK_STATE_AUTH_REQUIRED) status(TASK_STATE_WORKING) artifact status(TASK_STATE_COMPLETED) "
+	if got := kinds(collect(t, sub)); got != want {
+		t.Fatalf("original stream:\n got %s\nwant %s", got, want)
+	}
+	want = "task(TASK_STATE_AUTH_REQUIRED) status(TASK_STATE_WORKING) artifact status(TASK_STATE_COMPLETED) "
+	if got := kinds(collect(t, resub)); got != want {
+		t.Fatalf("resubscribed stream:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestAuthRequiredTaskLeavesMemoryWithItsLastStream(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	sub, err := e.m.Stream(ctx, sendParams(alice, "x", nil))
+	must(t, err)
+	turn := e.exec.next(t)
+	must(t, e.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("creds?")}))
+	if n := e.m.ActiveCount(); n != 1 {
+		t.Fatalf("active = %d while a stream follows the task", n)
+	}
+	sub.Close()
+	if n := e.m.ActiveCount(); n != 0 {
+		t.Fatalf("active = %d after the last stream closed", n)
+	}
+	// Still answerable, and still resumable from the store.
+	ch := e.sendAsync(sendParams(alice, "creds", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+	again := e.exec.next(t)
+	must(t, e.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("ok")}))
+	if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("resp = %+v, %v", r.resp, r.err)
+	}
+}

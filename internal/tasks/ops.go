@@ -175,12 +175,19 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 			return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 				"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
 		}
-		// Interrupted: the snapshot is all there is until the client answers.
-		sub := newSubscription(m, nil, nil)
-		t := rec.Task
-		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}})
-		sub.finish(nil)
-		return sub, nil
+		if st != a2a.TaskStateAuthRequired {
+			// Waiting for input: the snapshot is all there is until the
+			// client answers.
+			sub := newSubscription(m, nil, nil)
+			t := rec.Task
+			sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}})
+			sub.finish(nil)
+			return sub, nil
+		}
+		// Waiting for credentials: follow it until it resumes and ends.
+		if lt, err = m.loadLive(ctx, rec); err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
@@ -192,7 +199,7 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 	sub := newSubscription(m, lt, nil)
 	snap := lt.snapshot()
 	sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
-	if st.Interrupted() && lt.turn == nil {
+	if st == a2a.TaskStateInputRequired && lt.turn == nil {
 		sub.finish(nil)
 		return sub, nil
 	}

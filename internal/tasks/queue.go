@@ -107,10 +107,16 @@ func (m *Manager) turnDoneLocked(lt *liveTask) {
 // advanceLocked removes lt from its context's queue and from memory and
 // starts the next turn of the context. m.mu must be held.
 func (m *Manager) advanceLocked(lt *liveTask) {
-	id, cid := lt.rec.Task.ID, lt.rec.Task.ContextID
-	if m.live[id] == lt {
-		delete(m.live, id)
+	if m.live[lt.rec.Task.ID] == lt {
+		delete(m.live, lt.rec.Task.ID)
 	}
+	m.releaseContextLocked(lt)
+}
+
+// releaseContextLocked removes lt from its context's queue and starts the
+// context's next turn, leaving lt in memory. m.mu must be held.
+func (m *Manager) releaseContextLocked(lt *liveTask) {
+	cid := lt.rec.Task.ContextID
 	q := m.queues[cid]
 	if q == nil {
 		return

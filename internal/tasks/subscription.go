@@ -73,6 +73,15 @@ func (s *Subscription) Close() {
 			break
 		}
 	}
+	// A task kept in memory only for its streams (AUTH_REQUIRED) leaves
+	// with its last one; it is in the store.
+	if len(lt.subs) == 0 && lt.turn == nil && lt.rec.Task.Status.State.Interrupted() {
+		s.m.mu.Lock()
+		if s.m.live[lt.rec.Task.ID] == lt {
+			delete(s.m.live, lt.rec.Task.ID)
+		}
+		s.m.mu.Unlock()
+	}
 	lt.mu.Unlock()
 	s.finish(nil)
 }

@@ -1,0 +1,263 @@
+package inbound_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// v03CardKeys are the 0.3 keys the plugin merges into its v1.0 card so
+// that 0.3 clients can read the same document.
+var v03CardKeys = []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces", "supportsAuthenticatedExtendedCard", "security"}
+
+// card is the v1.0 part of the served card.
+type card struct {
+	Name                string `json:"name"`
+	Description         string `json:"description"`
+	Version             string `json:"version"`
+	DocumentationURL    string `json:"documentationUrl"`
+	IconURL             string `json:"iconUrl"`
+	SupportedInterfaces []struct {
+		URL             string `json:"url"`
+		ProtocolBinding string `json:"protocolBinding"`
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"supportedInterfaces"`
+	Provider *struct {
+		Organization string `json:"organization"`
+		URL          string `json:"url"`
+	} `json:"provider"`
+	Capabilities struct {
+		Streaming         bool `json:"streaming"`
+		PushNotifications bool `json:"pushNotifications"`
+	} `json:"capabilities"`
+	Skills []struct {
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Tags        []string `json:"tags"`
+	} `json:"skills"`
+	SecuritySchemes      map[string]map[string]any `json:"securitySchemes"`
+	SecurityRequirements []map[string]any          `json:"securityRequirements"`
+}
+
+func (c *card) skillIDs() []string {
+	var out []string
+	for _, s := range c.Skills {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+// fetchedCard is one card answer.
+type fetchedCard struct {
+	status int
+	header http.Header
+	body   []byte
+	card   card           // the v1.0 view
+	whole  map[string]any // the document as served, 0.3 keys included
+}
+
+// fetchCard GETs a card path with extra request headers. A 200 body is
+// validated as a v1.0 Agent Card once the merged 0.3 keys are removed.
+func fetchCard(t testing.TB, base, path string, hdr ...string) fetchedCard {
+	t.Helper()
+	req, err := http.NewRequestWithContext(within(t), http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers(hdr...) {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetchedCard{status: resp.StatusCode, header: resp.Header, body: body}
+	if resp.StatusCode != http.StatusOK {
+		return f
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("card Content-Type = %q", ct)
+	}
+	if err := json.Unmarshal(body, &f.whole); err != nil {
+		t.Fatalf("card is not JSON: %v\n%s", err, body)
+	}
+	v1 := map[string]any{}
+	for k, v := range f.whole {
+		if !slices.Contains(v03CardKeys, k) {
+			v1[k] = v
+		}
+	}
+	// Each security scheme carries its v1.0 oneof key and the 0.3 form.
+	if ss, ok := v1["securitySchemes"].(map[string]any); ok {
+		clean := map[string]any{}
+		for name, sch := range ss {
+			only := map[string]any{}
+			for k, v := range sch.(map[string]any) {
+				if strings.HasSuffix(k, "SecurityScheme") {
+					only[k] = v
+				}
+			}
+			clean[name] = only
+		}
+		v1["securitySchemes"] = clean
+	}
+	v1body := mustJSON(t, v1)
+	a2atest.ValidateJSON(t, "Agent Card", v1body)
+	if err := json.Unmarshal(v1body, &f.card); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestAgentCardServesConfiguredV1CardWithLiveSkills fetches the card from
+// both well-known paths and checks the v1.0 fields, the interfaces with the
+// real URL, the configured identity, the skills built from the host's tool
+// registry and the caching headers with conditional GET.
+func TestAgentCardServesConfiguredV1CardWithLiveSkills(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, map[string]any{
+		"agent_name":            "Research Assistant",
+		"agent_description":     "Finds and summarises sources.",
+		"agent_version":         "2.3.4",
+		"provider_organization": "Example Org",
+		"provider_url":          "https://example.org",
+		"documentation_url":     "https://example.org/docs",
+		"icon_url":              "https://example.org/icon.png",
+	}, nil)
+
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			f := fetchCard(t, h.url, path)
+			if f.status != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, f.status, f.body)
+			}
+			c := f.card
+			if c.Name != "Research Assistant" || c.Description != "Finds and summarises sources." || c.Version != "2.3.4" ||
+				c.DocumentationURL != "https://example.org/docs" || c.IconURL != "https://example.org/icon.png" {
+				t.Errorf("identity from config = %+v", c)
+			}
+			if c.Provider == nil || c.Provider.Organization != "Example Org" || c.Provider.URL != "https://example.org" {
+				t.Errorf("provider = %+v", c.Provider)
+			}
+			var ifaces []string
+			for _, in := range c.SupportedInterfaces {
+				ifaces = append(ifaces, in.ProtocolBinding+" "+in.ProtocolVersion+" "+in.URL)
+			}
+			want := []string{"JSONRPC 1.0 " + h.url + "/", "JSONRPC 0.3 " + h.url + "/"}
+			if !equal(ifaces, want) {
+				t.Errorf("supportedInterfaces = %v, want %v (first = preferred)", ifaces, want)
+			}
+			if !c.Capabilities.Streaming || !c.Capabilities.PushNotifications {
+				t.Errorf("capabilities = %+v", c.Capabilities)
+			}
+			// Skills: the host's tools, sorted, without the plugin's own
+			// a2a toolset.
+			if got := c.skillIDs(); !equal(got, []string{"calendar_add", "web_search"}) {
+				t.Errorf("skills = %v, want calendar_add, web_search", got)
+			}
+			for _, s := range c.Skills {
+				if s.ID == "web_search" && (s.Description != "Search the web and return the top results." || !equal(s.Tags, []string{"web", "search", "read-only"})) {
+					t.Errorf("web_search skill = %+v", s)
+				}
+			}
+			if len(c.SecuritySchemes) != 0 || len(c.SecurityRequirements) != 0 {
+				t.Errorf("an open agent declares security: %v %v", c.SecuritySchemes, c.SecurityRequirements)
+			}
+			// The 0.3 view of the same document.
+			if f.whole["url"] != h.url+"/" || f.whole["protocolVersion"] != "0.3.0" || f.whole["preferredTransport"] != "JSONRPC" {
+				t.Errorf("0.3 keys = url %v, protocolVersion %v, preferredTransport %v", f.whole["url"], f.whole["protocolVersion"], f.whole["preferredTransport"])
+			}
+			checkCardCaching(t, h.url, path, f)
+		})
+	}
+}
+
+// checkCardCaching checks Cache-Control, ETag and Last-Modified, and that
+// conditional requests with them answer 304 without a body.
+func checkCardCaching(t *testing.T, base, path string, f fetchedCard) {
+	t.Helper()
+	cc := f.header.Get("Cache-Control")
+	etag := f.header.Get("ETag")
+	lm := f.header.Get("Last-Modified")
+	if !strings.Contains(cc, "max-age=") {
+		t.Errorf("Cache-Control = %q, want a max-age", cc)
+	}
+	if etag == "" || !strings.HasPrefix(etag, `"`) {
+		t.Errorf("ETag = %q, want a quoted tag", etag)
+	}
+	if _, err := http.ParseTime(lm); err != nil {
+		t.Errorf("Last-Modified = %q: %v", lm, err)
+	}
+	cases := []struct {
+		name   string
+		hdr    []string
+		status int
+	}{
+		{"matching If-None-Match", []string{"If-None-Match", etag}, http.StatusNotModified},
+		{"weak matching If-None-Match", []string{"If-None-Match", `"other", W/` + etag}, http.StatusNotModified},
+		{"other If-None-Match", []string{"If-None-Match", `"something-else"`}, http.StatusOK},
+		{"If-Modified-Since now", []string{"If-Modified-Since", time.Now().UTC().Add(time.Second).Format(http.TimeFormat)}, http.StatusNotModified},
+		{"If-Modified-Since long ago", []string{"If-Modified-Since", "Mon, 02 Jan 2006 15:04:05 GMT"}, http.StatusOK},
+	}
+	for _, tc := range cases {
+		g := fetchCard(t, base, path, tc.hdr...)
+		if g.status != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, g.status, tc.status)
+		}
+		if g.status == http.StatusNotModified && (len(g.body) != 0 || g.header.Get("ETag") != etag) {
+			t.Errorf("%s: 304 with body %q, ETag %q", tc.name, g.body, g.header.Get("ETag"))
+		}
+	}
+}
+
+// TestAgentCardSkillsFollowTheHostRegistryAndAdvertisedToolsets changes
+// the host's tool registry between two fetches: the skills (and the ETag)
+// change, restricted to advertised_toolsets; with nothing to advertise the
+// card still lists one generic skill.
+func TestAgentCardSkillsFollowTheHostRegistryAndAdvertisedToolsets(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, map[string]any{"advertised_toolsets": []string{"calendar", "docs"}}, nil)
+	const path = "/.well-known/agent-card.json"
+
+	first := fetchCard(t, h.url, path)
+	if got := first.card.skillIDs(); !equal(got, []string{"calendar_add"}) {
+		t.Fatalf("skills with advertised_toolsets [calendar docs] = %v, want [calendar_add]", got)
+	}
+
+	h.agent.setTools([]*pb.ToolDefinition{
+		{Name: "calendar_add", Description: "Add an event.", Toolset: "calendar"},
+		{Name: "summarise", Description: "Summarise a document.", Toolset: "docs", Tags: []string{"text"}},
+		{Name: "web_search", Toolset: "web"},
+	})
+	second := fetchCard(t, h.url, path)
+	if got := second.card.skillIDs(); !equal(got, []string{"calendar_add", "summarise"}) {
+		t.Errorf("skills after the registry changed = %v, want [calendar_add summarise]", got)
+	}
+	if second.header.Get("ETag") == first.header.Get("ETag") {
+		t.Errorf("the ETag did not change with the skills")
+	}
+	// A client revalidating with the old ETag gets the new card.
+	if again := fetchCard(t, h.url, path, "If-None-Match", first.header.Get("ETag")); again.status != http.StatusOK {
+		t.Errorf("conditional GET with the old ETag = %d, want 200", again.status)
+	}
+
+	h.agent.setTools([]*pb.ToolDefinition{{Name: "web_search", Toolset: "web"}})
+	third := fetchCard(t, h.url, path)
+	if got := third.card.skillIDs(); len(got) != 1 || got[0] == "web_search" {
+		t.Errorf("skills with nothing advertised = %v, want one generic skill", got)
+	}
+}

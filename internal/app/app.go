@@ -80,9 +80,6 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err != nil {
 		return nil, err
 	}
-	if host == nil {
-		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tasks != nil {
@@ -98,6 +95,11 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err != nil {
 		_ = st.Close()
 		return nil, err
+	}
+	if host == nil {
+		_ = p.close(ctx)
+		_ = st.Close()
+		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
 	}
 	mgr, err := tasks.NewManager(tasks.Options{
 		Store: st, Logger: a.log.Named("tasks"),
@@ -234,11 +236,12 @@ func (a *App) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectR
 	return &pb.ConnectResponse{Endpoints: []string{url}}, nil
 }
 
-// Disconnect implements plugin.Platform: stop the A2A HTTP server.
+// Disconnect implements plugin.Platform: stop the A2A HTTP server (nothing
+// to do when it never started).
 func (a *App) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.DisconnectResponse, error) {
 	p, _, err := a.configured()
 	if err != nil {
-		return nil, err
+		return &pb.DisconnectResponse{}, nil
 	}
 	return &pb.DisconnectResponse{}, p.stopServing(ctx)
 }

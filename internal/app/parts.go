@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +95,12 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		if secret == "" {
 			secret = cfg.BearerToken
 		}
+		if secret == "" {
+			if secret, err = pushSecretFile(dataDir, log); err != nil {
+				p.closeAudit()
+				return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
+			}
+		}
 		p.push, err = push.New(push.Options{
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
 			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics,
@@ -118,8 +128,12 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 	for _, s := range cfg.ExtendedSkills {
 		extended = append(extended, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: orTags(s.Tags), Examples: s.Examples})
 	}
+	var hostTools func(context.Context) ([]*pb.ToolDefinition, error)
+	if host != nil {
+		hostTools = host.ListTools
+	}
 	p.srvOpts = server.Options{
-		Tools: host.ListTools,
+		Tools: hostTools,
 		Card: server.CardConfig{
 			Name: cfg.AgentName, Description: cfg.AgentDescription, Version: cfg.AgentVersion,
 			ProviderOrganization: cfg.ProviderOrganization, ProviderURL: cfg.ProviderURL,
@@ -143,6 +157,37 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 			Allow: func(id security.Identity) bool { return id.Tier >= security.TierTrusted }})
 	}
 	return p, nil
+}
+
+// PushSecretFile is where a generated webhook signing key is kept when none
+// is configured (A2A_PUSH_SECRET or the bearer token).
+const PushSecretFile = "push-secret"
+
+// pushSecretFile returns the webhook signing key kept in the data
+// directory, creating a random one (mode 0600) the first time, so
+// notifications are always signed and receivers can be given the key.
+// Without a data directory the key lives as long as the process.
+func pushSecretFile(dataDir string, log hclog.Logger) (string, error) {
+	gen := func() string {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		return hex.EncodeToString(b)
+	}
+	if dataDir == "" {
+		return gen(), nil
+	}
+	path := filepath.Join(dataDir, PushSecretFile)
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("reading the webhook signing key %s: %w", path, err)
+	}
+	secret := gen()
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("writing the webhook signing key %s: %w", path, err)
+	}
+	log.Info("generated a webhook signing key; give it to webhook receivers to verify X-A2A-Signature (or set A2A_PUSH_SECRET)", "path", path)
+	return secret, nil
 }
 
 func orTags(t []string) []string {

@@ -131,7 +131,7 @@ type Config struct {
 
 	// Push notifications.
 	PushEnabled     bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
-	PushSecret      string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token)."`
+	PushSecret      string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token, else a random key generated into <data dir>/push-secret)."`
 	PushMaxAttempts int    `json:"push_max_attempts" env:"A2A_PUSH_MAX_ATTEMPTS" default:"12" help:"Delivery attempts (with exponential backoff) before a webhook notification is given up."`
 }
 

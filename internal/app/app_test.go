@@ -1,0 +1,104 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	"github.com/a2a-plugin/a2a-plugin/internal/app"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+func serve(t *testing.T, cfg string, env map[string]string, opts hostsdk.InProcessOptions) *hostsdk.Plugin {
+	t.Helper()
+	a := app.New(nil, "test", func(k string) string { return env[k] })
+	if opts.Host == nil {
+		agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Host = agent
+		t.Cleanup(func() { agent.Close() })
+	}
+	opts.Config = []byte(cfg)
+	return hostsdk.ServeInProcess(t, plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a}, opts)
+}
+
+func TestDescribeNamesThePluginAndItsEnvironment(t *testing.T) {
+	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{})
+	d := p.Describe()
+	if d.GetName() != "a2a" || d.GetVersion() != "test" || len(d.GetCapabilities()) != 2 || d.GetEnvPrefixes()[0] != "A2A_" {
+		t.Fatalf("describe = %v", d)
+	}
+}
+
+func TestMisconfigurationFailsConfigureNamingTheSetting(t *testing.T) {
+	for _, tc := range []struct{ cfg, want string }{
+		{`{"prot": 1}`, `unknown setting "prot"`},
+		{`{"host": "0.0.0.0"}`, "A2A_BEARER_TOKEN"},
+		{`{"a2a_agents": [{"name": "x", "url": "not a url"}]}`, "a2a_agents"},
+		{`{"policy": "public=fly"}`, "fly"},
+	} {
+		p := serve(t, `{}`, nil, hostsdk.InProcessOptions{NoConfigure: true})
+		_, err := p.Lifecycle().Configure(context.Background(), &pb.ConfigureRequest{ConfigJson: []byte(tc.cfg), DataDir: t.TempDir()}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("config %s: err = %v, want it to mention %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func TestWebhookSigningKeyIsGeneratedOnceAndKeptPrivate(t *testing.T) {
+	dir := t.TempDir()
+	p := serve(t, `{"port":0}`, nil, hostsdk.InProcessOptions{DataDir: dir})
+	path := filepath.Join(dir, "a2a", app.PushSecretFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no generated key: %v (plugin %s)", err, p.Name())
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode = %v, want 0600", st.Mode().Perm())
+	}
+	first, _ := os.ReadFile(path)
+	// A second start reuses the key receivers were given.
+	serve(t, `{"port":0}`, nil, hostsdk.InProcessOptions{DataDir: dir})
+	second, _ := os.ReadFile(path)
+	if string(first) != string(second) || len(strings.TrimSpace(string(first))) != 64 {
+		t.Fatalf("key changed or malformed: %q → %q", first, second)
+	}
+	// A configured secret needs no file.
+	dir2 := t.TempDir()
+	serve(t, `{"port":0}`, map[string]string{"A2A_PUSH_SECRET": "configured-secret"}, hostsdk.InProcessOptions{DataDir: dir2})
+	if _, err := os.Stat(filepath.Join(dir2, "a2a", app.PushSecretFile)); !os.IsNotExist(err) {
+		t.Fatalf("a configured secret must not create a key file: %v", err)
+	}
+}
+
+func TestConnectServesTheAgentAndMetricsToTheLocalOperator(t *testing.T) {
+	p := serve(t, `{"port":0,"store":"memory","agent_name":"Inproc"}`, nil, hostsdk.InProcessOptions{})
+	eps := p.Endpoints()
+	if len(eps) != 1 || !strings.HasPrefix(eps[0], "http://127.0.0.1:") {
+		t.Fatalf("endpoints = %v", eps)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get(eps[0] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/.well-known/agent-card.json"); code != 200 || !strings.Contains(body, `"name":"Inproc"`) {
+		t.Fatalf("card: %d %s", code, body)
+	}
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "a2a_requests_total") {
+		t.Fatalf("metrics: %d %.200s", code, body)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,31 @@ func TestEverySettingIsDocumented(t *testing.T) {
 	for _, s := range Settings() {
 		if s.Key == "" || s.Help == "" {
 			t.Errorf("setting %+v lacks a key or help text", s)
+		}
+	}
+}
+
+// The README's settings table must list every setting with its variable
+// and default, so the docs cannot drift from the code.
+func TestReadmeDocumentsEverySetting(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, s := range Settings() {
+		row := "| `" + s.Key + "` | "
+		i := strings.Index(readme, row)
+		if i < 0 {
+			t.Errorf("README lacks a row for setting %q", s.Key)
+			continue
+		}
+		line := readme[i : i+strings.Index(readme[i:], "\n")]
+		if s.Env != "" && !strings.Contains(line, "`"+s.Env+"`") {
+			t.Errorf("README row of %q lacks its variable %s", s.Key, s.Env)
+		}
+		if s.Default != "" && !strings.Contains(line, "`"+s.Default+"`") {
+			t.Errorf("README row of %q lacks its default %q", s.Key, s.Default)
 		}
 	}
 }

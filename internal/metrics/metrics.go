@@ -225,6 +225,9 @@ func (m *Metrics) TaskTransition(from, to a2a.TaskState) {
 	if from != "" && !from.Terminal() {
 		m.tasks.WithLabelValues(string(from)).Dec()
 	}
+	if to == "" {
+		return // a provisional task dropped after a direct reply
+	}
 	m.tasks.WithLabelValues(string(to)).Inc()
 	m.transitions.WithLabelValues(string(to)).Inc()
 }

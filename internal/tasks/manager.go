@@ -74,8 +74,9 @@ type Notifier interface {
 	Notify()
 }
 
-// Observer is told about state transitions, for metrics. Calls must be fast
-// and must not call back into the Manager.
+// Observer is told about state transitions, for metrics: from "" for a new
+// task, to "" for a provisional task dropped after a direct reply. Calls
+// must be fast and must not call back into the Manager.
 type Observer interface {
 	TaskTransition(from, to a2a.TaskState)
 }

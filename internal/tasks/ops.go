@@ -315,6 +315,11 @@ func (m *Manager) directReplyLocked(lt *liveTask, msg *a2a.Message) {
 	}
 	lt.subs = nil
 	lt.pending = nil
+	if m.opts.Observer != nil {
+		// The provisional task never existed for anyone: it leaves the
+		// counts instead of completing.
+		m.opts.Observer.TaskTransition(lt.rec.Task.Status.State, "")
+	}
 	lt.rec.Task.Status.State = a2a.TaskStateCompleted
 	close(lt.settled)
 	m.turnDoneLocked(lt)

@@ -82,8 +82,12 @@ func baseConfig(extra map[string]any) map[string]any {
 //	              cancel, then replies "released K"
 //	release K     releases K, then replies "released K"
 //	beat N MS     N progress messages MS milliseconds apart, then "beat done"
+//	ask-late …    asks "Which colour?", and ends its turn (ProcessingComplete)
+//	              only once the answer's turn reached the host, as a host
+//	              whose completion call is slower than a quick client
 type gatedAgent struct {
 	script *testharness.Scenario
+	rec    *testharness.Recorder // the host's recorder
 
 	mu    sync.Mutex
 	gates map[string]chan struct{}
@@ -96,7 +100,7 @@ func newGatedAgent(t testing.TB) *gatedAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gatedAgent{script: s, gates: map[string]chan struct{}{}}
+	return &gatedAgent{script: s, rec: testharness.NewRecorder(), gates: map[string]chan struct{}{}}
 }
 
 func (a *gatedAgent) gate(key string) chan struct{} {
@@ -174,6 +178,14 @@ func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
 	case "release":
 		a.release(arg)
 		return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "released "+arg)
+	case "ask-late":
+		if err := t.SendText(ctx, pb.SendKind_SEND_KIND_INPUT_REQUIRED, "Which colour?"); err != nil {
+			return err
+		}
+		_, err := a.rec.WaitFor(ctx, func(c testharness.Call) bool {
+			return c.Kind == testharness.KindHandleMessage && c.TaskID == t.Request.GetTaskId() && c.HandleMessage().GetContinuation()
+		})
+		return err
 	case "beat":
 		var n, ms int
 		if _, err := fmt.Sscanf(arg, "%d %d", &n, &ms); err != nil {
@@ -227,6 +239,7 @@ func startHost(t testing.TB, cfg map[string]any, env map[string]string) *host {
 func startHostWith(t testing.TB, a *gatedAgent, opts testharness.Options) *host {
 	t.Helper()
 	opts.Agent = a
+	opts.Recorder = a.rec
 	h := testharness.Start(t, opts)
 	url := strings.TrimSuffix(h.Endpoint(testharness.A2APluginName), "/")
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
@@ -453,7 +466,13 @@ type rpcResponse struct {
 // post sends a raw body and returns the answer, validating it.
 func (c *client) post(t testing.TB, ctx context.Context, body []byte, def string, hdr http.Header) *rpcResponse {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+"/", bytes.NewReader(body))
+	return c.postTo(t, ctx, c.url+"/", body, def, hdr)
+}
+
+// postTo is post to an exact URL (e.g. with a query).
+func (c *client) postTo(t testing.TB, ctx context.Context, url string, body []byte, def string, hdr http.Header) *rpcResponse {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -798,6 +817,16 @@ func (h *host) completion(t testing.TB, ctx context.Context, turnID string) *pb.
 		t.Fatal(err)
 	}
 	return pc
+}
+
+// turnEnded waits until the host ended the task's first turn
+// (ProcessingComplete). Tests continue an INPUT_REQUIRED task only after
+// it: see TestLateCompletionOfTheAskingTurnDoesNotEndItsContinuation.
+func (h *host) turnEnded(t testing.TB, ctx context.Context, taskID string) {
+	t.Helper()
+	if _, err := h.Recorder().WaitForCompletion(ctx, taskID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cancelTurn waits for a CancelTurn of the task.

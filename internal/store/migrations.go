@@ -160,6 +160,14 @@ CREATE TABLE conversations (
 );
 CREATE INDEX conversations_by_last ON conversations (last_at DESC, last_entry DESC);
 `,
+	// 2: the outbox keeps each notification's context and the W3C trace
+	// context of the turn behind it, so a webhook POST continues the
+	// task's trace. Rows queued before have none.
+	`
+ALTER TABLE outbox ADD COLUMN context_id  TEXT NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN tracestate  TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

@@ -359,7 +359,8 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 			if !d.NextTry.IsZero() {
 				next = d.NextTry.UnixMilli()
 			}
-			if _, err := w.insertOutbox.Exec(id, d.ConfigID, d.Body, d.Attempts, next, d.LastError, created); err != nil {
+			if _, err := w.insertOutbox.Exec(id, d.ConfigID, d.Body, d.Attempts, next, d.LastError, created,
+				d.ContextID, d.Traceparent, d.Tracestate); err != nil {
 				return fmt.Errorf("store: save task %s: queue delivery for config %s: %w", id, d.ConfigID, err)
 			}
 		}
@@ -636,7 +637,8 @@ func (s *SQLite) DueDeliveries(ctx context.Context, now time.Time, limit int) ([
 			d             Delivery
 			next, created int64
 		)
-		if err := rows.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &d.Attempts, &next, &d.LastError, &created); err != nil {
+		if err := rows.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &d.Attempts, &next, &d.LastError, &created,
+			&d.ContextID, &d.Traceparent, &d.Tracestate); err != nil {
 			return nil, fmt.Errorf("store: due deliveries: %w", err)
 		}
 		d.NextTry, d.CreatedAt = fromMillis(next), fromMillis(created)

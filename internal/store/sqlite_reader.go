@@ -137,7 +137,8 @@ func (r *reader) statements() []struct {
 		// Per config only the oldest pending delivery may go, so that each
 		// webhook receives its notifications in order; rows are visited in
 		// id order and the scan stops at the limit.
-		{&r.dueDeliveries, `SELECT id, task_id, config_id, body, attempts, next_try, last_error, created_at
+		{&r.dueDeliveries, `SELECT id, task_id, config_id, body, attempts, next_try, last_error, created_at,
+				context_id, traceparent, tracestate
 			FROM outbox o WHERE next_try <= ?1 AND NOT EXISTS (
 				SELECT 1 FROM outbox p WHERE p.task_id = o.task_id AND p.config_id = o.config_id AND p.id < o.id)
 			ORDER BY id LIMIT ?2`},

@@ -65,8 +65,9 @@ func (w *writer) statements() []struct {
 			ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner,
 				state = excluded.state, terminal = excluded.terminal, status_ts = excluded.status_ts,
 				created_at = excluded.created_at, task = excluded.task`},
-		{&w.insertOutbox, `INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`},
+		{&w.insertOutbox, `INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at,
+				context_id, traceparent, tracestate)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`},
 		{&w.taskExists, `SELECT 1 FROM tasks WHERE id = ?1`},
 		// A replaced config keeps its creation time, hence its place in
 		// ListPushConfigs.

@@ -73,8 +73,15 @@ type Delivery struct {
 	ID       int64
 	TaskID   string
 	ConfigID string
+	// ContextID is the task's context, for logs.
+	ContextID string
 	// Body is the JSON StreamResponse to POST.
 	Body []byte
+	// Traceparent and Tracestate are the W3C trace context of the turn
+	// that produced the notification (empty when it had none); the POST
+	// continues that trace.
+	Traceparent string
+	Tracestate  string
 	// Attempts made so far and when the next one is due.
 	Attempts  int
 	NextTry   time.Time

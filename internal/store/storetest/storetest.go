@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxOrderPerConfig", testOutboxOrder},
 		{"OutboxRetryAndGiveUp", testOutboxRetry},
 		{"OutboxDeletedConfigDropsDeliveries", testOutboxDeleteConfig},
+		{"OutboxKeepsContextAndTrace", testOutboxTrace},
 		{"SaveTaskWithDeliveriesIsAtomic", testSaveAtomic},
 		{"Conversations", testConversations},
 		{"Prune", testPrune},
@@ -767,6 +768,31 @@ func testOutboxDeleteConfig(t *testing.T, s store.Store) {
 	}
 	if got := bodies(due(t, s, time.Now().Add(time.Second), 0)); !slices.Equal(got, []string{"b1"}) {
 		t.Errorf("due after deleting config A = %v, want [b1]", got)
+	}
+}
+
+func testOutboxTrace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	outboxFixture(t, s)
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	traced := store.Delivery{ConfigID: "A", ContextID: "c", Body: []byte("a1"), Traceparent: tp, Tracestate: "vendor=1,other=x"}
+	mustSave(t, s, task("t1", "o", "c", a2a.TaskStateWorking, 2), traced, delivery("B", "b1"))
+	ds := due(t, s, time.Now().Add(time.Second), 0)
+	if len(ds) != 2 {
+		t.Fatalf("due = %v", bodies(ds))
+	}
+	if d := ds[0]; d.ContextID != "c" || d.Traceparent != tp || d.Tracestate != "vendor=1,other=x" {
+		t.Errorf("traced delivery read back as context %q, traceparent %q, tracestate %q", d.ContextID, d.Traceparent, d.Tracestate)
+	}
+	if d := ds[1]; d.ContextID != "" || d.Traceparent != "" || d.Tracestate != "" {
+		t.Errorf("untraced delivery read back as %+v", d)
+	}
+	// A retry keeps the trace: every attempt continues the same trace.
+	if err := s.RetryDelivery(ctx, ds[0].ID, 1, time.Now(), "503"); err != nil {
+		t.Fatal(err)
+	}
+	if d := due(t, s, time.Now().Add(time.Second), 0)[0]; d.Attempts != 1 || d.Traceparent != tp || d.Tracestate != "vendor=1,other=x" {
+		t.Errorf("retried delivery = %+v", d)
 	}
 }
 

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// TestMigration2AddsTraceContextToAnExistingOutbox opens a database file
+// written with the version 1 schema, with a task and a queued
+// notification, and checks that migration 2 keeps both and that new
+// notifications carry their context and trace.
+func TestMigration2AddsTraceContextToAnExistingOutbox(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	blob, err := a2a.Marshal(&task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{migrations[0], nil},
+		{"PRAGMA user_version = 1", nil},
+		{`INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task) VALUES (?, ?, ?, ?, 0, 5, 5, ?)`,
+			[]any{"t1", "c1", "peer:alice", stateName(a2a.TaskStateWorking), blob}},
+		{`INSERT INTO push_configs (task_id, id, owner, created_at, config) VALUES ('t1', 'p', 'peer:alice', 5, ?)`,
+			[]any{[]byte(`{"taskId":"t1","id":"p","url":"https://h.example/hook"}`)}},
+		{`INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at) VALUES ('t1', 'p', ?, 0, 5, '', 5)`,
+			[]any{[]byte(`{"statusUpdate":{}}`)}},
+	} {
+		if _, err := db.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("building the version 1 database: %v", err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatalf("opening a version 1 database: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.w.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 2 || SchemaVersion != 2 {
+		t.Fatalf("user_version %d (%v), SchemaVersion %d; want 2", v, err, SchemaVersion)
+	}
+	if _, err := s.GetTask(ctx, "t1", "peer:alice"); err != nil {
+		t.Fatalf("the version 1 task after migration: %v", err)
+	}
+	ds, err := s.DueDeliveries(ctx, time.Now(), 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("DueDeliveries after migration = %+v, %v; want the queued notification", ds, err)
+	}
+	if d := ds[0]; d.TaskID != "t1" || d.ConfigID != "p" || string(d.Body) != `{"statusUpdate":{}}` || d.ContextID != "" || d.Traceparent != "" || d.Tracestate != "" {
+		t.Errorf("old notification after migration = %+v", d)
+	}
+	if err := s.CompleteDelivery(ctx, ds[0].ID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	rec := &TaskRecord{Task: task, Owner: "peer:alice", UpdatedAt: time.UnixMilli(6)}
+	if err := s.SaveTask(ctx, rec, []Delivery{{ConfigID: "p", ContextID: "c1", Body: []byte("b"), Traceparent: tp, Tracestate: "vendor=1"}}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err = s.DueDeliveries(ctx, time.Now().Add(time.Second), 0)
+	if err != nil || len(ds) != 1 || ds[0].ContextID != "c1" || ds[0].Traceparent != tp || ds[0].Tracestate != "vendor=1" {
+		t.Fatalf("new notification = %+v, %v; want its context and trace", ds, err)
+	}
+}

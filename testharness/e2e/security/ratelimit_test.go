@@ -1,0 +1,72 @@
+package security_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRateLimitPerIdentity: with A2A_RATE_LIMIT=5 the sixth request of an
+// identity within a minute is HTTP 429 with Retry-After and a -32051 body
+// saying when to retry, and never reaches the host; other identities are
+// not affected; failed authentication attempts are limited per address;
+// the public card is not limited.
+func TestRateLimitPerIdentity(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, hostOpts{
+		config: map[string]any{"loopback_is_local": false},
+		env:    map[string]string{"A2A_PEER_TOKENS": peerTokens, "A2A_RATE_LIMIT": "5"},
+	})
+	ep := h.Endpoint("a2a")
+	ctx := ctxFor(t, 30*time.Second)
+	alice, bob := newClient(ep, tokAlice), newClient(ep, tokBob)
+
+	first := alice.mustSend(t, ctx, "one")
+	for i := 2; i <= 5; i++ {
+		if r := alice.mustCall(t, ctx, "GetTask", map[string]any{"id": first.ID}); r.Status != http.StatusOK || r.Err != nil {
+			t.Fatalf("request %d of 5: %s", i, r)
+		}
+	}
+	checkRateLimited := func(what string, r *resp) {
+		t.Helper()
+		wantRefusal(t, r, http.StatusTooManyRequests, -32051, "retry after")
+		if r.reason() != "RATE_LIMITED" {
+			t.Errorf("%s: reason %q, want RATE_LIMITED", what, r.reason())
+		}
+		ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
+		if err != nil || ra < 1 || ra > 60 {
+			t.Errorf("%s: Retry-After %q, want whole seconds within the minute", what, r.Header.Get("Retry-After"))
+		} else if r.Err != nil && !strings.Contains(r.Err.Message, "after "+strconv.Itoa(ra)+" second") {
+			t.Errorf("%s: message %q disagrees with Retry-After %d", what, r.Err.Message, ra)
+		}
+	}
+	before := len(h.Recorder().CallsOf("HandleMessage"))
+	checkRateLimited("6th request", alice.mustCall(t, ctx, "SendMessage", sendParams(message("six"))))
+	checkRateLimited("7th request", alice.mustCall(t, ctx, "GetTask", map[string]any{"id": first.ID}))
+	if after := len(h.Recorder().CallsOf("HandleMessage")); after != before {
+		t.Errorf("a rate-limited message reached the host (%d → %d)", before, after)
+	}
+
+	// Bob has his own budget.
+	for i := 1; i <= 5; i++ {
+		if r := bob.mustCall(t, ctx, "ListTasks", map[string]any{}); r.Status == http.StatusTooManyRequests {
+			t.Fatalf("bob's request %d was limited by alice's traffic: %s", i, r)
+		}
+	}
+
+	// Token guessing is limited per address.
+	guess := newClient(ep, "guess-token-000000000000000000")
+	for i := 1; i <= 5; i++ {
+		if r := guess.mustCall(t, ctx, "GetTask", map[string]any{"id": "x"}); r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %s, want 401", i, r)
+		}
+	}
+	checkRateLimited("6th wrong token", guess.mustCall(t, ctx, "GetTask", map[string]any{"id": "x"}))
+
+	// The card is public and not limited.
+	for range 8 {
+		fetchCard(t, ctx, alice)
+	}
+}

@@ -37,10 +37,31 @@ type liveTask struct {
 	lastActive  time.Time
 	artifactSeq int
 
+	// trace is the W3C trace context of the latest turn. It outlives the
+	// turn, so notifications the task sends after it (a cancellation, a
+	// failure at shutdown) continue the same trace.
+	trace TraceContext
+
 	push []a2a.TaskPushNotificationConfig
 	// pushUnsaved: push holds an inline config not yet stored (it can only
 	// be stored once the task is).
 	pushUnsaved bool
+}
+
+// logArgs returns the key/value pairs every log line about lt carries
+// (task_id, context_id, peer), followed by kv. lt.mu must be held.
+func (lt *liveTask) logArgs(kv ...any) []any {
+	peer := lt.rec.Owner
+	if lt.turn != nil && lt.turn.Sender.ID != "" {
+		peer = lt.turn.Sender.ID
+	}
+	return append([]any{"task_id", lt.rec.Task.ID, "context_id", lt.rec.Task.ContextID, "peer", peer}, kv...)
+}
+
+// logArgs returns the key/value pairs every log line about the turn
+// carries (task_id, context_id, peer), followed by kv.
+func (t *Turn) logArgs(kv ...any) []any {
+	return append([]any{"task_id", t.TaskID, "context_id", t.ContextID, "peer", t.Sender.ID}, kv...)
 }
 
 // change is one mutation of a task.
@@ -180,7 +201,8 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 			}
 			for _, pc := range lt.push {
 				deliveries = append(deliveries, store.Delivery{
-					TaskID: lt.rec.Task.ID, ConfigID: pc.ID, Body: body, NextTry: now, CreatedAt: now,
+					TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID, ConfigID: pc.ID, Body: body, NextTry: now, CreatedAt: now,
+					Traceparent: lt.trace.Traceparent, Tracestate: lt.trace.Tracestate,
 				})
 			}
 		}
@@ -188,7 +210,7 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 	rec := lt.rec
 	rec.Task = lt.snapshot()
 	if err := m.store.SaveTask(ctx, &rec, deliveries); err != nil {
-		m.log.Error("saving task failed; its update is not announced", "task_id", lt.rec.Task.ID, "error", err)
+		m.log.Error("saving task failed; its update is not announced", lt.logArgs("error", err)...)
 		return fmt.Errorf("saving task %s: %w", lt.rec.Task.ID, err)
 	}
 	if len(deliveries) > 0 && m.opts.Notifier != nil {

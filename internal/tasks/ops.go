@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
@@ -128,7 +129,7 @@ func (m *Manager) Cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 	if turn == nil {
 		// An interrupted task: tell the host too, so it can drop the
 		// question it is waiting on.
-		turn = &Turn{TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID}
+		turn = &Turn{TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID, Sender: security.Identity{ID: lt.rec.Owner}, Trace: lt.trace}
 	}
 	// Settling frees the context; a turn still waiting in the queue is
 	// dropped there.
@@ -156,7 +157,7 @@ func (m *Manager) cancelOnHost(turn *Turn, reason string) {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
 		if err := exec.CancelTurn(ctx, turn, reason); err != nil {
-			m.log.Warn("host did not confirm the cancellation", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+			m.log.Warn("host did not confirm the cancellation", turn.logArgs("error", err)...)
 		}
 	}()
 }
@@ -411,9 +412,9 @@ func (m *Manager) watchdog() {
 				msg: agentText(lt, fmt.Sprintf("The agent went silent for %s without progress, so the task was stopped. Try again, or ask the operator to raise A2A_TASK_SILENCE_TIMEOUT.", silent))}})
 			lt.mu.Unlock()
 			if err != nil {
-				m.log.Error("watchdog could not fail a silent task", "task_id", turn.TaskID, "error", err)
+				m.log.Error("watchdog could not fail a silent task", turn.logArgs("error", err)...)
 			}
-			m.log.Warn("failed a task whose agent went silent", "task_id", turn.TaskID, "context_id", turn.ContextID, "silent_for", silent)
+			m.log.Warn("failed a task whose agent went silent", turn.logArgs("silent_for", silent)...)
 			m.cancelOnHost(turn, "no progress for "+silent.String())
 		}
 	}

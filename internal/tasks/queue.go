@@ -71,7 +71,7 @@ func (m *Manager) startTurn(lt *liveTask) {
 	err := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateWorking}})
 	lt.mu.Unlock()
 	if err != nil {
-		m.log.Error("could not start turn", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+		m.log.Error("could not start turn", turn.logArgs("error", err)...)
 	}
 	exec := m.executor()
 	if exec == nil {
@@ -82,7 +82,7 @@ func (m *Manager) startTurn(lt *liveTask) {
 	if err == nil {
 		return
 	}
-	m.log.Warn("host did not accept the message", "task_id", turn.TaskID, "context_id", turn.ContextID, "error", err)
+	m.log.Warn("host did not accept the message", turn.logArgs("error", err)...)
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	if lt.rec.Task.Status.State.Terminal() {
@@ -90,7 +90,7 @@ func (m *Manager) startTurn(lt *liveTask) {
 	}
 	if aerr := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateFailed, history: true,
 		msg: agentText(lt, "The agent could not take the message: "+err.Error())}}); aerr != nil {
-		m.log.Error("failing task after a refused turn", "task_id", turn.TaskID, "error", aerr)
+		m.log.Error("failing task after a refused turn", turn.logArgs("error", aerr)...)
 	}
 }
 

@@ -142,7 +142,7 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 			defer lt.mu.Unlock()
 			if !lt.revealed && lt.direct == nil && !lt.rec.Task.Status.State.Terminal() {
 				if err := m.revealLocked(context.Background(), lt, false); err != nil {
-					m.log.Error("revealing streamed task", "task_id", lt.rec.Task.ID, "error", err)
+					m.log.Error("revealing streamed task", lt.logArgs("error", err)...)
 				}
 			}
 		})
@@ -232,6 +232,7 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 	lt.pending = []Event{{Response: a2a.StreamResponse{Task: &snap}}}
 	turn.TaskID, turn.ContextID, turn.Message = msg.TaskID, cid, msg
 	lt.turn = turn
+	lt.trace = turn.Trace
 	if m.opts.Observer != nil {
 		m.opts.Observer.TaskTransition("", a2a.TaskStateSubmitted)
 	}
@@ -282,6 +283,7 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 	lt.output = false
 	turn.TaskID, turn.ContextID, turn.Message, turn.Continuation = t.ID, t.ContextID, msg, true
 	lt.turn = turn
+	lt.trace = turn.Trace
 	return lt, nil
 }
 

@@ -348,7 +348,8 @@ type event struct {
 }
 
 // label is a short description used to compare event sequences:
-// "task:STATE", "message", "status:STATE", "artifact:ID[+append][/last]".
+// "task:STATE", "message", "status:STATE", "artifact:ID[+append][/last]"
+// (ID "answer" for the artifact made from the final reply).
 func (e event) label() string {
 	switch {
 	case e.Err != nil:
@@ -360,7 +361,11 @@ func (e event) label() string {
 	case e.StatusUpdate != nil:
 		return "status:" + e.StatusUpdate.Status.State
 	case e.ArtifactUpdate != nil:
-		l := "artifact:" + e.ArtifactUpdate.Artifact.ArtifactID
+		id := e.ArtifactUpdate.Artifact.ArtifactID
+		if e.ArtifactUpdate.Artifact.Name == "answer" && strings.HasPrefix(id, e.ArtifactUpdate.TaskID+"-answer-") {
+			id = "answer" // the final reply, as an artifact
+		}
+		l := "artifact:" + id
 		if e.ArtifactUpdate.Append {
 			l += "+append"
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // fakeAgent is a scriptable A2A server for failure-mode tests.
@@ -111,12 +112,15 @@ func TestSendMessageV1SendsVersionHeaderAuthAndTrace(t *testing.T) {
 	h := f.header()
 	for k, want := range map[string]string{
 		"A2A-Version": "1.0", "Authorization": "Bearer tok", "X-Api-Key": "k", "User-Agent": "test-agent",
-		"Traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "Tracestate": "vendor=1",
-		"Content-Type": "application/json",
+		"Tracestate": "vendor=1", "Content-Type": "application/json",
 	} {
 		if got := h.Get(k); got != want {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
+	}
+	// The call is a child of the caller's trace: same trace id, new span.
+	if tp := h.Get("Traceparent"); !strings.HasPrefix(tp, "00-0af7651916cd43dd8448eb211c80319c-") || strings.Contains(tp, "b7ad6b7169203331") || len(tp) != 55 {
+		t.Errorf("traceparent %q, want a child of the caller's trace", tp)
 	}
 	if m := f.request().Method; m != "SendMessage" {
 		t.Errorf("method %q", m)
@@ -127,11 +131,45 @@ func TestInvalidTraceparentIsNotSent(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
-	if _, err := send(client.WithTraceparent(context.Background(), "garbage", ""), p); err != nil {
+	if _, err := send(client.WithTraceparent(context.Background(), "garbage", "x=1"), p); err != nil {
 		t.Fatal(err)
 	}
-	if f.header().Get("traceparent") != "" {
-		t.Fatal("an invalid traceparent was passed on")
+	// A new trace starts instead; the garbage and its state stay behind.
+	if tp := f.header().Get("traceparent"); tp == "garbage" || !tracing.Valid(tp) || f.header().Get("tracestate") != "" {
+		t.Fatalf("traceparent %q, tracestate %q; want a new trace", tp, f.header().Get("tracestate"))
+	}
+}
+
+func TestCallsWithoutATraceStartOne(t *testing.T) {
+	f := newFake(t, v1Card)
+	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
+	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
+	if _, err := send(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	first := f.header().Get("traceparent")
+	if _, err := send(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	second := f.header().Get("traceparent")
+	if !tracing.Valid(first) || !tracing.Valid(second) || tracing.TraceID(first) == tracing.TraceID(second) {
+		t.Errorf("untraced calls sent %q and %q; want two new traces", first, second)
+	}
+}
+
+func TestSpanIsSentAsItIs(t *testing.T) {
+	const span = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+	f := newFake(t, v1Card)
+	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
+	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
+	ctx := client.WithSpan(context.Background(), span, "v=2")
+	// A host trace set later (as the tools do) does not displace the span.
+	ctx = client.WithTraceparent(ctx, "00-11111111111111111111111111111111-2222222222222222-01", "")
+	if _, err := send(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.header().Get("traceparent"); got != span || f.header().Get("tracestate") != "v=2" {
+		t.Errorf("traceparent %q, tracestate %q; want the span %s as it is", got, f.header().Get("tracestate"), span)
 	}
 }
 

@@ -3,11 +3,16 @@ package client
 import (
 	"context"
 	"net/http"
-	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
-// traceKey is the context key of the W3C trace context to pass on.
-type traceKey struct{}
+// traceKey is the context key of the W3C trace context to continue, and
+// spanKey that of the recorded span making the calls.
+type (
+	traceKey struct{}
+	spanKey  struct{}
+)
 
 // traceContext is a W3C trace context (traceparent and tracestate headers).
 type traceContext struct {
@@ -15,59 +20,54 @@ type traceContext struct {
 	state  string
 }
 
-// WithTraceparent returns a context whose outbound calls carry the W3C
-// `traceparent` (and, when non-empty, `tracestate`) headers. An invalid
-// traceparent is ignored, so a bad value from a host never breaks a call.
+// WithTraceparent returns a context whose outbound calls continue the W3C
+// trace traceparent: each request carries a `traceparent` with the same
+// trace id and a new span id (a child of traceparent), and tracestate
+// (when non-empty) as it is. An invalid traceparent is ignored, so a bad
+// value from a host never breaks a call. A call whose context has no trace
+// at all starts a new one.
 func WithTraceparent(ctx context.Context, traceparent, tracestate string) context.Context {
-	if !validTraceparent(traceparent) {
+	if !tracing.Valid(traceparent) {
 		return ctx
 	}
 	return context.WithValue(ctx, traceKey{}, traceContext{parent: traceparent, state: tracestate})
 }
 
-// Traceparent returns the traceparent carried by ctx, if any.
+// WithSpan returns a context whose outbound calls carry traceparent as it
+// is: it names a span the plugin records (OpenTelemetry export), which is
+// the parent of the peer's work. It takes precedence over WithTraceparent.
+// An invalid traceparent is ignored.
+func WithSpan(ctx context.Context, traceparent, tracestate string) context.Context {
+	if !tracing.Valid(traceparent) {
+		return ctx
+	}
+	return context.WithValue(ctx, spanKey{}, traceContext{parent: traceparent, state: tracestate})
+}
+
+// Traceparent returns the trace context ctx continues (WithSpan's, else
+// WithTraceparent's), if any.
 func Traceparent(ctx context.Context) (string, bool) {
+	if tc, ok := ctx.Value(spanKey{}).(traceContext); ok {
+		return tc.parent, true
+	}
 	tc, ok := ctx.Value(traceKey{}).(traceContext)
 	return tc.parent, ok
 }
 
-// setTraceHeaders copies the trace context of ctx onto req.
+// setTraceHeaders sets the W3C trace headers of one outbound request: the
+// span of WithSpan as it is, else a child of WithTraceparent's trace, else
+// a new trace, so a chain of agents is one trace from its first call on.
 func setTraceHeaders(ctx context.Context, h http.Header) {
-	tc, ok := ctx.Value(traceKey{}).(traceContext)
-	if !ok {
-		return
+	var tp, ts string
+	if tc, ok := ctx.Value(spanKey{}).(traceContext); ok {
+		tp, ts = tc.parent, tc.state
+	} else if tc, ok := ctx.Value(traceKey{}).(traceContext); ok {
+		tp, ts = tracing.Child(tc.parent), tc.state
+	} else {
+		tp = tracing.NewRoot()
 	}
-	h.Set("traceparent", tc.parent)
-	if tc.state != "" && len(tc.state) <= 512 && !strings.ContainsAny(tc.state, "\r\n") {
-		h.Set("tracestate", tc.state)
+	h.Set("traceparent", tp)
+	if ts != "" && tracing.ValidState(ts) {
+		h.Set("tracestate", ts)
 	}
-}
-
-// validTraceparent checks the W3C form version-traceid-parentid-flags:
-// 2, 32, 16 and 2 lowercase hex digits, with all-zero ids invalid.
-func validTraceparent(s string) bool {
-	parts := strings.Split(s, "-")
-	if len(parts) < 4 {
-		return false
-	}
-	want := []int{2, 32, 16, 2}
-	for i, n := range want {
-		if len(parts[i]) != n || !isLowerHex(parts[i]) {
-			return false
-		}
-	}
-	if parts[0] == "ff" || (parts[0] == "00" && len(parts) != 4) {
-		return false
-	}
-	return strings.Trim(parts[1], "0") != "" && strings.Trim(parts[2], "0") != ""
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

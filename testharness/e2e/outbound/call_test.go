@@ -1,10 +1,12 @@
 package outbound_test
 
 import (
+	"context"
 	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -87,6 +89,7 @@ func TestCallRelaysAQuestionAndContinuesTheTask(t *testing.T) {
 	}
 	mustContain(t, r, "task "+q.TaskID, "context "+q.ContextID, `task_id="`+q.TaskID+`"`, `context_id="`+q.ContextID+`"`)
 
+	askingTurnOver(t, w.bob, q.TaskID)
 	answer := unique(t, "Friday")
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": answer, "task_id": q.TaskID, "context_id": q.ContextID})
 	mustOK(t, r, "bob completed the task", "booked for "+answer)
@@ -301,4 +304,47 @@ func messageString(c testharness.Call) string {
 		return ""
 	}
 	return c.Request.(interface{ String() string }).String()
+}
+
+// TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply: a host reports
+// the end of the turn that asked a question (ProcessingComplete) a little
+// after the question itself; a fast caller may answer in between. The
+// answer's turn must still be the one that completes the task. The peer
+// here makes that window deterministic: its asking turn ends only once the
+// answer has reached its host.
+func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
+	knownBug(t, "a late ProcessingComplete of the asking turn completes the continuation turn: ProcessingCompleteRequest names only the task "+
+		"(proto/agentplugin/v1), and tasks.Manager.EndTurn (internal/tasks/ops.go) settles whatever turn is running, so the task ends "+
+		"\"The agent finished without a reply.\" and the real reply is refused with FailedPrecondition")
+	t.Parallel()
+	var self atomic.Pointer[testharness.Host]
+	painter := testharness.Start(t, testharness.Options{
+		PluginConfig: peerConfig(nil),
+		Agent: testharness.BehaviorFunc(func(ctx context.Context, turn *testharness.Turn) error {
+			req := turn.Request
+			if !req.GetContinuation() {
+				if err := turn.SendText(ctx, pb.SendKind_SEND_KIND_INPUT_REQUIRED, "Which colour?"); err != nil {
+					return err
+				}
+				// The model is still finishing this turn when the answer comes.
+				_, err := self.Load().Recorder().WaitFor(ctx, func(c testharness.Call) bool {
+					return c.Kind == testharness.KindHandleMessage && c.TaskID == req.GetTaskId() && c.HandleMessage().GetContinuation()
+				})
+				return err
+			}
+			return turn.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "painted it "+partsText(req))
+		}),
+	})
+	self.Store(painter)
+	caller := testharness.Start(t, testharness.Options{PluginConfig: peerConfig(map[string]any{
+		"a2a_agents": []map[string]any{{"name": "painter", "url": painter.Endpoint(testharness.A2APluginName)}},
+	})})
+
+	r, _ := callTool(t, caller, "a2a_call", map[string]any{"agent": "painter", "message": "paint the fence"})
+	q := summaryOf(t, r)
+	if q.State != "INPUT_REQUIRED" {
+		t.Fatalf("summary %+v", q)
+	}
+	r, _ = callTool(t, caller, "a2a_call", map[string]any{"agent": "painter", "message": "green", "task_id": q.TaskID, "context_id": q.ContextID})
+	mustOK(t, r, "painted it green")
 }

@@ -491,6 +491,23 @@ func completionOf(t *testing.T, h *testharness.Host, c testharness.Call) *pb.Pro
 	return pc
 }
 
+// askingTurnOver waits until the peer's host has ended the turn that asked
+// task taskID's question (its first ProcessingComplete).
+//
+// Workaround for a bug in the plugin: a ProcessingComplete names only the
+// task, so when the answer arrives before the host reported the end of the
+// asking turn, that late report ends the answer's turn ("The agent finished
+// without a reply.") and the real reply is refused. See
+// TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply.
+func askingTurnOver(t *testing.T, h *testharness.Host, taskID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if _, err := h.Recorder().WaitForCompletion(ctx, taskID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // unique makes message texts unique per test, so tests sharing a peer can
 // find their own turns in its recorder.
 func unique(t *testing.T, s string) string {

@@ -8,6 +8,11 @@
 // credential-shaped strings are redacted from everything the agent sends
 // to a peer. A final answer whose text starts with "[INPUT_REQUIRED]" is
 // treated as a question, for hosts that cannot set the Send kind.
+//
+// The host gets each turn's W3C trace context with the message (with
+// OpenTelemetry export on, that of the span recording the host call), and
+// the bridge remembers it per conversation with the delegation chain, so
+// that tools the agent calls while answering continue both.
 package bridge
 
 import (
@@ -28,6 +33,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -54,27 +60,39 @@ type Options struct {
 	Logger hclog.Logger
 	// Observer, when set, sees host call latencies and filter hits.
 	Observer Observer
+	// Tracer records a span per host call (nil: export off).
+	Tracer *tracing.Tracer
 }
 
 // Bridge connects the task manager to the host. It implements
 // tasks.Executor (toward the host) and the output half of plugin.Platform
 // (from the host).
 type Bridge struct {
-	host  plugin.Host
-	tasks *tasks.Manager
-	log   hclog.Logger
-	obs   Observer
+	host   plugin.Host
+	tasks  *tasks.Manager
+	log    hclog.Logger
+	obs    Observer
+	tracer *tracing.Tracer
 
-	// chains remembers the delegation chain of the latest inbound turn of
-	// each context, so tools the agent calls during that turn continue the
-	// chain instead of starting a new one.
-	mu     sync.Mutex
-	chains map[string]security.Chain
+	// chats remembers the latest inbound turn of each context (its
+	// delegation chain, the trace the host got, the peer), so tools the
+	// agent calls during that turn continue the chain and the trace instead
+	// of starting new ones.
+	mu    sync.Mutex
+	chats map[string]chatTurn
 }
 
-// maxChains bounds the chain memory; past it the oldest half is forgotten
-// (a forgotten chain only means an outbound call starts a new chain).
-const maxChains = 10_000
+// chatTurn is what the bridge remembers of a conversation's latest turn.
+type chatTurn struct {
+	chain security.Chain // zero ID: the turn came without a chain
+	trace tasks.TraceContext
+	peer  string
+}
+
+// maxChats bounds that memory; past it half of it is forgotten (a
+// forgotten conversation only means an outbound call starts a new chain
+// and a new trace).
+const maxChats = 10_000
 
 // New returns a bridge.
 func New(opts Options) (*Bridge, error) {
@@ -84,7 +102,7 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Bridge{host: opts.Host, tasks: opts.Tasks, log: opts.Logger, obs: opts.Observer, chains: map[string]security.Chain{}}, nil
+	return &Bridge{host: opts.Host, tasks: opts.Tasks, log: opts.Logger, obs: opts.Observer, tracer: opts.Tracer, chats: map[string]chatTurn{}}, nil
 }
 
 // ChainFor returns the delegation chain of the latest inbound turn in the
@@ -92,27 +110,45 @@ func New(opts Options) (*Bridge, error) {
 func (b *Bridge) ChainFor(chatID string) (security.Chain, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c, ok := b.chains[chatID]
-	return c, ok
+	c, ok := b.chats[chatID]
+	return c.chain, ok && c.chain.ID != ""
 }
 
-func (b *Bridge) rememberChain(chatID string, md map[string]any) {
-	c, err := security.ChainFromMetadata(md)
-	if err != nil || c.ID == "" {
-		return
+// TraceFor returns the W3C trace context the host got with the latest
+// inbound turn in the conversation chatID, if that turn had one.
+func (b *Bridge) TraceFor(chatID string) (tasks.TraceContext, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.chats[chatID]
+	return c.trace, ok && c.trace.Traceparent != ""
+}
+
+// peerOf returns the peer of the latest inbound turn in chatID, for logs.
+func (b *Bridge) peerOf(chatID string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.chats[chatID].peer
+}
+
+// rememberTurn records the latest turn of t's conversation: its chain
+// (from the message metadata), the trace the host got and the peer.
+func (b *Bridge) rememberTurn(t *tasks.Turn, trace tasks.TraceContext) {
+	c, err := security.ChainFromMetadata(t.Message.Metadata)
+	if err != nil {
+		c = security.Chain{}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.chains) >= maxChains {
+	if _, known := b.chats[t.ContextID]; !known && len(b.chats) >= maxChats {
 		n := 0
-		for k := range b.chains {
-			delete(b.chains, k)
-			if n++; n >= maxChains/2 {
+		for k := range b.chats {
+			delete(b.chats, k)
+			if n++; n >= maxChats/2 {
 				break
 			}
 		}
 	}
-	b.chains[chatID] = c
+	b.chats[t.ContextID] = chatTurn{chain: c, trace: trace, peer: t.Sender.ID}
 }
 
 // StartTurn injects the turn's message into the host's live session for the
@@ -128,12 +164,18 @@ func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
 			b.obs.FilterHits(hits)
 		}
 	}
-	b.rememberChain(t.ContextID, t.Message.Metadata)
+	ctx, span := b.startSpan(ctx, "a2a.host HandleMessage", t)
+	if tp := span.Traceparent(); tp != "" {
+		// The host's work is a child of the span recording its call.
+		req.Trace = &pb.TraceContext{Traceparent: tp, Tracestate: span.Tracestate()}
+	}
+	b.rememberTurn(t, tasks.TraceContext{Traceparent: req.GetTrace().GetTraceparent(), Tracestate: req.GetTrace().GetTracestate()})
 	start := time.Now()
 	_, err = b.host.HandleMessage(ctx, req)
 	if b.obs != nil {
 		b.obs.HostCall("HandleMessage", time.Since(start), err)
 	}
+	span.End(err)
 	if err != nil {
 		return hostError("HandleMessage", err)
 	}
@@ -142,15 +184,30 @@ func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
 
 // CancelTurn asks the host to stop the turn.
 func (b *Bridge) CancelTurn(ctx context.Context, t *tasks.Turn, reason string) error {
+	ctx, span := b.startSpan(ctx, "a2a.host CancelTurn", t)
 	start := time.Now()
 	_, err := b.host.CancelTurn(ctx, &pb.CancelTurnRequest{Platform: PlatformName, ChatId: t.ContextID, TaskId: t.TaskID, Reason: reason})
 	if b.obs != nil {
 		b.obs.HostCall("CancelTurn", time.Since(start), err)
 	}
+	span.End(err)
 	if err != nil {
 		return hostError("CancelTurn", err)
 	}
 	return nil
+}
+
+// startSpan starts the span of a host call for t, a child of the turn's
+// trace (a no-op with export off).
+func (b *Bridge) startSpan(ctx context.Context, name string, t *tasks.Turn) (context.Context, tracing.Span) {
+	if !b.tracer.Enabled() {
+		return ctx, tracing.Span{}
+	}
+	ctx, span := b.tracer.Start(ctx, name, tracing.KindClient, t.Trace.Traceparent, t.Trace.Tracestate)
+	span.SetString("a2a.task_id", t.TaskID)
+	span.SetString("a2a.context_id", t.ContextID)
+	span.SetString("a2a.peer", t.Sender.ID)
+	return ctx, span
 }
 
 // hostError makes a host call's failure readable for the peer.
@@ -250,7 +307,8 @@ func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
 	}
 	defer func() {
 		if redactions > 0 {
-			b.log.Info("redacted credential-shaped strings from a reply", "task_id", req.GetTaskId(), "count", redactions)
+			b.log.Info("redacted credential-shaped strings from a reply", "task_id", req.GetTaskId(), "context_id", req.GetChatId(),
+				"peer", b.peerOf(req.GetChatId()), "count", redactions)
 			if b.obs != nil {
 				b.obs.Redactions(redactions)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 const (
@@ -69,7 +70,7 @@ func DeliveryID(d *store.Delivery) string {
 // pause when the store failed, so the outbox cannot be trusted to say.
 func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next time.Time, pause bool) {
 	attempt := del.Attempts + 1
-	log := d.log.With("task_id", del.TaskID, "config_id", del.ConfigID, "delivery_id", DeliveryID(del), "attempt", attempt)
+	log := d.log.With("task_id", del.TaskID, "context_id", del.ContextID, "config_id", del.ConfigID, "delivery_id", DeliveryID(del), "attempt", attempt)
 	pc, err := d.store.GetPushConfig(ctx, del.TaskID, del.ConfigID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -87,9 +88,20 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	}
 	cfg := pc.Config
 	shown := safeURL(cfg.URL)
-	log = log.With("url", shown)
+	// The peer is whoever registered the webhook (the task's client).
+	log = log.With("peer", pc.Owner, "url", shown)
 
-	out := d.post(ctx, del, &cfg, shown)
+	ctx, span := d.startSpan(ctx, del, pc.Owner, shown, attempt)
+	out := d.post(ctx, del, &cfg, shown, span)
+	if span.Recording() {
+		if out.status != 0 {
+			span.SetInt("http.response.status_code", out.status)
+		}
+		if out.verdict != delivered {
+			span.Fail(out.reason)
+		}
+		span.End(nil)
+	}
 	switch out.verdict {
 	case aborted:
 		return time.Time{}, false
@@ -120,6 +132,40 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	})
 }
 
+// startSpan starts the span of one POST, a child of the notification's
+// trace (a no-op with export off).
+func (d *Dispatcher) startSpan(ctx context.Context, del *store.Delivery, peer, shown string, attempt int) (context.Context, tracing.Span) {
+	if !d.tracer.Enabled() {
+		return ctx, tracing.Span{}
+	}
+	ctx, span := d.tracer.Start(ctx, "a2a.push POST", tracing.KindClient, del.Traceparent, del.Tracestate)
+	span.SetString("a2a.task_id", del.TaskID)
+	span.SetString("a2a.context_id", del.ContextID)
+	span.SetString("a2a.peer", peer)
+	span.SetString("a2a.push.config_id", del.ConfigID)
+	span.SetString("a2a.push.delivery_id", DeliveryID(del))
+	span.SetInt("a2a.push.attempt", attempt)
+	span.SetString("url.full", shown)
+	return ctx, span
+}
+
+// setTraceHeaders continues the notification's trace: the POST carries the
+// span recording it (export on) or a new child span of the turn's trace,
+// with its tracestate. A notification without a trace sends none.
+func setTraceHeaders(h http.Header, del *store.Delivery, span tracing.Span) {
+	tp, ts := span.Traceparent(), span.Tracestate()
+	if tp == "" {
+		if !tracing.Valid(del.Traceparent) {
+			return
+		}
+		tp, ts = tracing.Child(del.Traceparent), del.Tracestate
+	}
+	h.Set("traceparent", tp)
+	if ts != "" && tracing.ValidState(ts) {
+		h.Set("tracestate", ts)
+	}
+}
+
 // record writes an outcome even if ctx is being cancelled (the POST has
 // happened; forgetting it would send it again). On failure the delivery
 // stays as it was, and its config is paused until the returned time.
@@ -136,7 +182,7 @@ func (d *Dispatcher) record(ctx context.Context, log hclog.Logger, write func(co
 }
 
 // post makes one POST of del to cfg's webhook and classifies the result.
-func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.TaskPushNotificationConfig, shown string) outcome {
+func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.TaskPushNotificationConfig, shown string, span tracing.Span) outcome {
 	if u, err := url.Parse(cfg.URL); err != nil || u.Host == "" {
 		return outcome{verdict: giveUp, reason: fmt.Sprintf("invalid webhook URL %s", shown)}
 	}
@@ -155,6 +201,7 @@ func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.Tas
 	header.Set("User-Agent", UserAgent)
 	header.Set(HeaderTaskID, del.TaskID)
 	header.Set(HeaderDeliveryID, DeliveryID(del))
+	setTraceHeaders(header, del, span)
 	if a := cfg.Authentication; a != nil && a.Scheme != "" {
 		v := a.Scheme
 		if a.Credentials != "" {

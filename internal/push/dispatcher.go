@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // Defaults for the zero values of [Options].
@@ -83,6 +84,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Observer, when set, is told about every outcome.
 	Observer Observer
+	// Tracer records a span per POST (nil: export off). Either way a
+	// notification whose task's turn had a W3C trace continues it.
+	Tracer *tracing.Tracer
 }
 
 // Dispatcher delivers the push outbox to webhooks. Create it with New,
@@ -97,6 +101,7 @@ type Dispatcher struct {
 	client      *http.Client
 	ownClient   bool
 	obs         Observer
+	tracer      *tracing.Tracer
 	now         func() time.Time
 	maxAttempts int
 	base, max   time.Duration
@@ -133,6 +138,7 @@ func New(opts Options) (*Dispatcher, error) {
 		secret:      append([]byte(nil), opts.Secret...),
 		guard:       opts.Guard,
 		obs:         opts.Observer,
+		tracer:      opts.Tracer,
 		now:         opts.Now,
 		maxAttempts: orDefault(opts.MaxAttempts, DefaultMaxAttempts),
 		base:        orDefault(opts.BaseBackoff, DefaultBaseBackoff),

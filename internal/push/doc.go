@@ -21,17 +21,24 @@
 //	POST <url>
 //	Content-Type: application/a2a+json
 //	User-Agent: a2a-plugin
-//	Authorization: <scheme> <credentials>     (when the config has authentication)
-//	X-A2A-Notification-Token: <token>         (when the config has a token)
+//	Authorization: <scheme> <credentials>          (when the config has authentication)
+//	X-A2A-Notification-Token: <token>              (when the config has a token)
 //	X-A2A-Task-Id: <task id>
-//	X-A2A-Delivery-Id: <id>                   (the same on every retry: drop duplicates)
-//	X-A2A-Timestamp: <Unix seconds>           (when a push secret is set)
-//	X-A2A-Signature: v1=<hex HMAC-SHA256>     (when a push secret is set)
+//	X-A2A-Delivery-Id: <id>                        (the same on every retry: drop duplicates)
+//	X-A2A-Timestamp: <Unix seconds>                (when a push secret is set)
+//	X-A2A-Signature: v1=<hex HMAC-SHA256>          (when a push secret is set)
+//	traceparent: 00-<trace id>-<span id>-<flags>   (when the task's turn had a W3C trace)
+//	tracestate: <vendor data>                      (when that trace had one)
 //
 //	{"statusUpdate":{"taskId":"…","contextId":"…","status":{…}}}
 //
 // The body is a v1.0 StreamResponse (exactly one of task, message,
 // statusUpdate, artifactUpdate), the same JSON a streaming client gets.
+//
+// The traceparent continues the trace of the request that started the
+// task's latest turn: the same trace id, a new span id per POST (the span
+// recording it when OpenTelemetry export is on), so a receiver that traces
+// sees its notifications in the task's trace.
 //
 // # The signature
 //

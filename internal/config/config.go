@@ -127,7 +127,8 @@ type Config struct {
 	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
 
 	// Observability.
-	Metrics bool `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
+	Metrics      bool   `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
+	OtelEndpoint string `json:"otel_endpoint" env:"A2A_OTEL_ENDPOINT" help:"OTLP/HTTP collector to export OpenTelemetry spans to, e.g. http://127.0.0.1:4318 (empty: no export; W3C traceparent headers are passed on either way)."`
 
 	// Push notifications.
 	PushEnabled     bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
@@ -366,6 +367,11 @@ func (c *Config) Validate() error {
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("public_url %q is not an http(s) URL (A2A_PUBLIC_URL)", c.PublicURL)
+		}
+	}
+	if c.OtelEndpoint != "" {
+		if u, err := url.Parse(c.OtelEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("otel_endpoint %q is not an http(s) URL; use e.g. http://127.0.0.1:4318, or leave it empty to export nothing (A2A_OTEL_ENDPOINT)", c.OtelEndpoint)
 		}
 	}
 	switch c.Store {

@@ -17,7 +17,7 @@ func TestDefaultsAreSafe(t *testing.T) {
 	if c.Host != "127.0.0.1" || c.Port != 41241 || c.Store != "sqlite" || !c.LoopbackIsLocal || !c.PushEnabled {
 		t.Fatalf("defaults = %+v", c)
 	}
-	if time.Duration(c.RequestTimeout) != time.Minute || c.MaxPingPongTurns != 5 || c.HasToken() {
+	if time.Duration(c.RequestTimeout) != time.Minute || c.MaxPingPongTurns != 5 || c.HasToken() || c.OtelEndpoint != "" {
 		t.Fatalf("defaults = %+v", c)
 	}
 }
@@ -55,6 +55,7 @@ func TestBadSettingsNameWhatToFix(t *testing.T) {
 		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "used twice"},
 		{"bad peer url", `{"a2a_agents":[{"name":"a","url":"ftp://x"}]}`, nil, "not an http(s) URL"},
 		{"bad duration", ``, map[string]string{"A2A_REQUEST_TIMEOUT": "soon"}, "duration"},
+		{"bad otel endpoint", ``, map[string]string{"A2A_OTEL_ENDPOINT": "127.0.0.1:4318"}, "A2A_OTEL_ENDPOINT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -144,6 +144,16 @@ func (t *Tracer) Start(ctx context.Context, name string, kind Kind, traceparent,
 	return ctx, Span{s: s}
 }
 
+// SpanFromContext returns the span ctx carries (one Start returned), or
+// the zero Span.
+func SpanFromContext(ctx context.Context) Span {
+	s := trace.SpanFromContext(ctx)
+	if !s.SpanContext().IsValid() {
+		return Span{}
+	}
+	return Span{s: s}
+}
+
 // headerCarrier is a propagation.TextMapCarrier over the two headers.
 type headerCarrier struct{ traceparent, tracestate string }
 

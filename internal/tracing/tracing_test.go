@@ -123,8 +123,11 @@ func TestSpansContinueTheW3CParent(t *testing.T) {
 	if tracing.TraceID(child) != tracing.TraceID(tp) || tracing.SpanID(child) == tracing.SpanID(tp) || sp.Tracestate() != "vendor=1" {
 		t.Errorf("span traceparent %s tracestate %q; want trace %s with a new span id and vendor=1", child, sp.Tracestate(), tracing.TraceID(tp))
 	}
-	if got := trace.SpanContextFromContext(ctx).SpanID().String(); got != tracing.SpanID(child) {
-		t.Errorf("context carries span %s, want %s", got, tracing.SpanID(child))
+	if got := tracing.SpanFromContext(ctx).Traceparent(); got != child {
+		t.Errorf("context carries span %s, want %s", got, child)
+	}
+	if tracing.SpanFromContext(context.Background()).Recording() {
+		t.Error("a bare context carries a span")
 	}
 	sp.SetString("a2a.task_id", "task-1")
 	sp.End(errors.New("refused"))

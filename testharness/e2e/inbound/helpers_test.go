@@ -82,6 +82,12 @@ func baseConfig(extra map[string]any) map[string]any {
 //	              cancel, then replies "released K"
 //	release K     releases K, then replies "released K"
 //	beat N MS     N progress messages MS milliseconds apart, then "beat done"
+//	slowmany …    like slow, but after the release: two progress messages,
+//	              an artifact in two chunks, then "slowmany done"
+//	flood N SIZE  progress "ready", waits until release(taskID), then N
+//	              artifact updates of SIZE bytes each, then "flood done";
+//	              before update i (i = 100, 200, …) it waits for
+//	              release(taskID/<i/100>), so a test can pace it
 //	ask-late …    asks "Which colour?", and ends its turn (ProcessingComplete)
 //	              only once the answer's turn reached the host, as a host
 //	              whose completion call is slower than a quick client
@@ -178,6 +184,55 @@ func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
 	case "release":
 		a.release(arg)
 		return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "released "+arg)
+	case "slowmany":
+		if err := t.SendText(ctx, pb.SendKind_SEND_KIND_PROGRESS, "thinking"); err != nil {
+			return err
+		}
+		if err := waitGate(t.Request.GetTaskId()); err != nil {
+			return err
+		}
+		for _, p := range []string{"step 1", "step 2"} {
+			if err := t.SendText(ctx, pb.SendKind_SEND_KIND_PROGRESS, p); err != nil {
+				return err
+			}
+		}
+		for i, chunk := range []string{"first half, ", "second half"} {
+			if _, err := t.Send(ctx, &pb.SendRequest{Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: &pb.Artifact{
+				ArtifactId: "out", Name: "out.txt", Append: i > 0, LastChunk: i == 1,
+				Parts: []*pb.Part{{Content: &pb.Part_Text{Text: chunk}}},
+			}}); err != nil {
+				return err
+			}
+		}
+		return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "slowmany done")
+	case "flood":
+		var n, size int
+		if _, err := fmt.Sscanf(arg, "%d %d", &n, &size); err != nil {
+			return testharness.Failed("flood wants N SIZE: " + err.Error())
+		}
+		if err := t.SendText(ctx, pb.SendKind_SEND_KIND_PROGRESS, "ready"); err != nil {
+			return err
+		}
+		if err := waitGate(t.Request.GetTaskId()); err != nil {
+			return err
+		}
+		payload := strings.Repeat("x", size)
+		for i := 0; i < n; i++ {
+			if i > 0 && i%100 == 0 {
+				if err := waitGate(fmt.Sprintf("%s/%d", t.Request.GetTaskId(), i/100)); err != nil {
+					return err
+				}
+			}
+			// Each update replaces the artifact: the task stays small while
+			// the streams carry every update.
+			if _, err := t.Send(ctx, &pb.SendRequest{Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: &pb.Artifact{
+				ArtifactId: "flood", LastChunk: i == n-1,
+				Parts: []*pb.Part{{Content: &pb.Part_Text{Text: fmt.Sprintf("%05d:%s", i, payload)}}},
+			}}); err != nil {
+				return err
+			}
+		}
+		return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "flood done")
 	case "ask-late":
 		if err := t.SendText(ctx, pb.SendKind_SEND_KIND_INPUT_REQUIRED, "Which colour?"); err != nil {
 			return err

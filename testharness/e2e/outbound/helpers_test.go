@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -508,8 +509,12 @@ func askingTurnOver(t *testing.T, h *testharness.Host, taskID string) {
 	}
 }
 
-// unique makes message texts unique per test, so tests sharing a peer can
-// find their own turns in its recorder.
+// messageSeq numbers the messages unique makes: shared hosts outlive a
+// test (and every round of -count), so the test name alone repeats.
+var messageSeq atomic.Int64
+
+// unique makes a message text unique, so tests sharing a peer can find
+// their own turns in its recorder.
 func unique(t *testing.T, s string) string {
-	return s + " [" + t.Name() + "]"
+	return fmt.Sprintf("%s [%s #%d]", s, t.Name(), messageSeq.Add(1))
 }

@@ -141,13 +141,13 @@ func TestTrustGateLetsOnlyTrustedPeersRunTasks(t *testing.T) {
 	for range events {
 		t.Error("bob's refused stream produced events")
 	}
-	var sr resp
-	_ = json.NewDecoder(hr.Body).Decode(&struct {
-		Error **rpcError `json:"error"`
-	}{&sr.Err})
+	var refusal struct {
+		Error *rpcError `json:"error"`
+	}
+	_ = json.NewDecoder(hr.Body).Decode(&refusal)
 	hr.Body.Close()
-	if sr.Err == nil || sr.Err.Code != -32052 {
-		t.Errorf("bob's streaming send: HTTP %d error %s, want -32052", hr.StatusCode, sr.Err)
+	if refusal.Error == nil || refusal.Error.Code != -32052 {
+		t.Errorf("bob's streaming send: HTTP %d error %s, want -32052", hr.StatusCode, refusal.Error)
 	}
 	for _, c := range h.Recorder().CallsOf("HandleMessage") {
 		if c.HandleMessage().GetSender().GetId() == "peer:bob" {

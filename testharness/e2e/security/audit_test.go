@@ -196,6 +196,15 @@ func TestAuditLogRecordsEveryExchangeWithoutSecrets(t *testing.T) {
 				}
 			}},
 	}
+	n := 0
+	for _, r := range recs {
+		if r.TaskID == tk.ID && r.Method == "SendMessage" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("alice's SendMessage has %d audit records, want exactly 1", n)
+	}
 	for _, c := range checks {
 		r, ok := find(recs, c.keep)
 		if !ok {

@@ -249,6 +249,16 @@ func TestHostileRequestsAreRefusedWhileOthersAreServed(t *testing.T) {
 			}
 			wantRefusal(t, r, http.StatusRequestEntityTooLarge, -32600, fmt.Sprint(hostileMaxBody))
 		}},
+		{"oversize headers", func(t *testing.T) {
+			// net/http answers this one itself, in plain text.
+			r, err := bob.post(ctx, rpcBody("GetTask", map[string]any{"id": aliceTask.ID}), map[string]string{"X-Padding": strings.Repeat("h", 256<<10)})
+			if r == nil {
+				t.Fatal(err)
+			}
+			if r.Status != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("HTTP %d for 256 KiB of headers, want 431", r.Status)
+			}
+		}},
 		{"deeply nested JSON", func(t *testing.T) {
 			deep := strings.Repeat(`{"a":`, 2000) + "1" + strings.Repeat("}", 2000)
 			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"deep","parts":[{"text":"x"}],"metadata":` + deep + `}}}`)

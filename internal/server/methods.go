@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
@@ -20,6 +19,9 @@ var emptyObject = json.RawMessage("{}")
 // dispatch runs one decoded, authorised request.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, ex *exchange, params any) {
 	ctx := r.Context()
+	if s.opts.Tracer.Enabled() {
+		defer annotateSpan(r, ex)
+	}
 	var (
 		res any
 		e   *a2a.Error
@@ -71,7 +73,7 @@ func (s *Server) prepareSend(r *http.Request, ex *exchange, req *a2a.SendMessage
 	if !s.opts.Gate.Allows(ex.ident) {
 		return tasks.SendParams{}, errUntrusted(ex.ident)
 	}
-	sp := tasks.SendParams{Caller: ex.ident, Scope: scope(ex.ident), Request: req, Trace: traceContext(r)}
+	sp := tasks.SendParams{Caller: ex.ident, Scope: scope(ex.ident), Request: req, Trace: s.turnTrace(r)}
 	if c := req.Configuration; c != nil && c.TaskPushNotificationConfig != nil {
 		if !s.opts.Push.Enabled {
 			e := a2a.ErrPushNotSupported()
@@ -145,33 +147,6 @@ func (s *Server) checkPushURL(ctx context.Context, field, url string) *a2a.Error
 			url, err))
 	}
 	return nil
-}
-
-// traceparentRE is the W3C traceparent format (version 00 and future
-// versions alike: 2-32-16-2 hex digits).
-var traceparentRE = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
-
-// traceContext reads the W3C trace context headers; malformed values are
-// dropped rather than forwarded to the host.
-func traceContext(r *http.Request) tasks.TraceContext {
-	tp := headerValue(r.Header, "Traceparent")
-	if tp == "" || len(tp) > 55 || !traceparentRE.MatchString(tp) {
-		return tasks.TraceContext{}
-	}
-	tc := tasks.TraceContext{Traceparent: tp}
-	if ts := headerValue(r.Header, "Tracestate"); len(ts) <= 512 && printableASCII(ts) {
-		tc.Tracestate = ts
-	}
-	return tc
-}
-
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) sendMessage(r *http.Request, ex *exchange, req *a2a.SendMessageRequest) (any, *a2a.Error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	// Extra are operator routes (e.g. "GET /metrics") served beside the
 	// A2A endpoints behind the same authentication; see ExtraRoute.
 	Extra []ExtraRoute
+	// Tracer records a span per request (nil: OpenTelemetry export off).
+	// W3C trace context is propagated either way (see trace.go).
+	Tracer *tracing.Tracer
 	// Logger receives structured logs (default: discard).
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).

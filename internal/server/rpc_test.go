@@ -487,19 +487,6 @@ func TestExtensionsAreNegotiated(t *testing.T) {
 	}
 }
 
-func TestTraceContextReachesTheHost(t *testing.T) {
-	e := newEnv(t)
-	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	e.ok(tokAlice, "SendMessage", sendParams("traced", nil), map[string]string{"traceparent": tp, "tracestate": "vendor=abc"})
-	if tr := e.exec.lastTurn().Trace; tr.Traceparent != tp || tr.Tracestate != "vendor=abc" {
-		t.Errorf("trace = %+v", tr)
-	}
-	e.ok(tokAlice, "SendMessage", sendParams("badly traced", nil), map[string]string{"traceparent": "not-a-trace"})
-	if tr := e.exec.lastTurn().Trace; tr.Traceparent != "" {
-		t.Errorf("malformed traceparent forwarded: %+v", tr)
-	}
-}
-
 func TestContextIDRules(t *testing.T) {
 	e := newEnv(t)
 	asked := e.send(tokAlice, "ask me", nil)

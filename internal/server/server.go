@@ -77,7 +77,7 @@ func New(opts Options) (*Server, error) {
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
 	}
-	s.handler = s.routes()
+	s.handler = s.traceRequests(s.routes())
 	return s, nil
 }
 

@@ -76,7 +76,36 @@ fuzz: ## every fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=10m)
 	  done; \
 	done
 
-bench: build ## Go benchmarks of the hot paths
+## ---- benchmarks ----------------------------------------------------------
+#
+#   make bench        side by side on this machine: a bare Go floor, ours (memory and
+#                     SQLite stores, full host round trip), the official Go and JS SDK
+#                     servers; start-up times. A few minutes. Extra flags: BENCH_FLAGS=…
+#                     (e.g. BENCH_FLAGS='-only ours-sqlite,go-sdk -modes send -rounds 5')
+#   make bench-full   longer rounds, plus cost growth (1–256 clients, 1k–100k stored tasks)
+#   make bench-go     the Go micro-benchmarks of the hot paths
+#
+# Results (report.txt, results.json, PNG charts, server logs) go to $(BENCH_OUT).
+
+BENCH_OUT   ?= $(ROOT)/bench-results
+BENCH_FLAGS ?=
+
+.PHONY: bench-full bench-go bench-tools
+
+bench: build bench-tools npm-deps ## side-by-side benchmark: floor, ours, official Go and JS SDK servers
+	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_FLAGS)
+
+bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth (about 25 min)
+	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) -full $(BENCH_FLAGS)
+
+bench-tools: ## a2a-load, a2a-bench and the official Go SDK's a2a CLI (bin/, bin/bench/)
+	@mkdir -p $(BIN)/bench
+	$(GO) build -trimpath -o $(BIN)/a2a-load ./cmd/a2a-load
+	$(GO) build -trimpath -o $(BIN)/a2a-bench ./cmd/a2a-bench
+	@# Built inside its own module (its go.mod pins its dependencies), from the module cache.
+	cd "$$($(GO) list -m -f '{{.Dir}}' github.com/a2aproject/a2a-go/v2)" && $(GO) build -trimpath -o $(BIN)/bench/a2a-go-sdk ./cmd/a2a
+
+bench-go: build ## Go micro-benchmarks of the hot paths
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## ---- code generation -----------------------------------------------------

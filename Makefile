@@ -31,7 +31,7 @@ AGENT     ?= echo
 HOSTCFG   ?=
 RUN_FLAGS ?=
 # How long each fuzz target runs in `make test` and in `make fuzz`.
-FUZZTIME_TEST ?= 3s
+FUZZTIME_TEST ?= 2s
 FUZZTIME      ?= 60s
 
 .PHONY: all build run test test-go lint proto proto-check tools deps npm-deps fuzz fuzz-short bench clean help

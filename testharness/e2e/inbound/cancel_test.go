@@ -52,7 +52,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("a streamed task's stream ends canceled", func(t *testing.T) {
 		t.Parallel()
-		s, r := c.openStream(t, ctx, "SendStreamingMessage", msg("slow streamed then canceled"))
+		s, r := c.openStream(t, ctx, "SendStreamingMessage", msg("slowmany streamed then canceled"))
 		if r != nil {
 			t.Fatalf("refused: %s", r.Body)
 		}

@@ -76,8 +76,9 @@ func baseConfig(extra map[string]any) map[string]any {
 // for the test and a tool registry the test can replace. Its Go rules come
 // first, matched on the sender's words:
 //
-//	slow …        progress "thinking", then waits until release(taskID) or
-//	              cancel, then replies "slow done"
+//	slow …        sends nothing until release(taskID) (or cancel), then
+//	              replies "slow done": a subscriber's events are exactly
+//	              the snapshot, the answer artifact and COMPLETED
 //	wait-for K    progress "waiting for K", then waits until release(K) or
 //	              cancel, then replies "released K"
 //	release K     releases K, then replies "released K"
@@ -166,9 +167,6 @@ func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
 	}
 	switch verb {
 	case "slow":
-		if err := t.SendText(ctx, pb.SendKind_SEND_KIND_PROGRESS, "thinking"); err != nil {
-			return err
-		}
 		if err := waitGate(t.Request.GetTaskId()); err != nil {
 			return err
 		}

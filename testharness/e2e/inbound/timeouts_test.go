@@ -81,8 +81,8 @@ func TestRequestTimeoutReturnsTheTaskWhichLaterCompletes(t *testing.T) {
 	ctx := within(t)
 	c := newClient(h.url)
 	tk := c.sendTask(t, ctx, msg("slow past the request timeout"))
-	if tk.Status.State != stWorking || tk.Status.Message.text() != "thinking" {
-		t.Fatalf("blocking send after request_timeout = %s %q, want the running task", tk.Status.State, tk.Status.Message.text())
+	if tk.Status.State != stWorking {
+		t.Fatalf("blocking send after request_timeout = %s, want the running task", tk.Status.State)
 	}
 	s, r := c.openStream(t, ctx, "SubscribeToTask", map[string]any{"id": tk.ID})
 	if r != nil {

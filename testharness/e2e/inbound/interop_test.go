@@ -1,0 +1,340 @@
+package inbound_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+// Peer tokens of the interop clients: the Go SDK is alice, the JS SDK bob,
+// so each lists only its own tasks.
+const (
+	tokGoSDK = "alice-go-sdk-token-0123456789"
+	tokJSSDK = "bob-js-sdk-token-0123456789"
+)
+
+// TestOfficialClientsInterop drives the binary with the official A2A SDK
+// clients — code we did not write — over the bearer-protected card and
+// endpoint: the Go SDK (github.com/a2aproject/a2a-go/v2) and the JS SDK
+// (@a2a-js/sdk, through testharness/interop/js/client-check.mjs).
+func TestOfficialClientsInterop(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, map[string]any{
+		"loopback_is_local": false,
+		"peer_tokens":       map[string]string{"alice": tokGoSDK, "bob": tokJSSDK},
+		"trusted_peers":     []string{"alice", "bob"},
+	}, nil)
+	// The card as the SDKs will read it, validated once here.
+	if f := fetchCard(t, h.url, "/.well-known/agent-card.json"); len(f.card.SecuritySchemes) != 1 || len(f.card.SecurityRequirements) != 1 {
+		t.Fatalf("a token-protected agent's card declares security %v %v", f.card.SecuritySchemes, f.card.SecurityRequirements)
+	}
+	t.Run("Go SDK", func(t *testing.T) {
+		t.Parallel()
+		goSDKSession(t, h)
+	})
+	t.Run("JS SDK", func(t *testing.T) {
+		t.Parallel()
+		jsSDKSession(t, h)
+	})
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// scopesAsArrays rewrites the ProtoJSON form of security requirement
+// scopes ({"list": [...]}, what the proto and the schema define) into the
+// bare arrays the Go SDK v2.4.0 expects (a2aproject/a2a-go#430).
+func scopesAsArrays(body []byte) ([]byte, error) {
+	var card map[string]any
+	if err := json.Unmarshal(body, &card); err != nil {
+		return nil, err
+	}
+	reqs, _ := card["securityRequirements"].([]any)
+	for _, r := range reqs {
+		schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
+		for name, v := range schemes {
+			list, _ := v.(map[string]any)["list"].([]any)
+			if list == nil {
+				list = []any{}
+			}
+			schemes[name] = list
+		}
+	}
+	return json.Marshal(card)
+}
+
+// goSDKSession runs the Go SDK client through discovery, send, direct
+// reply, stream, get, list, cancel, resubscribe and a typed error.
+func goSDKSession(t *testing.T, h *host) {
+	ctx := within(t)
+	hc := &http.Client{Transport: bearer{token: tokGoSDK, next: http.DefaultTransport}}
+	if _, err := agentcard.NewResolver(hc).Resolve(ctx, h.url); err == nil {
+		t.Log("the Go SDK now parses ProtoJSON security scopes (a2a-go#430 is fixed); scopesAsArrays can go")
+	}
+	resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*sdk.AgentCard, error) {
+		fixed, err := scopesAsArrays(b)
+		if err != nil {
+			return nil, err
+		}
+		return agentcard.DefaultCardParser(fixed)
+	}}
+	card, err := resolver.Resolve(ctx, h.url)
+	if err != nil {
+		t.Fatalf("resolve card: %v", err)
+	}
+	if card.Name != "Agent" || len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].URL != h.url+"/" ||
+		!card.Capabilities.Streaming || len(card.Skills) != 2 || len(card.SecuritySchemes) != 1 {
+		t.Fatalf("card = %+v", card)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatalf("client from card: %v", err)
+	}
+	defer client.Destroy()
+
+	// Blocking send.
+	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hello from go"))})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	task, ok := res.(*sdk.Task)
+	if !ok || task.Status.State != sdk.TaskStateCompleted || len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "echo: hello from go" {
+		t.Fatalf("send result = %#v", res)
+	}
+	hm := h.handleMessage(t, ctx, string(task.ID)).HandleMessage()
+	if hm.GetSender().GetId() != "peer:alice" || hm.GetChatId() != task.ContextID {
+		t.Errorf("the host saw sender %s in %s", hm.GetSender().GetId(), hm.GetChatId())
+	}
+
+	// Direct reply.
+	res, err = client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("direct go"))})
+	if msg, ok := res.(*sdk.Message); err != nil || !ok || msg.Parts[0].Text() != "direct: direct go" {
+		t.Fatalf("direct reply = %#v, %v", res, err)
+	}
+
+	// Stream.
+	var kinds []string
+	var streamTask sdk.TaskID
+	for ev, err := range client.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("progress go"))}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task:"+string(v.Status.State))
+			streamTask = v.ID
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		case *sdk.Message:
+			kinds = append(kinds, "message")
+		}
+	}
+	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING",
+		"artifact", "artifact", "artifact", "status:TASK_STATE_COMPLETED"}
+	if !equal(kinds, want) {
+		t.Fatalf("stream events = %v\nwant %v", kinds, want)
+	}
+
+	// Get.
+	got, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID})
+	if err != nil || got.ID != task.ID || got.Status.State != sdk.TaskStateCompleted {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	one := 1
+	got, err = client.GetTask(ctx, &sdk.GetTaskRequest{ID: streamTask, HistoryLength: &one})
+	if err != nil || len(got.History) != 1 || len(got.Artifacts) != 2 {
+		t.Fatalf("get with historyLength = %+v, %v", got, err)
+	}
+
+	// List: alice's own tasks only (the direct reply made none).
+	list, err := client.ListTasks(ctx, &sdk.ListTasksRequest{PageSize: 10})
+	if err != nil || list.TotalSize != 2 || len(list.Tasks) != 2 || list.NextPageToken != "" || list.Tasks[0].ID != streamTask {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+
+	// Cancel a running task; a second cancel is a typed error.
+	res, err = client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("slow go")),
+		Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
+	slow, ok := res.(*sdk.Task)
+	if err != nil || !ok || slow.Status.State.Terminal() {
+		t.Fatalf("non-blocking send = %#v, %v", res, err)
+	}
+	canceled, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: slow.ID})
+	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
+		t.Fatalf("cancel = %+v, %v", canceled, err)
+	}
+	h.cancelTurn(t, ctx, string(slow.ID))
+	if _, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: slow.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
+		t.Errorf("second cancel: %v, want ErrTaskNotCancelable", err)
+	}
+
+	// Resubscribe to a running task; it is released once subscribed.
+	res, err = client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("slow resubscribed go")),
+		Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
+	other, ok := res.(*sdk.Task)
+	if err != nil || !ok {
+		t.Fatalf("non-blocking send = %#v, %v", res, err)
+	}
+	h.handleMessage(t, ctx, string(other.ID))
+	kinds = nil
+	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: other.ID}) {
+		if err != nil {
+			t.Fatalf("resubscribe: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task")
+			h.agent.release(string(other.ID))
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		}
+	}
+	if !equal(kinds, []string{"task", "artifact", "status:TASK_STATE_COMPLETED"}) {
+		t.Fatalf("resubscribe events = %v", kinds)
+	}
+
+	// Errors surface as the SDK's typed errors.
+	if _, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("unknown task: %v, want ErrTaskNotFound", err)
+	}
+}
+
+// jsStep is one line of client-check.mjs output.
+type jsStep struct {
+	Step  string `json:"step"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+
+	Name            string   `json:"name"`
+	Streaming       bool     `json:"streaming"`
+	Interfaces      []string `json:"interfaces"`
+	Skills          []string `json:"skills"`
+	SecuritySchemes []string `json:"securitySchemes"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	TaskID          string   `json:"taskId"`
+	ContextID       string   `json:"contextId"`
+	State           string   `json:"state"`
+	Before          string   `json:"before"`
+	Answer          string   `json:"answer"`
+	History         int      `json:"history"`
+	Events          []string `json:"events"`
+	Count           int      `json:"count"`
+	TotalSize       int      `json:"totalSize"`
+	NextPageToken   *string  `json:"nextPageToken"`
+	SecondCancel    string   `json:"secondCancel"`
+}
+
+// jsSDKSession runs testharness/interop/js/client-check.mjs (the official
+// JS SDK client) against the binary and checks every step it reports.
+func jsSDKSession(t *testing.T, h *host) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "testharness", "interop", "js")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client-check.mjs", h.url)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokJSSDK)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]jsStep{}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var s jsStep
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Errorf("client-check printed a non-JSON line: %s", sc.Bytes())
+			continue
+		}
+		t.Logf("js %s", sc.Bytes())
+		if s.Step == "subscribed" {
+			h.agent.release(s.TaskID) // the resubscribed task may finish now
+			continue
+		}
+		steps[s.Step] = s
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("client-check failed: %v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{"card", "send", "stream", "get", "list", "cancel", "resubscribe", "unknown-task", "done"} {
+		if s, ok := steps[name]; !ok || !s.OK {
+			t.Errorf("step %s: %+v", name, s)
+		}
+	}
+	card := steps["card"]
+	if card.Name != "Agent" || !card.Streaming || !equal(card.Interfaces, []string{"JSONRPC 1.0 " + h.url + "/", "JSONRPC 0.3 " + h.url + "/"}) ||
+		!equal(card.Skills, []string{"calendar_add", "web_search"}) || !equal(card.SecuritySchemes, []string{"bearer"}) {
+		t.Errorf("card = %+v", card)
+	}
+	send := steps["send"]
+	if send.ProtocolVersion != "1.0" || send.State != "TASK_STATE_COMPLETED" || send.Answer != "echo: hello from js" || send.ContextID == "" {
+		t.Errorf("send = %+v", send)
+	}
+	if send.TaskID != "" {
+		if hm := h.handleMessage(t, ctx, send.TaskID).HandleMessage(); hm.GetSender().GetId() != "peer:bob" {
+			t.Errorf("the host saw sender %s", hm.GetSender().GetId())
+		}
+	}
+	want := "task:TASK_STATE_SUBMITTED,statusUpdate:TASK_STATE_WORKING,statusUpdate:TASK_STATE_WORKING,artifactUpdate,artifactUpdate,artifactUpdate,statusUpdate:TASK_STATE_COMPLETED"
+	if got := strings.Join(steps["stream"].Events, ","); got != want {
+		t.Errorf("stream = %s\nwant      %s", got, want)
+	}
+	if g := steps["get"]; g.TaskID != send.TaskID || g.State != "TASK_STATE_COMPLETED" || g.History != 1 {
+		t.Errorf("get = %+v", g)
+	}
+	if l := steps["list"]; l.Count != 2 || l.TotalSize != 2 || l.NextPageToken == nil || *l.NextPageToken != "" {
+		t.Errorf("list = %+v", l)
+	}
+	if c := steps["cancel"]; c.State != "TASK_STATE_CANCELED" || c.Before == "TASK_STATE_CANCELED" || c.SecondCancel == "succeeded" || c.SecondCancel == "" {
+		t.Errorf("cancel = %+v", c)
+	}
+	if r := steps["resubscribe"]; !equal(r.Events, []string{"task:TASK_STATE_WORKING", "artifactUpdate", "statusUpdate:TASK_STATE_COMPLETED"}) {
+		t.Errorf("resubscribe = %+v", r)
+	}
+	if u := steps["unknown-task"]; !strings.Contains(strings.ToLower(u.Error), "not found") {
+		t.Errorf("unknown task = %+v", u)
+	}
+}

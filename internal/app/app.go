@@ -91,7 +91,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		return nil, err
 	}
 	warnings = append(warnings, w...)
-	p, err := newParts(cfg, req.GetDataDir(), host, st, a.log)
+	p, err := newParts(cfg, req.GetDataDir(), a.version, host, st, a.log)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -110,7 +110,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		_ = st.Close()
 		return nil, err
 	}
-	br, err := bridge.New(bridge.Options{Host: host, Tasks: mgr, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver()})
+	br, err := bridge.New(bridge.Options{Host: host, Tasks: mgr, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver(), Tracer: p.tracer})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -280,11 +280,21 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 		return nil, err
 	}
 	// A tool call made while answering an inbound A2A task continues that
-	// task's delegation chain (loop guard across hops).
+	// task's delegation chain (loop guard across hops) and its trace.
+	var parent tasks.TraceContext
 	if req.GetPlatform() == bridge.PlatformName {
 		if c, ok := br.ChainFor(req.GetChatId()); ok {
 			ctx = tools.WithChain(ctx, c)
 		}
+		parent, _ = br.TraceFor(req.GetChatId())
 	}
-	return p.callTool(ctx, req, progress)
+	ctx, span := p.toolTrace(ctx, req, parent)
+	res, err := p.callTool(ctx, req, progress)
+	if span.Recording() {
+		if res.GetIsError() {
+			span.Fail("the tool answered with an error")
+		}
+		span.End(err)
+	}
+	return res, err
 }

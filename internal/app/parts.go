@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
 	"github.com/a2a-plugin/a2a-plugin/internal/push"
@@ -24,6 +25,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tools"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -43,6 +45,8 @@ type parts struct {
 	push    *push.Dispatcher
 	tools   *tools.Toolset
 	guard   *security.SSRFGuard
+	// tracer exports spans when otel_endpoint is set; nil otherwise.
+	tracer *tracing.Tracer
 
 	srvOpts server.Options
 
@@ -55,7 +59,7 @@ type parts struct {
 
 // newParts builds everything that needs only the settings; the server is
 // built in start, once the task manager exists.
-func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Store, log hclog.Logger) (*parts, error) {
+func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st store.Store, log hclog.Logger) (*parts, error) {
 	p := &parts{cfg: cfg, log: log, host: host, store: st, metrics: metrics.New()}
 	var errs []error
 	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
@@ -89,6 +93,14 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		p.closeAudit()
 		return nil, fmt.Errorf("a2a plugin: %w", err)
 	}
+	if cfg.OtelEndpoint != "" {
+		p.tracer, err = tracing.New(context.Background(), tracing.Options{Endpoint: cfg.OtelEndpoint, ServiceName: cfg.AgentName, ServiceVersion: version})
+		if err != nil {
+			p.closeAudit()
+			return nil, fmt.Errorf("a2a plugin: otel_endpoint (A2A_OTEL_ENDPOINT): %w", err)
+		}
+		log.Info("exporting OpenTelemetry spans", "endpoint", cfg.OtelEndpoint)
+	}
 
 	if cfg.PushEnabled {
 		secret := cfg.PushSecret
@@ -98,15 +110,17 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		if secret == "" {
 			if secret, err = pushSecretFile(dataDir, log); err != nil {
 				p.closeAudit()
+				_ = p.tracer.Shutdown(context.Background())
 				return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
 			}
 		}
 		p.push, err = push.New(push.Options{
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
-			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics,
+			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics, Tracer: p.tracer,
 		})
 		if err != nil {
 			p.closeAudit()
+			_ = p.tracer.Shutdown(context.Background())
 			return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
 		}
 	}
@@ -121,6 +135,7 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics})
 	if err != nil {
 		p.closeAudit()
+		_ = p.tracer.Shutdown(context.Background())
 		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
 	}
 
@@ -150,6 +165,7 @@ func newParts(cfg *config.Config, dataDir string, host plugin.Host, st store.Sto
 		Audit:              p.audit,
 		Observer:           p.metrics.Exchange,
 		Logger:             log.Named("server"),
+		Tracer:             p.tracer,
 	}
 	if cfg.Metrics {
 		// The local operator and trusted peers may scrape.
@@ -272,6 +288,8 @@ func (p *parts) close(ctx context.Context) error {
 		p.tools.Close()
 	}
 	p.closeAudit()
+	// Last, so the spans of what stopped above are flushed too.
+	errs = append(errs, p.tracer.Shutdown(ctx))
 	return errors.Join(errs...)
 }
 
@@ -287,4 +305,28 @@ func (p *parts) listTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 
 func (p *parts) callTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
 	return p.tools.CallTool(ctx, req, progress)
+}
+
+// toolTrace makes ctx carry the trace that the outbound calls of a tool
+// call continue: the host's own (req.trace), else the trace the host got
+// with the inbound turn it is answering (parent, from the bridge), else a
+// new trace, so a chain of agents is one trace from its first hop on. With
+// export on, the tool call is a span, child of that trace, and the calls
+// carry it; the caller ends the returned span.
+func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent tasks.TraceContext) (context.Context, tracing.Span) {
+	tc := tasks.TraceContext{Traceparent: req.GetTrace().GetTraceparent(), Tracestate: req.GetTrace().GetTracestate()}
+	if !tracing.Valid(tc.Traceparent) {
+		tc = parent
+	}
+	if p.tracer.Enabled() {
+		ctx, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc.Traceparent, tc.Tracestate)
+		span.SetString("a2a.tool", req.GetName())
+		span.SetString("a2a.host.platform", req.GetPlatform())
+		span.SetString("a2a.host.chat_id", req.GetChatId())
+		return client.WithSpan(ctx, span.Traceparent(), span.Tracestate()), span
+	}
+	if !tracing.Valid(tc.Traceparent) {
+		tc = tasks.TraceContext{Traceparent: tracing.NewRoot()}
+	}
+	return client.WithTraceparent(ctx, tc.Traceparent, tc.Tracestate), tracing.Span{}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
@@ -327,11 +328,15 @@ func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
 				if err := turn.SendText(ctx, pb.SendKind_SEND_KIND_INPUT_REQUIRED, "Which colour?"); err != nil {
 					return err
 				}
-				// The model is still finishing this turn when the answer comes.
-				_, err := self.Load().Recorder().WaitFor(ctx, func(c testharness.Call) bool {
+				// The model is still finishing this turn when the answer
+				// comes. (Bounded: a plugin that holds the answer back until
+				// this turn ended is a fix too, and must not deadlock here.)
+				wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				_, _ = self.Load().Recorder().WaitFor(wctx, func(c testharness.Call) bool {
 					return c.Kind == testharness.KindHandleMessage && c.TaskID == req.GetTaskId() && c.HandleMessage().GetContinuation()
 				})
-				return err
+				return ctx.Err()
 			}
 			return turn.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "painted it "+partsText(req))
 		}),

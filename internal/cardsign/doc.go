@@ -1,0 +1,50 @@
+// Package cardsign signs agent cards and verifies their signatures
+// (A2A v1.0 §8.4, AgentCardSignature): a detached JWS (RFC 7515) whose
+// payload is the JCS (RFC 8785) canonical form of the card without its
+// `signatures`, with Ed25519 (alg EdDSA) or ECDSA P-256 (alg ES256) keys.
+//
+// # What is signed
+//
+// The specification says: the card with `signatures` removed and
+// default-valued fields removed "per proto presence rules", canonicalised
+// with JCS. Implementations read that sentence in three ways (the question
+// is open upstream, a2aproject/A2A#2122), and each reading is a payload
+// form here:
+//
+//   - FormV1 — the v1.0 projection: the card as a proto-based client
+//     parses it (only AgentCard fields, snake_case names read as their JSON
+//     names, unknown members such as the 0.3 keys of a dual card dropped),
+//     with rule 1 applied: a REQUIRED field stays even at its default, a
+//     proto3 `optional` field or a message field stays when present, any
+//     other field at its default ("", false, empty list or map) goes.
+//     This is the primary form: every Sign signs it.
+//   - FormPruned — FormV1 with empty strings, lists and objects removed
+//     recursively, as the a2a-python and a2a-js SDK verifiers compute it.
+//   - FormServed — rule 1 on the document as served, unknown members kept
+//     verbatim; this is what "served JSON minus signatures" verifiers
+//     (and the conformance kit's checker) compute.
+//
+// This plugin serves its public card as one document carrying the v1.0
+// keys and the 0.3 keys (dual serving). The 0.3 keys are not part of the
+// v1.0 AgentCard, so FormV1 does not cover them; FormServed does. Which
+// bytes a third-party verifier computes therefore depends on its reading,
+// so (*Signer).SignDocument signs every distinct form of the served
+// document with the same key, and a card verifies under each reading
+// (readers accept a card when at least one signature verifies). Forms that
+// give the same bytes share one signature: a v1.0-only card without empty
+// values carries exactly one.
+//
+// VerifyDocument accepts a signature that verifies over any of the three
+// forms, and returns the card parsed from exactly the bytes that verified,
+// never from the rest of the document: what a client uses is what the key
+// holder signed. A 0.3 key added to a card signed only in FormV1 thus
+// cannot change what the client sees.
+//
+// Keys are identified by `kid`, taken from the protected header only (the
+// unprotected header is not integrity-protected). A key read from a PEM
+// file without an explicit kid is named by its RFC 7638 thumbprint, which
+// is also the default kid of a Signer, so a PEM public key matches its
+// signer with no kid configured on either side. `jku` is emitted when
+// configured but never followed: a key fetched from a URL the card names
+// would let whoever controls the card choose the key.
+package cardsign

@@ -34,6 +34,7 @@ const bearerScheme = "bearer"
 type cardState struct {
 	mu   sync.Mutex
 	seen map[string]time.Time // ETag → first served
+	sigs cardSignatures
 }
 
 // modifiedAt returns when the card with this ETag was first served.
@@ -57,7 +58,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card"}
 	defer s.finishCard(ex, r)
 	card := s.buildCard(r.Context(), s.endpointURL(r), false, s.log)
-	body, err := encodeDualCard(card)
+	body, err := s.encodeServedCard(card)
 	if err != nil {
 		s.log.Error("encoding the agent card failed", "error", err)
 		http.Error(w, "the agent card could not be encoded; see the agent's log", http.StatusInternalServerError)
@@ -198,6 +199,9 @@ func (s *Server) buildCard(ctx context.Context, endpoint string, extended bool, 
 	}
 	if extended {
 		card.Skills = append(card.Skills, c.ExtendedSkills...)
+		// The extended card is served as v1.0 JSON (or converted to 0.3)
+		// by every binding, so it is signed here.
+		s.signCard(card, nil)
 	}
 	return card
 }

@@ -107,6 +107,9 @@ type CardConfig struct {
 	Extensions []a2a.AgentExtension
 	// CacheMaxAge is the card's Cache-Control max-age (default 5 min).
 	CacheMaxAge time.Duration
+	// Signer, when set, signs the public and the extended card (JWS over
+	// the JCS-canonical card, A2A §8.4); nil serves them unsigned.
+	Signer CardSigner
 }
 
 // Limits bound what a request may cost.

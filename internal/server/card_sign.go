@@ -1,0 +1,96 @@
+package server
+
+import (
+	"crypto/sha256"
+	"sync"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// CardSigner signs the agent card (*cardsign.Signer implements it). The
+// card is built at request time from the host's live tool registry, so it
+// is signed then; signatures are cached by the card's content.
+type CardSigner interface {
+	// Sign returns a signature over the card's v1.0 content.
+	Sign(card *a2a.AgentCard) (a2a.AgentCardSignature, error)
+}
+
+// DocumentSigner is optionally implemented by a CardSigner that signs the
+// card document as served, possibly with several signatures (one per
+// reading of the specification's signing input; see package cardsign).
+type DocumentSigner interface {
+	SignDocument(doc []byte) ([]a2a.AgentCardSignature, error)
+}
+
+// maxSignedCards bounds the signature cache; cards differ only when the
+// host's tools, the Host header or the configuration do.
+const maxSignedCards = 64
+
+// cardSignatures caches signatures by the SHA-256 of the unsigned card
+// document, so that repeated requests neither re-sign nor (with ES256,
+// whose signatures are randomised) change the body and its ETag.
+type cardSignatures struct {
+	mu    sync.Mutex
+	cache map[[32]byte][]a2a.AgentCardSignature
+}
+
+// signCard attaches the configured signer's signatures to card. doc is the
+// document that will be served, without signatures; nil means the v1.0
+// encoding of card (the extended card). Without a signer it does nothing;
+// a signing failure is logged and the card goes out unsigned (peers that
+// require a signature then refuse it with a clear error).
+func (s *Server) signCard(card *a2a.AgentCard, doc []byte) {
+	signer := s.opts.Card.Signer
+	if signer == nil || card == nil {
+		return
+	}
+	card.Signatures = nil
+	if doc == nil {
+		var err error
+		if doc, err = a2a.Marshal(card); err != nil {
+			s.log.Error("encoding the agent card for signing failed; it is served unsigned", "error", err)
+			return
+		}
+	}
+	key := sha256.Sum256(doc)
+	c := &s.card.sigs
+	c.mu.Lock()
+	sigs, ok := c.cache[key]
+	c.mu.Unlock()
+	if !ok {
+		var err error
+		if ds, isDoc := signer.(DocumentSigner); isDoc {
+			sigs, err = ds.SignDocument(doc)
+		} else {
+			var sig a2a.AgentCardSignature
+			sig, err = signer.Sign(card)
+			sigs = []a2a.AgentCardSignature{sig}
+		}
+		if err != nil {
+			s.log.Error("signing the agent card failed; it is served unsigned", "error", err)
+			return
+		}
+		c.mu.Lock()
+		if c.cache == nil || len(c.cache) >= maxSignedCards {
+			c.cache = make(map[[32]byte][]a2a.AgentCardSignature)
+		}
+		c.cache[key] = sigs
+		c.mu.Unlock()
+	}
+	card.Signatures = append([]a2a.AgentCardSignature(nil), sigs...)
+}
+
+// encodeServedCard encodes the public card as served (dual v1.0 + 0.3
+// document), signed when a signer is configured.
+func (s *Server) encodeServedCard(card *a2a.AgentCard) ([]byte, error) {
+	card.Signatures = nil
+	body, err := encodeDualCard(card)
+	if err != nil || s.opts.Card.Signer == nil {
+		return body, err
+	}
+	s.signCard(card, body)
+	if len(card.Signatures) == 0 {
+		return body, nil
+	}
+	return encodeDualCard(card)
+}

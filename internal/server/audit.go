@@ -63,7 +63,7 @@ func (s *Server) audit(ex *exchange, d time.Duration) {
 		s.auditHook(rec, ex.events)
 	}
 	if err := s.opts.Audit.Log(rec); err != nil {
-		s.log.Warn("could not write the audit record", "error", err)
+		s.log.Warn("could not write the audit record", ex.logArgs("error", err)...)
 	}
 }
 

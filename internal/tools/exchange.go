@@ -394,7 +394,7 @@ func (t *Toolset) record(ctx context.Context, e store.ConversationEntry) {
 		e.Time = t.now()
 	}
 	if _, err := t.deps.Store.AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
-		t.log.Warn("could not record conversation entry", "context_id", e.ContextID, "peer", e.Peer, "error", err)
+		t.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
 	}
 }
 

@@ -83,6 +83,6 @@ func (t *Toolset) recordDelegation(ctx context.Context, peer string, prep *prepa
 		RequestSummary: oneLine(prep.text, 500), ResultSummary: oneLine(o.tr.answer(), 1000), State: o.tr.state.String(),
 	})
 	if err != nil && status.Code(err) != codes.Unimplemented {
-		t.log.Debug("host did not record the delegation", "peer", peer, "error", err)
+		t.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
 	}
 }

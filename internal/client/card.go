@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/cardsign"
 )
 
 // Well-known locations of an agent card: the v1.0/0.3 path and the older
@@ -46,6 +47,18 @@ type CardInfo struct {
 	// FromCache says the card came from the cache without a request;
 	// Revalidated says a conditional request answered 304 Not Modified.
 	FromCache, Revalidated bool
+	// Verified is set for a peer that requires a signed card (Endpoint
+	// CardKeys): the signature that verified. Card is then made of the
+	// signed content only.
+	Verified *Verification
+}
+
+// Verification describes the signature that verified a card.
+type Verification struct {
+	// KeyID and Algorithm are the signature's kid and alg.
+	KeyID, Algorithm string
+	// Form is the payload reading that verified (see package cardsign).
+	Form string
 }
 
 // V03 reports whether the chosen interface speaks protocol 0.3.
@@ -57,6 +70,18 @@ type cardEntry struct {
 	info         *CardInfo
 	etag         string
 	lastModified string
+	// body is the card as last downloaded, for signature checks; verified
+	// memoises them per key set until the body changes (a 304 keeps them).
+	body     []byte
+	verified map[*cardsign.KeySet]*verifiedCard
+}
+
+// verifiedCard is the outcome of checking one card body with one key set.
+type verifiedCard struct {
+	card  *a2a.AgentCard
+	iface a2a.AgentInterface
+	ver   Verification
+	err   error
 }
 
 // cardCache caches cards by the URL they were asked for.
@@ -79,10 +104,11 @@ func (cc *cardCache) entry(key string) *cardEntry {
 	return e
 }
 
-// peek returns the cached card for key without fetching, or nil.
-func (cc *cardCache) peek(key string) *CardInfo {
+// peek returns the cached card of p without fetching, or nil; for a
+// signed peer only a card that verified.
+func (cc *cardCache) peek(p *Peer) *CardInfo {
 	cc.mu.Lock()
-	e := cc.entries[key]
+	e := cc.entries[p.cardKey()]
 	cc.mu.Unlock()
 	if e == nil {
 		return nil
@@ -93,7 +119,16 @@ func (cc *cardCache) peek(key string) *CardInfo {
 		return nil
 	}
 	c := *e.info
-	return &c
+	if p.ep.CardKeys == nil {
+		return &c
+	}
+	if v := e.verified[p.ep.CardKeys]; v != nil && v.err == nil {
+		c.Card, c.Interface = v.card, v.iface
+		ver := v.ver
+		c.Verified = &ver
+		return &c
+	}
+	return nil
 }
 
 // CardCandidates returns the URLs at which the card of the agent at raw is
@@ -139,7 +174,7 @@ func (c *Client) fetchCard(ctx context.Context, p *Peer, refresh bool) (*CardInf
 	if !refresh && e.info != nil && now.Before(e.info.Expires) {
 		out := *e.info
 		out.FromCache, out.Revalidated = true, false
-		return &out, nil
+		return c.checkSigned(p, e, &out)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout(c.opts.Timeout))
 	defer cancel()
@@ -160,7 +195,7 @@ func (c *Client) fetchCard(ctx context.Context, p *Peer, refresh bool) (*CardInf
 		if err == nil {
 			e.info = info
 			out := *info
-			return &out, nil
+			return c.checkSigned(p, e, &out)
 		}
 		lastErr = err
 		if !notFound || i == len(candidates)-1 {
@@ -237,25 +272,36 @@ func (c *Client) getCard(ctx context.Context, p *Peer, e *cardEntry, cardURL str
 	if err != nil {
 		return fail(ErrBadCard, 0, err)
 	}
-	if err := checkCard(card); err != nil {
+	in, err := usableInterface(card, cardURL)
+	if err != nil {
 		return fail(ErrBadCard, 0, err)
 	}
-	in, ok := card.PreferredInterface(a2a.BindingJSONRPC)
-	if !ok {
-		return fail(ErrBadCard, 0, fmt.Errorf("card offers no JSONRPC interface for protocol 1.0 or 0.3 (it offers: %s)", describeInterfaces(card)))
-	}
-	resolved, err := resolveInterfaceURL(cardURL, in.URL)
-	if err != nil {
-		return fail(ErrBadCard, 0, fmt.Errorf("interface URL %q: %w", in.URL, err))
-	}
-	in.URL = resolved
 	info = &CardInfo{Card: card, CardURL: cardURL, Interface: in, FetchedAt: now, Expires: expiry(resp.Header, now, c.opts.CardTTL)}
 	if noStore(resp.Header) {
 		info.Expires = now
 	}
 	e.etag = resp.Header.Get("ETag")
 	e.lastModified = resp.Header.Get("Last-Modified")
+	e.body, e.verified = body, nil
 	return info, false, nil
+}
+
+// usableInterface checks a card and picks the interface this client
+// uses, its URL resolved against the card URL.
+func usableInterface(card *a2a.AgentCard, cardURL string) (a2a.AgentInterface, error) {
+	if err := checkCard(card); err != nil {
+		return a2a.AgentInterface{}, err
+	}
+	in, ok := card.PreferredInterface(a2a.BindingJSONRPC)
+	if !ok {
+		return a2a.AgentInterface{}, fmt.Errorf("card offers no JSONRPC interface for protocol 1.0 or 0.3 (it offers: %s)", describeInterfaces(card))
+	}
+	resolved, err := resolveInterfaceURL(cardURL, in.URL)
+	if err != nil {
+		return a2a.AgentInterface{}, fmt.Errorf("interface URL %q: %w", in.URL, err)
+	}
+	in.URL = resolved
+	return in, nil
 }
 
 // checkCard rejects a card missing what a client needs to talk to it and to

@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/cardsign"
 )
 
 // Guard is the SSRF guard the client sends every URL and every connection
@@ -243,6 +244,10 @@ type Endpoint struct {
 	Auth Auth
 	// Timeout bounds each unary call to this peer (0: the client default).
 	Timeout time.Duration
+	// CardKeys, when set, makes the peer "signed": its card must carry a
+	// signature that verifies with one of these keys, or every call fails
+	// with ErrUntrustedCard. The card used is then the signed content.
+	CardKeys *cardsign.KeySet
 }
 
 // Peer is a handle on one remote agent. It is cheap to create; the card
@@ -304,7 +309,7 @@ func (p *Peer) Refresh(ctx context.Context) (*CardInfo, error) {
 
 // CachedCard returns the cached card without any request, or nil.
 func (p *Peer) CachedCard() *CardInfo {
-	return p.c.cards.peek(p.cardKey())
+	return p.c.cards.peek(p)
 }
 
 // decorate sets the headers every request to p carries.

@@ -50,6 +50,10 @@ const (
 	// ErrBlocked: the SSRF guard refused the URL or the address it
 	// resolved to.
 	ErrBlocked Kind = "blocked"
+	// ErrUntrustedCard: the peer must present a signed card (Endpoint
+	// CardKeys) and its card is unsigned, signed by an unknown key or does
+	// not verify; the cardsign reason is in the chain (errors.Is).
+	ErrUntrustedCard Kind = "untrusted agent card"
 )
 
 // Error implements error so that a Kind can be the target of errors.Is.
@@ -133,6 +137,8 @@ func (e *Error) hint() string {
 		return "the peer does not speak A2A JSON-RPC as expected; check the URL and the peer's protocol version"
 	case ErrBlocked:
 		return "outbound calls to loopback, private and link-local addresses are refused unless the configuration allows them"
+	case ErrUntrustedCard:
+		return untrustedCardHint(e.Err)
 	}
 	return ""
 }

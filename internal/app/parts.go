@@ -89,6 +89,8 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 			errs = append(errs, err)
 		}
 	}
+	signer, signerRoutes, err := cardSigning(cfg, log)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		p.closeAudit()
 		return nil, fmt.Errorf("a2a plugin: %w", err)
@@ -128,9 +130,11 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 	tcfg := tools.Config{
 		AllowUnconfigured: cfg.AllowUnconfiguredURLs, AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs,
 		DefaultTimeout: time.Duration(cfg.CallTimeout), MaxDepth: cfg.MaxDelegationDepth, UserAgent: "a2a-plugin",
+		TrustedKeys: cfg.CardTrustedKeys,
 	}
 	for _, a := range cfg.Agents {
-		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout)})
+		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout),
+			Signed: a.Signed, CardKeys: a.CardKeys})
 	}
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics})
 	if err != nil {
@@ -153,7 +157,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 			Name: cfg.AgentName, Description: cfg.AgentDescription, Version: cfg.AgentVersion,
 			ProviderOrganization: cfg.ProviderOrganization, ProviderURL: cfg.ProviderURL,
 			DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL, PublicURL: cfg.PublicURL,
-			AdvertisedToolsets: cfg.AdvertisedToolsets, ExtendedSkills: extended,
+			AdvertisedToolsets: cfg.AdvertisedToolsets, ExtendedSkills: extended, Signer: signer,
 		},
 		Auth: auth, Policy: policy, Gate: gate,
 		RateLimit:          security.NewRateLimiter(cfg.RateLimit, nil),
@@ -167,6 +171,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 		Logger:             log.Named("server"),
 		Tracer:             p.tracer,
 	}
+	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
 	if cfg.Metrics {
 		// The local operator and trusted peers may scrape.
 		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "GET /metrics", Handler: p.metrics.Handler(),

@@ -37,6 +37,13 @@ type Peer struct {
 	Trust string `json:"trust,omitempty"`
 	// Timeout bounds each call to the peer (Go duration, e.g. "2m").
 	Timeout Duration `json:"timeout,omitempty"`
+	// Signed requires the peer's Agent Card to carry a signature that
+	// verifies with CardKeys or the global card_trusted_keys.
+	Signed bool `json:"signed,omitempty"`
+	// CardKeys are public key files (PEM, JWK or JWK Set; "KID=PATH" names
+	// a PEM key's kid) trusted for this peer's card; setting them implies
+	// Signed.
+	CardKeys []string `json:"card_keys,omitempty"`
 }
 
 // Skill is an extra skill advertised only on the extended Agent Card.
@@ -93,6 +100,9 @@ type Config struct {
 	IconURL              string   `json:"icon_url" env:"A2A_ICON_URL" help:"Agent Card iconUrl."`
 	AdvertisedToolsets   []string `json:"advertised_toolsets" env:"A2A_ADVERTISED_TOOLSETS" help:"Host toolsets whose tools become Agent Card skills, comma-separated (default: all but this plugin's own a2a tools)."`
 	ExtendedSkills       []Skill  `json:"extended_skills" help:"Extra skills shown only on the extended Agent Card to authenticated peers (host config only)."`
+	CardSigningKey       string   `json:"card_signing_key" env:"A2A_CARD_SIGNING_KEY" help:"PEM private key file (PKCS#8 Ed25519 or EC P-256) that signs the Agent Card (JWS over the JCS-canonical card); the public key is served at /.well-known/jwks.json."`
+	CardSigningKID       string   `json:"card_signing_kid" env:"A2A_CARD_SIGNING_KID" help:"Key id (kid) of the card signatures (default: the key's RFC 7638 thumbprint)."`
+	CardSigningJKU       string   `json:"card_signing_jku" env:"A2A_CARD_SIGNING_JKU" help:"URL of a JWK Set holding the card signing key, put in the signatures' jku (optional; e.g. <public URL>/.well-known/jwks.json)."`
 
 	// Tasks.
 	RequestTimeout     Duration `json:"request_timeout" env:"A2A_REQUEST_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits before returning the task as it is (the task keeps running)."`
@@ -120,11 +130,12 @@ type Config struct {
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
 
 	// Outbound.
-	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|header, trust, timeout}."`
+	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|header, trust, timeout, signed, card_keys}."`
 	AllowUnconfiguredURLs bool     `json:"allow_unconfigured_urls" env:"A2A_ALLOW_UNCONFIGURED_URLS" default:"false" help:"Let tools call agent URLs that are not in a2a_agents."`
 	AllowLoopbackURLs     bool     `json:"allow_loopback_urls" env:"A2A_ALLOW_LOOPBACK_URLS" default:"false" help:"Allow loopback addresses in outbound and webhook URLs (tests, same-machine agents)."`
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
 	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
+	CardTrustedKeys       []string `json:"card_trusted_keys" env:"A2A_CARD_TRUSTED_KEYS" help:"Public key files (PEM, JWK or JWK Set) trusted for the cards of every peer configured with signed: true, comma-separated."`
 
 	// Observability.
 	Metrics      bool   `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
@@ -438,6 +449,17 @@ func (c *Config) Validate() error {
 		}
 		if p.Header != "" && !strings.Contains(p.Header, ":") {
 			bad("a2a_agents[%q].header must look like \"Name: value\"", p.Name)
+		}
+		if p.Signed && len(p.CardKeys) == 0 && len(c.CardTrustedKeys) == 0 {
+			bad("a2a_agents[%q] is signed but no key can verify its card: set its card_keys or card_trusted_keys (A2A_CARD_TRUSTED_KEYS) to the peer's public key file", p.Name)
+		}
+	}
+	if c.CardSigningKey == "" && (c.CardSigningKID != "" || c.CardSigningJKU != "") {
+		bad("card_signing_kid and card_signing_jku need card_signing_key (A2A_CARD_SIGNING_KEY), the private key file that signs the card")
+	}
+	if c.CardSigningJKU != "" {
+		if u, err := url.Parse(c.CardSigningJKU); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("card_signing_jku %q is not an http(s) URL (A2A_CARD_SIGNING_JKU)", c.CardSigningJKU)
 		}
 	}
 	for i, s := range c.ExtendedSkills {

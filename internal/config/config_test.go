@@ -121,3 +121,29 @@ func TestReadmeDocumentsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestCardSigningSettings(t *testing.T) {
+	c, err := Load([]byte(`{"card_signing_key":"/keys/card.pem","card_signing_kid":"b-2026",
+	  "card_trusted_keys":["/keys/shared.jwks.json"],
+	  "a2a_agents":[{"name":"b","url":"https://b.example","signed":true,"card_keys":["b-2026=/keys/b.pub.pem"]},
+	                {"name":"c","url":"https://c.example","signed":true}]}`),
+		env(map[string]string{"A2A_CARD_SIGNING_JKU": "https://a.example/.well-known/jwks.json"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CardSigningKey != "/keys/card.pem" || c.CardSigningKID != "b-2026" || c.CardSigningJKU != "https://a.example/.well-known/jwks.json" {
+		t.Fatalf("signing settings %+v", c)
+	}
+	if !c.Agents[0].Signed || len(c.Agents[0].CardKeys) != 1 || len(c.CardTrustedKeys) != 1 {
+		t.Fatalf("peer settings %+v", c.Agents)
+	}
+	for section, want := range map[string]string{
+		`{"a2a_agents":[{"name":"b","url":"https://b.example","signed":true}]}`: "no key can verify its card",
+		`{"card_signing_kid":"x"}`: "need card_signing_key",
+		`{"card_signing_key":"k.pem","card_signing_jku":"file:///etc/jwks"}`: "card_signing_jku",
+	} {
+		if _, err := Load([]byte(section), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v (want %q)", section, err, want)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,6 +68,7 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	b.WriteString("\n")
 	fmt.Fprintf(b, "Capabilities: streaming %s, push notifications %s\n", yesNo(c.Capabilities.SupportsStreaming()), yesNo(c.Capabilities.SupportsPushNotifications()))
 	fmt.Fprintf(b, "Authentication: %s\n", authSummary(c))
+	fmt.Fprintf(b, "Card signature: %s\n", signatureSummary(target, info))
 	if target.conf != nil {
 		cred := "none"
 		switch {
@@ -109,7 +112,8 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	fmt.Fprintf(b, "Card: %s (%s; fresh until %s)\n", info.CardURL, src, info.Expires.UTC().Format("2006-01-02 15:04:05Z"))
 	fmt.Fprintf(b, "To delegate: a2a_call agent=%q message=\"…\"\n", target.name)
 	j, _ := json.Marshal(map[string]any{"name": c.Name, "agent": target.name, "protocol": in.ProtocolVersion,
-		"streaming": c.Capabilities.SupportsStreaming(), "skills": skillIDs(c)})
+		"streaming": c.Capabilities.SupportsStreaming(), "skills": skillIDs(c),
+		"signed": len(c.Signatures) > 0, "signature_verified": info.Verified != nil})
 	b.Write(j)
 }
 
@@ -183,4 +187,51 @@ func authSummary(c *a2a.AgentCard) string {
 		return "schemes declared (not required by the card): " + strings.Join(alts, ", ")
 	}
 	return strings.Join(alts, " or ")
+}
+
+// signatureSummary says whether the card is signed and whether a
+// configured key verified it.
+func signatureSummary(target *resolved, info *client.CardInfo) string {
+	if v := info.Verified; v != nil {
+		return fmt.Sprintf("signed and verified with the configured key kid=%s (%s): the card is the one its key holder published", v.KeyID, v.Algorithm)
+	}
+	n := len(info.Card.Signatures)
+	if n == 0 {
+		return "unsigned"
+	}
+	var kids []string
+	for _, s := range info.Card.Signatures {
+		if kid := protectedKid(s.Protected); kid != "" && !slices.Contains(kids, "kid="+kid) {
+			kids = append(kids, "kid="+kid)
+		}
+	}
+	what := fmt.Sprintf("signed (%d signature(s)", n)
+	if len(kids) > 0 {
+		what += ", " + strings.Join(kids, ", ")
+	}
+	what += "), not verified"
+	if target.conf != nil {
+		return what + ": this peer is not configured as signed (set signed: true and card_keys in a2a_agents to require a verified card)"
+	}
+	return what + ": only configured peers with card_keys are verified"
+}
+
+// protectedKid reads the kid of a JWS protected header, for display only.
+func protectedKid(protected string) string {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(protected, "="))
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Kid string `json:"kid"`
+	}
+	if json.Unmarshal(raw, &h) != nil || len(h.Kid) > 128 {
+		return ""
+	}
+	for _, r := range h.Kid {
+		if r < 0x21 || r > 0x7e {
+			return "" // shown to a model: printable ASCII only
+		}
+	}
+	return h.Kid
 }

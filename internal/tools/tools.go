@@ -65,6 +65,13 @@ type Peer struct {
 	// Timeout bounds each request to the peer and is the default wait of
 	// a2a_call (0: Config.DefaultTimeout).
 	Timeout time.Duration
+	// Signed requires the peer's card to be signed by one of CardKeys or
+	// Config.TrustedKeys; an unsigned or tampered card makes every tool
+	// refuse the peer. CardKeys imply Signed.
+	Signed bool
+	// CardKeys are public key files for the peer's card signatures (see
+	// cardsign.LoadKeySet: PEM, JWK or JWK Set, "KID=PATH").
+	CardKeys []string
 }
 
 // Config configures the tools.
@@ -89,6 +96,9 @@ type Config struct {
 	MaxDepth int
 	// UserAgent is sent on outbound requests.
 	UserAgent string
+	// TrustedKeys are public key files trusted for the cards of every
+	// signed peer, beside each peer's own CardKeys.
+	TrustedKeys []string
 }
 
 // Deps are the tools' collaborators.
@@ -183,6 +193,9 @@ func (cfg *Config) Validate() error {
 		if p.Timeout < 0 {
 			errs = append(errs, fmt.Errorf("%s: timeout must not be negative", where))
 		}
+		if p.Signed && len(p.CardKeys) == 0 && len(cfg.TrustedKeys) == 0 {
+			errs = append(errs, fmt.Errorf("%s: signed, but no key can verify its card: give the peer's public key file in card_keys (or card_trusted_keys)", where))
+		}
 	}
 	if cfg.DefaultTimeout < 0 || cfg.MaxWait < 0 {
 		errs = append(errs, errors.New("a2a tools: default timeout and max wait must not be negative"))
@@ -270,9 +283,14 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if opts.Now == nil {
 		opts.Now = deps.Now
 	}
+	keys, err := peerCardKeys(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
+	}
 	t.client = client.New(opts)
-	for _, p := range cfg.Agents {
-		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout}
+	for i, p := range cfg.Agents {
+		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i]}
+		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
 		if p.Header != "" {
 			ep.Auth.HeaderName, ep.Auth.HeaderValue, _ = client.ParseHeader(p.Header)

@@ -448,6 +448,18 @@ var reasonCodes = map[string]int{
 	"EXTENDED_AGENT_CARD_NOT_CONFIGURED": CodeExtendedAgentCardNotConfigured,
 	"EXTENSION_SUPPORT_REQUIRED":         CodeExtensionSupportRequired,
 	"VERSION_NOT_SUPPORTED":              CodeVersionNotSupported,
+	// This project's reasons (internal/server), so that its refusals keep
+	// their codes across the HTTP+JSON binding.
+	"UNAUTHENTICATED":   CodeUnauthorized,
+	"UNAUTHORIZED":      CodeUnauthorized,
+	"RATE_LIMITED":      CodeRateLimited,
+	"TOO_MANY_STREAMS":  CodeRateLimited,
+	"UNTRUSTED":         CodeUntrusted,
+	"REQUEST_TOO_LARGE": CodeInvalidRequest,
+	"REQUEST_TOO_DEEP":  CodeInvalidRequest,
+	"REQUEST_TIMEOUT":   CodeInvalidRequest,
+	"UNAVAILABLE":       CodeInternalError,
+	"STREAM_DROPPED":    CodeInternalError,
 }
 
 // Status is the body of the google.rpc.Status JSON form the HTTP+JSON

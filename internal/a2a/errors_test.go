@@ -173,7 +173,8 @@ func TestHTTPAndGRPCStatusMapping(t *testing.T) {
 }
 
 func TestStatusJSONRoundTrips(t *testing.T) {
-	for _, e := range []*Error{ErrTaskNotFound("t1"), ErrVersionNotSupported("2.0"), ErrInvalidParams("id", "is required"), NewError(CodeUntrusted, "", "peer not trusted")} {
+	for _, e := range []*Error{ErrTaskNotFound("t1"), ErrVersionNotSupported("2.0"), ErrInvalidParams("id", "is required"), NewError(CodeUntrusted, "", "peer not trusted"),
+		NewError(CodeUnauthorized, "UNAUTHORIZED", "not for your tier"), NewError(CodeRateLimited, "TOO_MANY_STREAMS", "close one")} {
 		b, err := e.StatusJSON()
 		if err != nil {
 			t.Fatal(err)

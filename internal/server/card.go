@@ -173,6 +173,8 @@ func (s *Server) buildCard(ctx context.Context, endpoint string, extended bool, 
 		SupportedInterfaces: []a2a.AgentInterface{
 			{URL: endpoint, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 			{URL: endpoint, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersionV03},
+			// HTTP+JSON routes are path-distinct from POST /: same base URL.
+			{URL: strings.TrimSuffix(endpoint, "/"), ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
 		},
 		Version:          c.Version,
 		DocumentationURL: c.DocumentationURL,

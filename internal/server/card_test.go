@@ -91,9 +91,10 @@ func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
 			}
 			card, raw := splitCard(t, body)
 			want := e.url + "/"
-			if len(card.SupportedInterfaces) != 2 ||
+			if len(card.SupportedInterfaces) != 3 ||
 				card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}) ||
-				card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) {
+				card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
+				card.SupportedInterfaces[2] != (a2a.AgentInterface{URL: e.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) {
 				t.Errorf("supportedInterfaces = %+v", card.SupportedInterfaces)
 			}
 			if card.Name != "Test Agent" || card.Description != "An agent for tests" || card.Version != "9.9.9" ||

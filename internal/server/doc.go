@@ -1,14 +1,28 @@
 // Package server is the inbound side of the A2A plugin: it serves the
-// agent card and the A2A v1.0 JSON-RPC endpoint (with the 0.3 method names
-// and shapes for older peers) over HTTP, and hands every request to the
-// task manager (package tasks) after authenticating, authorising, limiting
-// and validating it.
+// agent card, the A2A v1.0 JSON-RPC endpoint (with the 0.3 method names
+// and shapes for older peers) and the v1.0 HTTP+JSON binding over HTTP,
+// and hands every request to the task manager (package tasks) after
+// authenticating, authorising, limiting and validating it.
 //
 // # Routes
 //
 //	GET  /.well-known/agent-card.json   public agent card (also /.well-known/agent.json)
 //	POST /                              JSON-RPC endpoint (aliases /a2a and /rpc)
 //	GET  /healthz                       "ok" (503 while shutting down)
+//
+// HTTP+JSON binding (rest.go), each route optionally under /{tenant}:
+//
+//	POST   /message:send                               SendMessage
+//	POST   /message:stream                             SendStreamingMessage (SSE)
+//	GET    /tasks/{id}?historyLength=                  GetTask
+//	GET    /tasks?contextId=&status=&pageSize=&…       ListTasks
+//	POST   /tasks/{id}:cancel                          CancelTask
+//	GET    /tasks/{id}:subscribe (or POST)             SubscribeToTask (SSE)
+//	POST   /tasks/{taskId}/pushNotificationConfigs     CreateTaskPushNotificationConfig
+//	GET    /tasks/{taskId}/pushNotificationConfigs     ListTaskPushNotificationConfigs
+//	GET    /tasks/{taskId}/pushNotificationConfigs/{id}     GetTaskPushNotificationConfig
+//	DELETE /tasks/{taskId}/pushNotificationConfigs/{id}     DeleteTaskPushNotificationConfig
+//	GET    /extendedAgentCard                          GetExtendedAgentCard
 //
 // # Request pipeline
 //
@@ -20,6 +34,17 @@
 // limits (parts, part size, media types, ids) → trust gate and loop guards
 // (sends) → task manager. Nothing in a request body can claim an identity:
 // the identity comes from the Authorization header and the TCP peer only.
+//
+// An HTTP+JSON request takes the same steps in the same order, through the
+// same functions: the route stands for the envelope and method, and the
+// request object is assembled from path, query and body and then decoded
+// and validated by a2a.DecodeParams exactly as JSON-RPC params are. One
+// function per step (admit, readBody, checkJSON, a2a.NegotiateVersion,
+// authorize, a2a.DecodeParams, dispatch and the per-operation functions
+// of methods.go and sse.go); only the encoders differ, chosen by the
+// exchange's binding (refuse, writeResult, writeEvent, writeErrorEvent).
+// Audit records, metrics, logs (with binding=HTTP+JSON) and rate-limit
+// and stream budgets are shared: an identity has one budget for both.
 //
 // # Decisions on what the specification leaves open
 //
@@ -113,6 +138,61 @@
 //     is rejected the same way; malformed chain metadata is -32602.
 //   - Failed authentication attempts count against the rate limit of the
 //     caller's address, which slows down token guessing.
+//
+// # HTTP+JSON binding
+//
+//   - Declared in supportedInterfaces after the two JSON-RPC entries, as
+//     {url: <base URL without the trailing slash>, protocolBinding:
+//     "HTTP+JSON", protocolVersion: "1.0"}. Its routes are path-distinct
+//     from POST / (and /a2a, /rpc), so it shares the JSON-RPC base URL;
+//     without the trailing slash a client's base+"/message:send" is a
+//     clean path.
+//   - Equivalence (specification §9, BIND-EQUIV). Results are byte-for-byte
+//     the JSON-RPC results without the envelope; errors are the same
+//     *a2a.Error (code, ErrorInfo reason and metadata, message) in the
+//     google.rpc.Status form {"error":{"code":<HTTP status>,"status":<name>,
+//     "message":…,"details":[ErrorInfo, …]}}. The HTTP status of an error
+//     that JSON-RPC answers with 200 is a2a.HTTPStatus of its code (the
+//     v1.0.1 table: -32001 404 NOT_FOUND; -32002/3/4/7/8/9 400
+//     FAILED_PRECONDITION; -32005 and -32600/2/-32700 400 INVALID_ARGUMENT;
+//     -32006/-32603 500 INTERNAL; -32601 404 UNIMPLEMENTED; the project's
+//     -32050 401 UNAUTHENTICATED, -32051 429, -32052 403), except an
+//     operation the caller's tier may not use (-32050 UNAUTHORIZED), which
+//     is 403 PERMISSION_DENIED, and a stream cut by shutdown, 503. Errors
+//     that JSON-RPC already answers with an HTTP status keep it (401, 408,
+//     413, 429 with Retry-After, 503).
+//   - Version. A missing A2A-Version is served as 1.0, as for PascalCase
+//     JSON-RPC methods; "0.3" is -32009, since the interface is declared
+//     for 1.0 only (0.3 peers use the JSON-RPC interface; 0.3's /v1/…
+//     REST paths are not served).
+//   - Media types. Answers are application/a2a+json, except for a client
+//     whose Accept names application/json (or only text/event-stream) and
+//     not application/a2a+json: it gets application/json, because the
+//     official Go SDK v2.4.0 reads error bodies only under that type.
+//     Request bodies may be application/json, application/a2a+json or any
+//     application/*+json (or unlabelled); another type is -32005 (400).
+//   - Requests. GET and DELETE routes take their fields from the query
+//     (camelCase names; snake_case accepted, as in JSON bodies; booleans
+//     "true"/"false"; numbers, enums and timestamps as their JSON string
+//     forms; lastUpdatedAfter, the Go SDK v2.4.0's name, is read as
+//     statusTimestampAfter). POST routes take a JSON object body, which
+//     may be empty for :cancel and :subscribe. Path parameters win; a body
+//     or query value that contradicts one is -32602. A body that is not
+//     JSON is -32700, one that is not an object -32600 (both 400).
+//   - Subscribe answers GET and POST (the proto and the specification
+//     text disagree, A.17). Delete answers 200 with {} (clients treat any
+//     2xx as success; some accept only 200). An unknown verb on a task
+//     path is the task id (GET /tasks/a:b reads task "a:b").
+//   - Streams. Each SSE event's data is the bare StreamResponse; an error
+//     after the stream started is an SSE event named "error" whose data is
+//     the google.rpc.Status form, then the stream closes (the JS SDK reads
+//     only "error" events as errors; the Go SDK any {"error":…} data).
+//   - Routing. A path that is no route is 404 and a route used with the
+//     wrong method 405 (with Allow), both as google.rpc.Status bodies and
+//     answered before authentication, as unknown paths always were; GET /
+//     is 405 (Allow: POST), the JSON-RPC endpoint.
+//   - Tenants. The /{tenant} prefix is accepted and ignored, like a
+//     tenant field in JSON-RPC params (no interface declares a tenant).
 //
 // # Timeouts and shutdown
 //

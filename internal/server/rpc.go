@@ -29,7 +29,12 @@ type exchange struct {
 
 	taskID, contextID string
 
-	status   int // HTTP status
+	// rest marks an exchange of the HTTP+JSON binding; ctype is the
+	// media type of its JSON answers (see restContentType).
+	rest  bool
+	ctype []string
+
+	status   int // HTTP status (the JSON-RPC binding's; see rest.go)
 	code     int // JSON-RPC error code, 0 on success
 	reason   string
 	errMsg   string
@@ -41,9 +46,14 @@ type exchange struct {
 }
 
 // logArgs returns the key/value pairs every log line about the exchange
-// carries (task_id, context_id, peer), followed by kv.
+// carries (task_id, context_id, peer, method; binding for HTTP+JSON),
+// followed by kv.
 func (ex *exchange) logArgs(kv ...any) []any {
-	return append([]any{"task_id", ex.taskID, "context_id", ex.contextID, "peer", ex.ident.ID, "method", ex.method}, kv...)
+	args := []any{"task_id", ex.taskID, "context_id", ex.contextID, "peer", ex.ident.ID, "method", ex.method}
+	if ex.rest {
+		args = append(args, "binding", a2a.BindingHTTPJSON)
+	}
+	return append(args, kv...)
 }
 
 // fail records a refusal in the exchange.
@@ -76,46 +86,13 @@ var opPerms = [...]security.Permission{
 // request runs before anything reaches the task manager, cheapest first:
 // authentication, rate limit, body size, Content-Type, nesting depth,
 // UTF-8, envelope, method, version, extensions, capability, permission,
-// params.
+// params. The steps shared with the HTTP+JSON binding (serveREST) are
+// admit, checkJSON, checkVersion, authorize and dispatch.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{start: s.now(), status: http.StatusOK}
 	defer s.finish(ex, r)
-	if s.closing.Load() {
-		s.refuse(w, ex, http.StatusServiceUnavailable, errUnavailable())
+	if !s.admit(w, r, ex) {
 		return
-	}
-
-	ident, err := s.opts.Auth.Authenticate(r)
-	if err == nil {
-		err = s.opts.Auth.Admit(ident)
-	}
-	if err != nil {
-		remote := remoteAddr(r)
-		ex.ident = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
-		// Failed attempts count against the caller's address, which slows
-		// down token guessing.
-		if rl := s.opts.RateLimit; rl != nil {
-			if ok, wait := rl.Allow(ex.ident.ID); !ok {
-				w.Header().Set("Retry-After", retryAfter(wait))
-				s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
-				return
-			}
-		}
-		challenge := `Bearer realm="a2a"`
-		if r.Header.Get("Authorization") != "" {
-			challenge += `, error="invalid_token"`
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		s.refuse(w, ex, http.StatusUnauthorized, errUnauthenticated(err))
-		return
-	}
-	ex.ident = ident
-	if rl := s.opts.RateLimit; rl != nil {
-		if ok, wait := rl.Allow(ident.ID); !ok {
-			w.Header().Set("Retry-After", retryAfter(wait))
-			s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
-			return
-		}
 	}
 
 	rc := http.NewResponseController(w)
@@ -141,12 +118,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, ex, http.StatusOK, errContentType(ct))
 		return
 	}
-	if tooDeep(body, s.opts.Limits.MaxJSONDepth) {
-		s.refuse(w, ex, http.StatusOK, errTooDeep(s.opts.Limits.MaxJSONDepth))
-		return
-	}
-	if !utf8.Valid(body) {
-		s.refuse(w, ex, http.StatusOK, a2a.ErrParse("the body is not valid UTF-8, which JSON requires"))
+	if e := s.checkJSON(body); e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
 		return
 	}
 	req, perr := parseEnvelope(body)
@@ -173,26 +146,12 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex.op, ex.v03 = op, v03
-	version := headerValue(r.Header, hdrVersion)
-	if version == "" && r.URL.RawQuery != "" {
-		version = r.URL.Query().Get(a2a.HeaderVersion)
-	}
-	if _, verr := a2a.NegotiateVersion(version, v03); verr != nil {
+	if _, verr := a2a.NegotiateVersion(requestedVersion(r), v03); verr != nil {
 		s.refuse(w, ex, http.StatusOK, verr)
 		return
 	}
-	if e := s.negotiateExtensions(w, r); e != nil {
+	if e := s.authorize(w, r, ex); e != nil {
 		s.refuse(w, ex, http.StatusOK, e)
-		return
-	}
-	// Capabilities the agent does not offer answer the same to everyone,
-	// so they are checked before the caller's permissions.
-	if e := s.capability(op); e != nil {
-		s.refuse(w, ex, http.StatusOK, e)
-		return
-	}
-	if perm := opPerms[op]; !s.opts.Policy.Allows(ident.Tier, perm) {
-		s.refuse(w, ex, http.StatusOK, errForbidden(req.Method, op, perm, ident.Tier))
 		return
 	}
 	params, e := a2a.DecodeParams(op, v03, req.Params)
@@ -201,6 +160,88 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.dispatch(w, r, rc, ex, params)
+}
+
+// admit runs the steps every A2A request of either binding starts with:
+// refuse while shutting down, authenticate, apply the rate limit. It
+// records the caller in ex and reports whether the request may go on; a
+// refusal has been answered.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	if s.closing.Load() {
+		s.refuse(w, ex, http.StatusServiceUnavailable, errUnavailable())
+		return false
+	}
+	ident, err := s.opts.Auth.Authenticate(r)
+	if err == nil {
+		err = s.opts.Auth.Admit(ident)
+	}
+	if err != nil {
+		remote := remoteAddr(r)
+		ex.ident = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
+		// Failed attempts count against the caller's address, which slows
+		// down token guessing.
+		if rl := s.opts.RateLimit; rl != nil {
+			if ok, wait := rl.Allow(ex.ident.ID); !ok {
+				w.Header().Set("Retry-After", retryAfter(wait))
+				s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
+				return false
+			}
+		}
+		challenge := `Bearer realm="a2a"`
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		s.refuse(w, ex, http.StatusUnauthorized, errUnauthenticated(err))
+		return false
+	}
+	ex.ident = ident
+	if rl := s.opts.RateLimit; rl != nil {
+		if ok, wait := rl.Allow(ident.ID); !ok {
+			w.Header().Set("Retry-After", retryAfter(wait))
+			s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
+			return false
+		}
+	}
+	return true
+}
+
+// checkJSON refuses a body nested deeper than Limits.MaxJSONDepth or not
+// valid UTF-8, before any decoder looks at it.
+func (s *Server) checkJSON(body []byte) *a2a.Error {
+	if tooDeep(body, s.opts.Limits.MaxJSONDepth) {
+		return errTooDeep(s.opts.Limits.MaxJSONDepth)
+	}
+	if !utf8.Valid(body) {
+		return a2a.ErrParse("the body is not valid UTF-8, which JSON requires")
+	}
+	return nil
+}
+
+// requestedVersion is the A2A-Version header, or the ?A2A-Version= query
+// parameter the specification allows instead.
+func requestedVersion(r *http.Request) string {
+	version := headerValue(r.Header, hdrVersion)
+	if version == "" && r.URL.RawQuery != "" {
+		version = r.URL.Query().Get(a2a.HeaderVersion)
+	}
+	return version
+}
+
+// authorize runs the checks between the operation and its params, the
+// same for both bindings: extensions, capability (answered the same to
+// every caller, so before permissions), the caller's permission.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, ex *exchange) *a2a.Error {
+	if e := s.negotiateExtensions(w, r); e != nil {
+		return e
+	}
+	if e := s.capability(ex.op); e != nil {
+		return e
+	}
+	if perm := opPerms[ex.op]; !s.opts.Policy.Allows(ex.ident.Tier, perm) {
+		return errForbidden(ex.method, ex.op, perm, ex.ident.Tier)
+	}
+	return nil
 }
 
 // readBody reads the request body into buf within the size and time
@@ -248,9 +289,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.Respo
 	return http.StatusBadRequest, a2a.ErrInvalidRequest("the request body could not be read")
 }
 
-// refuse answers with a JSON-RPC error and records it.
+// refuse answers with an error in the exchange's binding and records it.
+// status is the JSON-RPC binding's HTTP status: 200 for protocol errors,
+// the status of an HTTP-level refusal otherwise (the HTTP+JSON binding
+// maps the former with a2a.HTTPStatus, see restStatus).
 func (s *Server) refuse(w http.ResponseWriter, ex *exchange, status int, e *a2a.Error) {
 	ex.fail(status, e)
+	if ex.rest {
+		ex.bytesOut += int64(writeStatusError(w, ex.ctype, status, e))
+		return
+	}
 	ex.bytesOut += int64(writeJSONRPCError(w, status, ex.id, e))
 }
 
@@ -370,10 +418,19 @@ func scope(id security.Identity) string {
 	return id.ID
 }
 
-// writeResult writes a success response. A response that cannot be
+// writeResult writes a success response: the result in a JSON-RPC
+// envelope, or (HTTP+JSON) the bare result. A response that cannot be
 // encoded becomes -32603 (logged).
 func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, result any) {
-	b, err := a2a.EncodeResult(ex.id, result)
+	var (
+		b   []byte
+		err error
+	)
+	if ex.rest {
+		b, err = a2a.Marshal(result)
+	} else {
+		b, err = a2a.EncodeResult(ex.id, result)
+	}
 	if err != nil {
 		s.log.Error("encoding a response failed", ex.logArgs("error", err)...)
 		s.refuse(w, ex, http.StatusOK, errInternal())
@@ -381,6 +438,9 @@ func (s *Server) writeResult(w http.ResponseWriter, rc *http.ResponseController,
 	}
 	_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Limits.WriteTimeout))
 	setJSONHeaders(w.Header(), len(b))
+	if ex.rest {
+		w.Header()["Content-Type"] = ex.ctype
+	}
 	w.WriteHeader(http.StatusOK)
 	n, _ := w.Write(b)
 	ex.bytesOut += int64(n)

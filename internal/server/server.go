@@ -90,6 +90,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /{$}", s.serveRPC)
 	mux.HandleFunc("POST /a2a", s.serveRPC)
 	mux.HandleFunc("POST /rpc", s.serveRPC)
+	// The HTTP+JSON binding: its routes are path-distinct from the
+	// JSON-RPC endpoint, so it shares the base URL (see rest.go).
+	mux.HandleFunc("/", s.serveREST)
 	for _, e := range s.opts.Extra {
 		mux.Handle(e.Pattern, s.protect(e))
 	}
@@ -120,7 +123,8 @@ func (s *Server) ActiveStreams() int64 { return s.active.Load() }
 
 // Handler returns the server's HTTP handler: the agent card at
 // /.well-known/agent-card.json (and the legacy /.well-known/agent.json),
-// the JSON-RPC endpoint at POST / (aliases /a2a and /rpc) and GET /healthz.
+// the JSON-RPC endpoint at POST / (aliases /a2a and /rpc), the HTTP+JSON
+// routes (POST /message:send, GET /tasks/{id}, …) and GET /healthz.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -250,9 +254,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// recoverer turns a panic in a handler into a -32603 answer (when nothing
-// was written yet) and a log line with the stack; the peer never sees the
-// stack and the process never crashes.
+// recoverer turns a panic in a handler into a -32603 answer in the
+// request's binding (when nothing was written yet) and a log line with
+// the stack; the peer never sees the stack and the process never crashes.
 func (s *Server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tw := &trackingWriter{ResponseWriter: w}
@@ -267,7 +271,12 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 			s.log.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if !tw.wrote {
-				writeJSONRPCError(tw, http.StatusOK, nil, errInternal())
+				switch r.URL.Path {
+				case "/", "/a2a", "/rpc":
+					writeJSONRPCError(tw, http.StatusOK, nil, errInternal())
+				default:
+					writeStatusError(tw, restContentType(r), http.StatusOK, errInternal())
+				}
 			}
 		}()
 		next.ServeHTTP(tw, r)

@@ -68,7 +68,8 @@ func (s *Server) acquireStream(w http.ResponseWriter, ex *exchange) (func(), boo
 // stream writes a subscription as server-sent events until it ends, the
 // client goes away, a write times out, or the server shuts down. Each
 // event is one JSON-RPC response wrapping a StreamResponse (0.3 methods:
-// the bare 0.3 object); pre-encoded event JSON is spliced in as it is.
+// the bare 0.3 object; HTTP+JSON: the bare StreamResponse); pre-encoded
+// event JSON is spliced in as it is.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, sub *tasks.Subscription, release func()) {
 	s.streams.Add(1)
 	s.active.Add(1)
@@ -176,11 +177,19 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 		result = b
 	}
 	bp := eventPool.Get().(*[]byte)
-	b := append((*bp)[:0], `data: {"jsonrpc":"2.0","id":`...)
-	b = append(b, ex.id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	b = append(b, "}\n\n"...)
+	var b []byte
+	if ex.rest {
+		// HTTP+JSON: the bare StreamResponse.
+		b = append((*bp)[:0], "data: "...)
+		b = append(b, result...)
+		b = append(b, "\n\n"...)
+	} else {
+		b = append((*bp)[:0], `data: {"jsonrpc":"2.0","id":`...)
+		b = append(b, ex.id...)
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+		b = append(b, "}\n\n"...)
+	}
 	ok := s.writeSSE(w, rc, ex, b)
 	ex.events++
 	if cap(b) <= 64<<10 {
@@ -190,11 +199,21 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 	return ok
 }
 
-// writeErrorEvent writes a JSON-RPC error as the last event of a stream.
+// writeErrorEvent writes an error as the last event of a stream: a
+// JSON-RPC error response, or (HTTP+JSON) an "error" event whose data is
+// the google.rpc.Status form.
 func (s *Server) writeErrorEvent(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, e *a2a.Error) {
 	ex.code, ex.reason, ex.errMsg = e.Code, e.Reason, errMessage(e)
-	body := a2a.EncodeError(ex.id, e)
-	b := make([]byte, 0, len(body)+8)
+	var body []byte
+	if ex.rest {
+		body = statusBody(restStatus(http.StatusOK, e))
+	} else {
+		body = a2a.EncodeError(ex.id, e)
+	}
+	b := make([]byte, 0, len(body)+22)
+	if ex.rest {
+		b = append(b, "event: error\n"...)
+	}
 	b = append(b, "data: "...)
 	b = append(b, body...)
 	b = append(b, "\n\n"...)

@@ -1,0 +1,429 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// The HTTP+JSON (REST) binding. It is a second encoder over the same
+// pipeline as the JSON-RPC binding: serveREST finds the operation from the
+// route instead of the method name, builds the request object from the
+// path, the query and the body, and then runs exactly the steps serveRPC
+// runs (admit, checkJSON, version, authorize, a2a.DecodeParams, dispatch).
+// Only the encoding differs: bare results, google.rpc.Status errors with
+// the HTTP status of the specification's mapping, SSE events holding the
+// bare StreamResponse. See doc.go for the routes and the decisions.
+
+// restRoute is a matched HTTP+JSON route.
+type restRoute struct {
+	op a2a.Operation
+	// tenant is the optional /{tenant} prefix (accepted and ignored, as a
+	// tenant field is in JSON-RPC params).
+	tenant string
+	// path holds the path parameters by request field: "id", "taskId".
+	path [2]pathParam
+	// hasBody says the route takes a JSON body (POST routes).
+	hasBody bool
+}
+
+// pathParam is one path parameter: the request field it fills and its
+// (unescaped) value.
+type pathParam struct{ field, value string }
+
+// Route names of the HTTP+JSON binding, for error messages.
+const restRoutes = "POST /message:send, POST /message:stream, GET /tasks/{id}, GET /tasks, POST /tasks/{id}:cancel, " +
+	"GET or POST /tasks/{id}:subscribe, POST or GET /tasks/{taskId}/pushNotificationConfigs, " +
+	"GET or DELETE /tasks/{taskId}/pushNotificationConfigs/{id}, GET /extendedAgentCard (each optionally under /{tenant})"
+
+// Response media types of the HTTP+JSON binding.
+var (
+	valA2AJSON = []string{"application/a2a+json"}
+)
+
+// serveREST serves the HTTP+JSON binding. Paths that are no route answer
+// 404 (or 405 for a route used with the wrong HTTP method) before
+// authentication, as unknown paths always did; everything else is an
+// exchange with the JSON-RPC binding's steps in the same order:
+// authentication, rate limit, body size, Content-Type, nesting depth,
+// UTF-8, version, extensions, capability, permission, params, dispatch.
+func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
+	rt, allow := matchREST(r.Method, r.URL.EscapedPath())
+	if rt.op == 0 {
+		restRouteMiss(w, r, allow)
+		return
+	}
+	ex := &exchange{start: s.now(), status: http.StatusOK, rest: true, ctype: restContentType(r)}
+	defer s.finish(ex, r)
+	if !s.admit(w, r, ex) {
+		return
+	}
+	// Named only once admitted, as a JSON-RPC method is only read then:
+	// both bindings leave the same audit record.
+	ex.op, ex.method = rt.op, rt.op.String()
+	rc := http.NewResponseController(w)
+	var body []byte
+	if rt.hasBody {
+		buf := bodyPool.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer func() {
+			if buf.Cap() <= maxPooledBody {
+				bodyPool.Put(buf)
+			}
+		}()
+		if status, e := s.readBody(w, r, rc, buf); e != nil {
+			s.refuse(w, ex, status, e)
+			return
+		}
+		body = buf.Bytes()
+		ex.bytesIn = int64(len(body))
+		if len(body) > 0 {
+			if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONContentType(ct) {
+				e := a2a.ErrContentTypeNotSupported(ct)
+				e.Message = fmt.Sprintf("Content-Type %q is not supported: send HTTP+JSON request bodies as application/a2a+json or application/json", ct)
+				s.refuse(w, ex, http.StatusOK, e)
+				return
+			}
+			if e := s.checkJSON(body); e != nil {
+				s.refuse(w, ex, http.StatusOK, e)
+				return
+			}
+		}
+	}
+	if version, e := a2a.NegotiateVersion(requestedVersion(r), false); e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	} else if version != a2a.ProtocolVersion {
+		e := a2a.ErrVersionNotSupported(version)
+		e.Message = fmt.Sprintf("A2A protocol version %q is not served over HTTP+JSON here: send A2A-Version: 1.0 (protocol 0.3 is served by the JSON-RPC interface)", version)
+		e.Metadata["supportedVersions"] = a2a.ProtocolVersion
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	if e := s.authorize(w, r, ex); e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	var query url.Values
+	if !rt.hasBody && r.URL.RawQuery != "" {
+		query = r.URL.Query()
+	}
+	params, e := restParams(&rt, query, body)
+	if e != nil {
+		s.refuse(w, ex, http.StatusOK, e)
+		return
+	}
+	s.dispatch(w, r, rc, ex, params)
+}
+
+// matchREST resolves an HTTP method and escaped path to a route. When the
+// path is a route but not for this method, op is 0 and allow lists the
+// methods it takes; when it is no route at all, both are zero.
+func matchREST(method, escapedPath string) (restRoute, string) {
+	p := strings.TrimPrefix(escapedPath, "/")
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	segs := strings.Split(p, "/")
+	rt, allow, found := matchSegments(method, segs)
+	if !found && len(segs) > 1 {
+		// An optional /{tenant} prefix.
+		if tenant, err := url.PathUnescape(segs[0]); err == nil && tenant != "" {
+			rt, allow, found = matchSegments(method, segs[1:])
+			rt.tenant = tenant
+		}
+	}
+	if !found {
+		switch escapedPath {
+		case "/", "/a2a", "/rpc": // the JSON-RPC endpoint
+			return restRoute{}, http.MethodPost
+		}
+		return restRoute{}, ""
+	}
+	return rt, allow
+}
+
+// matchSegments matches the path segments (still escaped) of a route
+// without tenant. found says the path is a route; rt.op is 0 when method
+// is not one it takes, and allow then lists those.
+func matchSegments(method string, segs []string) (rt restRoute, allow string, found bool) {
+	// pick returns the operation of the route for method.
+	pick := func(ops ...any) (restRoute, string, bool) {
+		var methods []string
+		for i := 0; i < len(ops); i += 2 {
+			m, op := ops[i].(string), ops[i+1].(a2a.Operation)
+			methods = append(methods, m)
+			if m == method {
+				rt.op, rt.hasBody = op, m == http.MethodPost
+				return rt, "", true
+			}
+		}
+		return restRoute{}, strings.Join(methods, ", "), true
+	}
+	unescape := func(i int, field, seg string) bool {
+		v, err := url.PathUnescape(seg)
+		if err != nil || v == "" {
+			return false
+		}
+		rt.path[i] = pathParam{field, v}
+		return true
+	}
+	switch len(segs) {
+	case 1:
+		switch segs[0] {
+		case "message:send":
+			return pick(http.MethodPost, a2a.OpSendMessage)
+		case "message:stream":
+			return pick(http.MethodPost, a2a.OpSendStreamingMessage)
+		case "tasks":
+			return pick(http.MethodGet, a2a.OpListTasks)
+		case "extendedAgentCard":
+			return pick(http.MethodGet, a2a.OpGetExtendedCard)
+		}
+	case 2:
+		if segs[0] != "tasks" {
+			break
+		}
+		// The custom verbs are matched on the escaped segment, so an id
+		// holding an escaped colon stays an id.
+		if id, ok := strings.CutSuffix(segs[1], ":cancel"); ok {
+			if !unescape(0, "id", id) {
+				break
+			}
+			return pick(http.MethodPost, a2a.OpCancelTask)
+		}
+		if id, ok := strings.CutSuffix(segs[1], ":subscribe"); ok {
+			if !unescape(0, "id", id) {
+				break
+			}
+			// The proto says GET, the specification text POST: both.
+			return pick(http.MethodGet, a2a.OpSubscribeToTask, http.MethodPost, a2a.OpSubscribeToTask)
+		}
+		if !unescape(0, "id", segs[1]) {
+			break
+		}
+		return pick(http.MethodGet, a2a.OpGetTask)
+	case 3, 4:
+		if segs[0] != "tasks" || segs[2] != "pushNotificationConfigs" || !unescape(0, "taskId", segs[1]) {
+			break
+		}
+		if len(segs) == 3 {
+			return pick(http.MethodPost, a2a.OpCreatePushConfig, http.MethodGet, a2a.OpListPushConfigs)
+		}
+		if !unescape(1, "id", segs[3]) {
+			break
+		}
+		return pick(http.MethodGet, a2a.OpGetPushConfig, http.MethodDelete, a2a.OpDeletePushConfig)
+	}
+	return restRoute{}, "", false
+}
+
+// restRouteMiss answers a path that is no route (404) or a route used with
+// the wrong method (405, with Allow).
+func restRouteMiss(w http.ResponseWriter, r *http.Request, allow string) {
+	e := a2a.ErrMethodNotFound(r.Method + " " + r.URL.Path)
+	status := http.StatusNotFound
+	if allow != "" {
+		status = http.StatusMethodNotAllowed
+		w.Header().Set("Allow", allow)
+		e.Message = fmt.Sprintf("%s is not served at %s: use %s", r.Method, r.URL.Path, allow)
+	} else {
+		e.Message = fmt.Sprintf("No A2A route %s %s: the HTTP+JSON routes are %s; the JSON-RPC endpoint is POST /", r.Method, r.URL.Path, restRoutes)
+	}
+	writeStatusError(w, restContentType(r), status, e)
+}
+
+// restParams builds the request of rt's operation from the path
+// parameters, the query (GET and DELETE routes) or the JSON body (POST
+// routes), and decodes and validates it with a2a.DecodeParams, the
+// JSON-RPC binding's decoder: both bindings accept the same requests and
+// refuse them with the same errors. Query values are JSON strings, which
+// the decoder reads as numbers, enums and timestamps where the field
+// wants one; booleans are converted here.
+func restParams(rt *restRoute, query url.Values, body []byte) (any, *a2a.Error) {
+	if len(bytes.TrimSpace(body)) > 0 {
+		if !json.Valid(body) {
+			e := a2a.ErrParse("")
+			e.Message = "Parse error: the request body is not valid JSON; send the request as a JSON object"
+			return nil, e
+		}
+		if bytes.TrimSpace(body)[0] != '{' {
+			return nil, a2a.ErrInvalidRequest("the request body must be a JSON object holding the request's fields (or be empty where the route takes no fields)")
+		}
+	}
+	if rt.path[0].field == "" && len(query) == 0 {
+		return a2a.DecodeParams(rt.op, false, body) // the body is the whole request
+	}
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &obj); err != nil {
+			return nil, a2a.ErrInvalidRequest("the request body must be a JSON object: " + err.Error())
+		}
+	}
+	for key, vs := range query {
+		if len(vs) == 0 || key == a2a.HeaderVersion {
+			continue
+		}
+		v := vs[0]
+		switch key {
+		case "lastUpdatedAfter": // the official Go SDK v2.4.0's name for statusTimestampAfter
+			if _, ok := query["statusTimestampAfter"]; ok {
+				continue
+			}
+			key = "statusTimestampAfter"
+		}
+		switch key {
+		case "includeArtifacts", "include_artifacts":
+			if b, err := strconv.ParseBool(v); err == nil {
+				obj[key] = json.RawMessage(strconv.FormatBool(b))
+				continue
+			}
+		}
+		obj[key] = jsonString(v)
+	}
+	for _, p := range rt.path {
+		if p.field == "" {
+			continue
+		}
+		// The path wins; a body or query value that says otherwise is an
+		// error rather than silently ignored.
+		for _, k := range []string{p.field, snakeCase(p.field)} {
+			raw, ok := obj[k]
+			if !ok {
+				continue
+			}
+			var v string
+			if json.Unmarshal(raw, &v) == nil && v != "" && v != p.value {
+				return nil, a2a.ErrInvalidParams(p.field, fmt.Sprintf(
+					"is %q in the request but %q in the URL path; leave it out of the body and query, or make them agree", v, p.value))
+			}
+			delete(obj, k)
+		}
+		obj[p.field] = jsonString(p.value)
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, a2a.ErrInvalidRequest("the request could not be assembled: " + err.Error())
+	}
+	return a2a.DecodeParams(rt.op, false, raw)
+}
+
+// jsonString encodes s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// snakeCase is the snake_case spelling of a camelCase field name, which
+// the decoder also accepts.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'A' && c <= 'Z' {
+			b.WriteByte('_')
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// restContentType picks the media type of the HTTP+JSON binding's JSON
+// answers: application/a2a+json, as the specification asks, unless the
+// client's Accept names application/json (or only text/event-stream)
+// without application/a2a+json — some clients, such as the official Go SDK
+// v2.4.0, read error bodies only under application/json. The bytes are the
+// same either way.
+func restContentType(r *http.Request) []string {
+	accept := r.Header.Values("Accept")
+	if len(accept) == 0 {
+		return valA2AJSON
+	}
+	a2aOK, other := false, false
+	for _, v := range accept {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/a2a+json", "*/*", "application/*":
+				a2aOK = true
+			case "application/json", "text/event-stream":
+				other = true
+			}
+		}
+	}
+	if !a2aOK && other {
+		return valJSON
+	}
+	return valA2AJSON
+}
+
+// restStatus is the google.rpc.Status form of e for the HTTP+JSON binding.
+// status is the JSON-RPC binding's HTTP status for the same refusal: an
+// HTTP-level refusal (401, 408, 413, 429, 503, …) keeps it; a protocol
+// error (200 there) gets the specification's mapping (a2a.HTTPStatus),
+// except that an operation the caller's tier may not use is 403 and a
+// stream cut by shutdown 503.
+func restStatus(status int, e *a2a.Error) a2a.Status {
+	st := e.Status()
+	switch {
+	case status != http.StatusOK:
+		st.Code = status
+	case e.Reason == reasonUnauthorized:
+		st.Code = http.StatusForbidden
+	case e.Reason == reasonUnavailable: // a stream cut by shutdown
+		st.Code = http.StatusServiceUnavailable
+	}
+	switch st.Code {
+	case http.StatusUnauthorized:
+		st.Status = "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		st.Status = "PERMISSION_DENIED"
+	case http.StatusRequestTimeout:
+		st.Status = "DEADLINE_EXCEEDED"
+	case http.StatusTooManyRequests:
+		st.Status = "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable:
+		st.Status = "UNAVAILABLE"
+	case http.StatusMethodNotAllowed:
+		st.Status = "UNIMPLEMENTED"
+	}
+	return st
+}
+
+// statusBody encodes {"error": st}. Should a detail not encode, it is
+// dropped (the ErrorInfo, made of strings, always encodes).
+func statusBody(st a2a.Status) []byte {
+	type body struct {
+		Error a2a.Status `json:"error"`
+	}
+	b, err := a2a.Marshal(body{st})
+	if err != nil {
+		if len(st.Details) > 0 {
+			if _, ok := st.Details[0].(a2a.ErrorInfo); ok {
+				st.Details = st.Details[:1]
+			} else {
+				st.Details = nil
+			}
+		}
+		b, _ = a2a.Marshal(body{st})
+	}
+	return b
+}
+
+// writeStatusError writes an HTTP+JSON error response and returns the
+// number of body bytes written.
+func writeStatusError(w http.ResponseWriter, ctype []string, status int, e *a2a.Error) int {
+	st := restStatus(status, e)
+	b := statusBody(st)
+	setJSONHeaders(w.Header(), len(b))
+	w.Header()["Content-Type"] = ctype
+	w.WriteHeader(st.Code)
+	n, _ := w.Write(b)
+	return n
+}

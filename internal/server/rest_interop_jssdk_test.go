@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// jsRESTStep is one line of client-rest.mjs output.
+type jsRESTStep struct {
+	Step  string `json:"step"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+
+	Name          string   `json:"name"`
+	StatusCode    int      `json:"statusCode"`
+	Transport     string   `json:"transport"`
+	Interfaces    []string `json:"interfaces"`
+	TaskID        string   `json:"taskId"`
+	ContextID     string   `json:"contextId"`
+	State         string   `json:"state"`
+	Answer        string   `json:"answer"`
+	History       int      `json:"history"`
+	Events        []string `json:"events"`
+	Count         int      `json:"count"`
+	TotalSize     int      `json:"totalSize"`
+	NextPageToken *string  `json:"nextPageToken"`
+	Artifacts     int      `json:"artifacts"`
+	Created       string   `json:"created"`
+	Token         string   `json:"token"`
+	Listed        int      `json:"listed"`
+	AfterDelete   *int     `json:"afterDelete"`
+	Requests      []string `json:"requests"`
+}
+
+// TestOfficialJSSDKRESTClientInterop drives our HTTP+JSON binding with the
+// official JS SDK's REST transport (@a2a-js/sdk 1.3.0) through
+// testharness/interop/js/client-rest.mjs: every operation, push configs
+// included, and the SDK's typed errors decoded from google.rpc.Status.
+func TestOfficialJSSDKRESTClientInterop(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
+	}
+	dir := jsInteropDir(t)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
+	}
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client-rest.mjs", e.url)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokAlice)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]jsRESTStep{}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var s jsRESTStep
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Errorf("client-rest printed a non-JSON line: %s", sc.Bytes())
+			continue
+		}
+		t.Logf("js %s", sc.Bytes())
+		if s.Step == "subscribed" {
+			e.exec.release(s.TaskID) // the resubscribed task may finish now
+			continue
+		}
+		steps[s.Step] = s
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("client-rest failed: %v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
+		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
+		if s, ok := steps[name]; !ok || !s.OK {
+			t.Errorf("step %s: %+v", name, s)
+		}
+	}
+	if c := steps["card"]; len(c.Interfaces) != 3 || c.Interfaces[2] != "HTTP+JSON 1.0 "+e.url {
+		t.Errorf("card = %+v", c)
+	}
+	send := steps["send"]
+	if send.State != "TASK_STATE_COMPLETED" || send.Answer != "echo: hello from js rest" || send.ContextID == "" {
+		t.Errorf("send = %+v", send)
+	}
+	if d := steps["direct"]; d.Answer != "direct: js rest" {
+		t.Errorf("direct = %+v", d)
+	}
+	want := "task:TASK_STATE_SUBMITTED,statusUpdate:TASK_STATE_WORKING,statusUpdate:TASK_STATE_WORKING,artifactUpdate,artifactUpdate,artifactUpdate,statusUpdate:TASK_STATE_COMPLETED"
+	if got := strings.Join(steps["stream"].Events, ","); got != want {
+		t.Errorf("stream = %s\nwant      %s", got, want)
+	}
+	if g := steps["get"]; g.TaskID != send.TaskID || g.State != "TASK_STATE_COMPLETED" || g.History != 1 {
+		t.Errorf("get = %+v", g)
+	}
+	if l := steps["list"]; l.Count != 2 || l.TotalSize != 2 || l.Artifacts != 3 || l.NextPageToken == nil || *l.NextPageToken != "" {
+		t.Errorf("list = %+v", l)
+	}
+	if p := steps["push"]; p.Created != "js-cfg" || p.Token != "js-token" || p.Listed != 1 || p.AfterDelete == nil || *p.AfterDelete != 0 {
+		t.Errorf("push = %+v", p)
+	}
+	if c := steps["cancel"]; c.State != "TASK_STATE_CANCELED" {
+		t.Errorf("cancel = %+v", c)
+	}
+	if r := steps["resubscribe"]; len(r.Events) != 3 || r.Events[0] != "task:TASK_STATE_WORKING" || r.Events[2] != "statusUpdate:TASK_STATE_COMPLETED" {
+		t.Errorf("resubscribe = %+v", r)
+	}
+	// The SDK maps our google.rpc.Status errors to its typed REST errors.
+	for name, want := range map[string]struct {
+		class  string
+		status int
+	}{
+		"unknown-task":       {"TaskNotFoundError", 404},
+		"not-cancelable":     {"TaskNotCancelableError", 400},
+		"terminal-subscribe": {"UnsupportedOperationError", 400},
+		"invalid-params":     {"RequestMalformedError", 400},
+	} {
+		if s := steps[name]; s.Name != want.class || s.StatusCode != want.status || s.Transport != "rest" {
+			t.Errorf("%s = %+v, want %s HTTP %d", name, s, want.class, want.status)
+		}
+	}
+	// Nothing went to the JSON-RPC endpoint.
+	for _, r := range steps["done"].Requests {
+		if r == "POST /" {
+			t.Errorf("the REST client called the JSON-RPC endpoint: %v", steps["done"].Requests)
+			break
+		}
+	}
+}

@@ -507,6 +507,10 @@ func definition(method string) string {
 		return "Task"
 	case "ListTasks", "tasks/list":
 		return "List Tasks Response"
+	case "CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/create", "GetTaskPushNotificationConfig":
+		return "Task Push Notification Config"
+	case "ListTaskPushNotificationConfigs":
+		return "List Task Push Notification Configs Response"
 	}
 	return ""
 }

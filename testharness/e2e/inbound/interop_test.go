@@ -2,14 +2,20 @@ package inbound_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
@@ -64,6 +71,96 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// validating checks what the SDK client receives as our own tests check
+// what they receive: every JSON-RPC answer and every SSE event against the
+// schema definition of the request's method, and the card.
+type validating struct {
+	t    testing.TB
+	next http.RoundTripper
+}
+
+func (v validating) RoundTrip(r *http.Request) (*http.Response, error) {
+	method := ""
+	if r.Body != nil && r.Method == http.MethodPost {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		_ = r.Body.Close()
+		var env struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &env)
+		method = env.Method
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := v.next.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = &sseChecker{t: v.t, body: resp.Body}
+	case strings.HasPrefix(ct, "application/json"):
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "agent-card.json") {
+			validateCard(v.t, body)
+		} else {
+			a2atest.ValidateJSONRPCResponse(v.t, body, definition(method))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
+}
+
+// validatingProxy puts a reverse proxy in front of the plugin whose
+// transport is validating, for clients we cannot instrument (the JS SDK).
+// The plugin sees the proxy's Host, so its card advertises the proxy's URL
+// and the client sends everything through it.
+func validatingProxy(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Host = r.In.Host
+		},
+		Transport: validating{t: t, next: http.DefaultTransport},
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// sseChecker keeps what the client reads of an SSE body and validates it
+// when the client closes the stream.
+type sseChecker struct {
+	t    testing.TB
+	body io.ReadCloser
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (s *sseChecker) Read(p []byte) (int, error) {
+	n, err := s.body.Read(p)
+	s.buf.Write(p[:n])
+	return n, err
+}
+
+func (s *sseChecker) Close() error {
+	s.once.Do(func() { a2atest.ValidateSSE(s.t, s.buf.Bytes(), "Stream Response") })
+	return s.body.Close()
+}
+
 // scopesAsArrays rewrites the ProtoJSON form of security requirement
 // scopes ({"list": [...]}, what the proto and the schema define) into the
 // bare arrays the Go SDK v2.4.0 expects (a2aproject/a2a-go#430).
@@ -90,7 +187,7 @@ func scopesAsArrays(body []byte) ([]byte, error) {
 // reply, stream, get, list, cancel, resubscribe and a typed error.
 func goSDKSession(t *testing.T, h *host) {
 	ctx := within(t)
-	hc := &http.Client{Transport: bearer{token: tokGoSDK, next: http.DefaultTransport}}
+	hc := &http.Client{Transport: bearer{token: tokGoSDK, next: validating{t: t, next: http.DefaultTransport}}}
 	if _, err := agentcard.NewResolver(hc).Resolve(ctx, h.url); err == nil {
 		t.Log("the Go SDK now parses ProtoJSON security scopes (a2a-go#430 is fixed); scopesAsArrays can go")
 	}
@@ -105,7 +202,8 @@ func goSDKSession(t *testing.T, h *host) {
 	if err != nil {
 		t.Fatalf("resolve card: %v", err)
 	}
-	if card.Name != "Agent" || len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].URL != h.url+"/" ||
+	if card.Name != "Agent" || len(card.SupportedInterfaces) < 2 || card.SupportedInterfaces[0].URL != h.url+"/" ||
+		card.SupportedInterfaces[0].ProtocolBinding != sdk.TransportProtocolJSONRPC || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
 		!card.Capabilities.Streaming || len(card.Skills) != 2 || len(card.SecuritySchemes) != 1 {
 		t.Fatalf("card = %+v", card)
 	}
@@ -252,7 +350,8 @@ type jsStep struct {
 }
 
 // jsSDKSession runs testharness/interop/js/client-check.mjs (the official
-// JS SDK client) against the binary and checks every step it reports.
+// JS SDK client) against the binary, through a proxy that validates every
+// answer it gets, and checks every step it reports.
 func jsSDKSession(t *testing.T, h *host) {
 	root, err := testharness.ModuleRoot("")
 	if err != nil {
@@ -268,7 +367,8 @@ func jsSDKSession(t *testing.T, h *host) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client-check.mjs", h.url)
+	base := validatingProxy(t, h.url)
+	cmd := exec.CommandContext(ctx, node, "client-check.mjs", base)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokJSSDK)
 	var stderr strings.Builder
@@ -305,7 +405,8 @@ func jsSDKSession(t *testing.T, h *host) {
 		}
 	}
 	card := steps["card"]
-	if card.Name != "Agent" || !card.Streaming || !equal(card.Interfaces, []string{"JSONRPC 1.0 " + h.url + "/", "JSONRPC 0.3 " + h.url + "/"}) ||
+	if card.Name != "Agent" || !card.Streaming || !equal(jsonrpcOnly(card.Interfaces), []string{"JSONRPC 1.0 " + base + "/", "JSONRPC 0.3 " + base + "/"}) ||
+		card.Interfaces[0] != "JSONRPC 1.0 "+base+"/" ||
 		!equal(card.Skills, []string{"calendar_add", "web_search"}) || !equal(card.SecuritySchemes, []string{"bearer"}) {
 		t.Errorf("card = %+v", card)
 	}

@@ -18,7 +18,8 @@ func methodsHost(t *testing.T) *host {
 // against its schema definition.
 func TestJSONRPCMethodsAnswerWithTheirV1Shapes(t *testing.T) {
 	t.Parallel()
-	h := methodsHost(t)
+	// Push is on, and webhooks may point at this machine.
+	h := startHost(t, map[string]any{"allow_loopback_urls": true}, nil)
 	ctx := within(t)
 	c := newClient(h.url)
 
@@ -70,6 +71,24 @@ func TestJSONRPCMethodsAnswerWithTheirV1Shapes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("push config by its v1.0 name and slash alias", func(t *testing.T) {
+		for _, method := range []string{"CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/create"} {
+			var cfg struct {
+				ID, TaskID, URL string
+			}
+			c.call(t, ctx, method, map[string]any{"taskId": done.ID, "id": "cfg-" + method, "url": "http://127.0.0.1:9/hook"}).ok(t, &cfg)
+			if cfg.ID != "cfg-"+method || cfg.TaskID != done.ID || cfg.URL != "http://127.0.0.1:9/hook" {
+				t.Errorf("%s = %+v", method, cfg)
+			}
+		}
+		var l struct {
+			Configs []struct{ ID string } `json:"configs"`
+		}
+		c.call(t, ctx, "ListTaskPushNotificationConfigs", map[string]any{"taskId": done.ID}).ok(t, &l)
+		if len(l.Configs) != 2 {
+			t.Errorf("configs = %+v", l.Configs)
+		}
+	})
 	t.Run("CancelTask", func(t *testing.T) {
 		slow := c.sendTask(t, ctx, nonBlocking(msg("slow canceled")))
 		var got task

@@ -218,14 +218,24 @@ func hostError(method string, err error) error {
 	return fmt.Errorf("the host's %s failed: %w", method, err)
 }
 
-// handleRequest builds the HandleMessage request for a turn.
+// handleRequest builds the HandleMessage request for a turn. Every string a
+// peer wrote — text parts, file names, strings inside data parts and
+// metadata — is defanged, not only the flattened text, since hosts may hand
+// any of them to a model.
 func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, error) {
-	parts, err := PartsToProto(t.Message.Parts)
+	hits := 0
+	filter := func(s string) string {
+		out, n := security.FilterInbound(s)
+		hits += n
+		return out
+	}
+	inParts := filterParts(t.Message.Parts, filter)
+	parts, err := PartsToProto(inParts)
 	if err != nil {
 		return nil, 0, err
 	}
-	clean, hits := security.FilterInbound(FlattenParts(t.Message.Parts))
-	md, err := toStruct(t.Message.Metadata)
+	clean := FlattenParts(inParts)
+	md, err := toStruct(filterValue(t.Message.Metadata, filter).(map[string]any))
 	if err != nil {
 		return nil, 0, fmt.Errorf("message metadata: %w", err)
 	}
@@ -247,6 +257,59 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 		req.Trace = &pb.TraceContext{Traceparent: t.Trace.Traceparent, Tracestate: t.Trace.Tracestate}
 	}
 	return req, hits, nil
+}
+
+// filterParts returns parts with every peer-written string passed through
+// filter (the original parts are not modified).
+func filterParts(parts []a2a.Part, filter func(string) string) []a2a.Part {
+	out := make([]a2a.Part, len(parts))
+	for i, p := range parts {
+		if p.Text != nil {
+			s := filter(*p.Text)
+			p.Text = &s
+		}
+		if p.Filename != "" {
+			p.Filename = filter(p.Filename)
+		}
+		if p.Kind() == a2a.PartData {
+			var v any
+			if err := json.Unmarshal(p.Data, &v); err == nil {
+				if b, err := json.Marshal(filterValue(v, filter)); err == nil {
+					p.Data = b
+				}
+			}
+		}
+		if p.Metadata != nil {
+			p.Metadata = filterValue(p.Metadata, filter).(map[string]any)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// filterValue passes every string of a decoded JSON value through filter,
+// returning a copy.
+func filterValue(v any, filter func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return filter(x)
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = filterValue(e, filter)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = filterValue(e, filter)
+		}
+		return out
+	}
+	return v
 }
 
 // displayName turns "peer:alice" into "alice".

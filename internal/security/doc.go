@@ -37,9 +37,10 @@
 // # Authorisation
 //
 // [DefaultPolicy] lets local and trusted callers do everything. Public callers
-// may send messages and get, cancel and subscribe to their own tasks; they may
-// not list tasks, manage push-notification configs or read the extended agent
-// card. [TrustGate] optionally narrows who may run tasks at all.
+// may send messages, get, cancel and subscribe to their own tasks, and read the
+// extended agent card (which the server still shows only to authenticated
+// callers); they may not list tasks or manage push-notification configs.
+// [TrustGate] optionally narrows who may run tasks at all.
 //
 // # Untrusted text
 //

@@ -120,14 +120,15 @@ type Policy struct {
 
 // DefaultPolicy lets local and trusted callers do everything, and public
 // callers send messages and get, cancel and subscribe to tasks (the server
-// scopes those to the caller's own tasks). Public callers may not list tasks,
-// manage push-notification configs (which make the server call out to a URL)
-// or read the extended agent card.
+// scopes those to the caller's own tasks) and read the extended agent card
+// (the server requires authentication for it, so anonymous callers still
+// cannot). Public callers may not list tasks or manage push-notification
+// configs (which make the server call out to a URL).
 func DefaultPolicy() Policy {
 	return Policy{Allowed: map[Tier][]Permission{
 		TierLocal:   AllPermissions(),
 		TierTrusted: AllPermissions(),
-		TierPublic:  {PermSend, PermGet, PermCancel, PermSubscribe},
+		TierPublic:  {PermSend, PermGet, PermCancel, PermSubscribe, PermExtendedCard},
 	}}
 }
 

@@ -7,7 +7,7 @@ import (
 
 func TestDefaultPolicyTable(t *testing.T) {
 	p := DefaultPolicy()
-	publicAllowed := map[Permission]bool{PermSend: true, PermGet: true, PermCancel: true, PermSubscribe: true}
+	publicAllowed := map[Permission]bool{PermSend: true, PermGet: true, PermCancel: true, PermSubscribe: true, PermExtendedCard: true}
 	for _, perm := range AllPermissions() {
 		if !p.Allows(TierLocal, perm) || !p.Allows(TierTrusted, perm) {
 			t.Errorf("local/trusted lack %s", perm)

@@ -314,9 +314,13 @@ func TestExtendedAgentCardForAuthenticatedPeersOnly(t *testing.T) {
 	if r.err != nil || c03["protocolVersion"] != "0.3.0" || c03["url"] == nil {
 		t.Errorf("0.3 extended card: %s", r.body)
 	}
-	// carol is public: no extended-card permission.
-	if err := e.fails(tokCarol, "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnauthorized {
-		t.Errorf("public caller: %v", err)
+	// carol is public but authenticated: she may read it.
+	if raw := e.ok(tokCarol, "GetExtendedAgentCard", nil); !strings.Contains(string(raw), `"deploy"`) {
+		t.Errorf("authenticated public caller: %s", raw)
+	}
+	// Anonymous callers may not.
+	if err := e.fails("", "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnauthorized {
+		t.Errorf("anonymous caller: %v", err)
 	}
 	// Without the extended card configured: -32004.
 	plain := newEnv(t)

@@ -89,7 +89,11 @@ func (s *Server) prepareSend(r *http.Request, ex *exchange, req *a2a.SendMessage
 		}
 		sp.PushConfig = pc
 	}
-	reject, e := s.loopGuard(r.Context(), ex, msg)
+	if msg.ContextID == "" && msg.TaskID == "" && s.opts.Turns != nil {
+		// A new conversation: name it now so its first turn counts.
+		sp.NewContextID = a2a.NewID()
+	}
+	reject, e := s.loopGuard(r.Context(), ex, msg, sp.NewContextID)
 	if e != nil {
 		return sp, e
 	}
@@ -100,7 +104,7 @@ func (s *Server) prepareSend(r *http.Request, ex *exchange, req *a2a.SendMessage
 // loopGuard returns why a message must be rejected to stop an
 // agent↔agent loop, or "". Malformed chain metadata is an invalid-params
 // error: a peer must not be able to slip past the depth limit with it.
-func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message) (string, *a2a.Error) {
+func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message, newContextID string) (string, *a2a.Error) {
 	if max := s.opts.MaxDelegationDepth; max >= 0 {
 		chain, err := security.ChainFromMetadata(msg.Metadata)
 		if err != nil {
@@ -117,6 +121,9 @@ func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message) 
 		return "", nil
 	}
 	cid := msg.ContextID
+	if cid == "" {
+		cid = newContextID
+	}
 	if cid == "" && msg.TaskID != "" {
 		// A continuation names only its task: count the turn in the task's
 		// context. An unknown task is left for the task manager to refuse.

@@ -261,6 +261,10 @@ func (m *Manager) settleLocked(lt *liveTask) {
 	lt.turnRunning = false
 	lt.turn = nil
 	m.mu.Lock()
+	if lt.rec.Task.Status.State.Terminal() {
+		// No turn can follow a terminal task, so late ends need no count.
+		delete(m.hostTurns, lt.rec.Task.ID)
+	}
 	if keepStreams && len(lt.subs) > 0 {
 		m.releaseContextLocked(lt)
 	} else {

@@ -122,7 +122,14 @@ type Manager struct {
 	live   map[string]*liveTask // tasks with a queued or running turn
 	queues map[string]*ctxQueue // context id → FIFO of turns
 	owners map[string]string    // context id → owner (cache)
-	closed bool
+	// hostTurns counts, per task, host turns started and not yet ended by
+	// ProcessingComplete. A task can have two: the one that asked a
+	// question and has not reported its end yet, and the continuation
+	// that answers it. ProcessingComplete names only the task, and a
+	// host ends a chat's turns in order, so an end that leaves a count
+	// above zero belongs to an earlier turn and must not settle the task.
+	hostTurns map[string]int
+	closed    bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -170,6 +177,8 @@ func NewManager(opts Options) (*Manager, error) {
 		queues: make(map[string]*ctxQueue),
 		owners: make(map[string]string),
 		stop:   make(chan struct{}),
+
+		hostTurns: make(map[string]int),
 	}, nil
 }
 

@@ -706,3 +706,26 @@ func TestAuthRequiredTaskLeavesMemoryWithItsLastStream(t *testing.T) {
 		t.Fatalf("resp = %+v, %v", r.resp, r.err)
 	}
 }
+
+func TestLateProcessingCompleteOfTheAskingTurnDoesNotEndTheContinuation(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ch := e.sendAsync(sendParams(alice, "book", nil))
+	ask := e.exec.next(t)
+	must(t, e.m.Apply(ctx, ask.TaskID, Update{Kind: UpdateInputRequired, Message: agentMsg("how many?")}))
+	wait(t, ch)
+	// The peer answers before the host reported the asking turn's end.
+	ch = e.sendAsync(sendParams(alice, "four", func(r *a2a.SendMessageRequest) { r.Message.TaskID = ask.TaskID }))
+	cont := e.exec.next(t)
+	must(t, e.m.EndTurn(ctx, ask.TaskID, OutcomeSuccess, "")) // late: the asking turn
+	task, err := e.m.Get(ctx, alice.ID, &a2a.GetTaskRequest{ID: ask.TaskID})
+	must(t, err)
+	if task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the asking turn's late end settled the continuation: %s", task.Status.State)
+	}
+	must(t, e.m.Apply(ctx, cont.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("booked")}))
+	must(t, e.m.EndTurn(ctx, cont.TaskID, OutcomeSuccess, ""))
+	if r := wait(t, ch); r.err != nil || r.resp.Task.Status.Message.Text() != "booked" {
+		t.Fatalf("resp = %+v, %v", r.resp, r.err)
+	}
+}

@@ -341,6 +341,11 @@ const (
 // still running is settled by the outcome; one already settled is left as
 // it is.
 func (m *Manager) EndTurn(ctx context.Context, taskID string, outcome Outcome, errText string) error {
+	if m.hostTurnStarted(taskID, -1) > 0 {
+		// The end of an earlier turn of this task (one that asked a
+		// question) arriving after its continuation started.
+		return nil
+	}
 	m.mu.Lock()
 	lt := m.live[taskID]
 	m.mu.Unlock()

@@ -77,7 +77,10 @@ func (m *Manager) startTurn(lt *liveTask) {
 	if exec == nil {
 		err = fmt.Errorf("no agent is attached to the A2A plugin")
 	} else if err == nil {
-		err = exec.StartTurn(ctx, turn)
+		m.hostTurnStarted(turn.TaskID, 1)
+		if err = exec.StartTurn(ctx, turn); err != nil {
+			m.hostTurnStarted(turn.TaskID, -1)
+		}
 	}
 	if err == nil {
 		return
@@ -92,6 +95,20 @@ func (m *Manager) startTurn(lt *liveTask) {
 		msg: agentText(lt, "The agent could not take the message: "+err.Error())}}); aerr != nil {
 		m.log.Error("failing task after a refused turn", turn.logArgs("error", aerr)...)
 	}
+}
+
+// hostTurnStarted adds delta to the task's open host turns and returns the
+// new count; the entry goes when it reaches zero.
+func (m *Manager) hostTurnStarted(taskID string, delta int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := max(m.hostTurns[taskID]+delta, 0)
+	if n == 0 {
+		delete(m.hostTurns, taskID)
+	} else {
+		m.hostTurns[taskID] = n
+	}
+	return n
 }
 
 // turnDoneLocked ends lt's turn: the task leaves memory unless it still has

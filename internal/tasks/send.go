@@ -27,6 +27,10 @@ type SendParams struct {
 	// Reject, when set, refuses the work without involving the host: the
 	// task is created REJECTED with this reason (loop guards use it).
 	Reject string
+	// NewContextID, when set, is the context id to give a message that
+	// names neither a context nor a task (instead of a fresh one), so the
+	// caller can account for the new conversation before it starts.
+	NewContextID string
 }
 
 // streamFirstEventWait is how long a new stream waits for the agent's first
@@ -199,7 +203,10 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 	}
 	cid := msg.ContextID
 	if cid == "" {
-		cid = a2a.NewID()
+		cid = p.NewContextID
+		if cid == "" {
+			cid = a2a.NewID()
+		}
 	} else if err := m.claimContext(ctx, cid, p); err != nil {
 		return nil, err
 	}

@@ -21,13 +21,16 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +56,22 @@ const peerTokens = "alice:" + tokAlice + ",bob:" + tokBob
 
 // rpcTimeout bounds one JSON-RPC call.
 const rpcTimeout = 30 * time.Second
+
+// minParallel is the default -parallel of this package: its tests spend
+// their time waiting for plugin processes, webhooks, backoffs and the
+// one-minute prune interval, not on the CPU, so they run side by side even
+// on a two-core machine (an explicit -parallel wins).
+const minParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit && runtime.GOMAXPROCS(0) < minParallel {
+		_ = flag.Set("test.parallel", strconv.Itoa(minParallel))
+	}
+	os.Exit(m.Run())
+}
 
 // scenario loads the host agent of testdata/agent.yaml.
 func scenario(t testing.TB) *testharness.Scenario {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -326,4 +327,33 @@ func TestPushDisabledRefusesEveryPushMethod(t *testing.T) {
 			t.Errorf("%s: reason %q", call.method, reasonOf(e))
 		}
 	}
+}
+
+// TestInlineConfigOnAContinuationIsKept: a message that answers a task
+// waiting for input may carry configuration.taskPushNotificationConfig too;
+// the config must be stored (listed) and notified of the rest of the task,
+// not silently dropped.
+func TestInlineConfigOnAContinuationIsKept(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t, pushSecret)
+	h := launch(t, launchOpts{env: map[string]string{"A2A_PUSH_SECRET": pushSecret}})
+	c := clientOf(h, "")
+	tk := c.send(t, msg{text: "ask about a continuation"})
+	if tk.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("ask: %s", tk.Status.State)
+	}
+	url := rcv.url(hook{name: "continuation", auth: "Bearer cred-cont", token: "tok-cont"})
+	done := c.send(t, msg{text: "saturday", taskID: tk.ID, push: pushConfig("cfg-cont", url, "cred-cont", "tok-cont")})
+	if done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("continuation: %s", done.Status.State)
+	}
+	ids := configIDs(t, c.ok(t, "ListTaskPushNotificationConfigs", map[string]any{"taskId": tk.ID}, "List Task Push Notification Configs Response"))
+	if !slices.Equal(ids, []string{"cfg-cont"}) {
+		t.Errorf("BUG: the inline push config of a continuation message was dropped: the task's configs are %v, want [cfg-cont] "+
+			"(internal/tasks/send.go: prepare() stores SendParams.PushConfig only for a new task; prepareContinuation ignores it, "+
+			"and SendMessage still answers success)", ids)
+		return
+	}
+	want := answerEvents(tk.ID, "saturday")
+	checkSequence(t, "continuation", rcv.waitDelivered(t, "continuation", len(want), 15*time.Second), tk.ID, want)
 }

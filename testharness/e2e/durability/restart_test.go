@@ -1,9 +1,12 @@
 package durability_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -324,4 +327,104 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// openStream starts SendStreamingMessage and returns the stream's
+// StreamResponses as they arrive; the channel closes when the stream ends
+// or breaks. The reader stops at the end of the test.
+func (c client) openStream(t testing.TB, m msg) <-chan a2a.StreamResponse {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "SendStreamingMessage", "params": m.params()})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", "1.0")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("SendStreamingMessage: %v", err)
+	}
+	out := make(chan a2a.StreamResponse, 64)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "data:"); ok {
+				data = append(data, strings.TrimPrefix(v, " "))
+				continue
+			}
+			if line != "" || len(data) == 0 {
+				continue
+			}
+			var env struct {
+				Result *a2a.StreamResponse `json:"result"`
+			}
+			if json.Unmarshal([]byte(strings.Join(data, "\n")), &env) == nil && env.Result != nil {
+				out <- *env.Result
+			}
+			data = nil
+		}
+	}()
+	return out
+}
+
+// TestStreamedEventsAreDurableBeforeTheClientSeesThem kills the plugin
+// (SIGKILL) the moment a streaming client has seen an artifact chunk: after
+// the restart the task holds that chunk, so nothing the client was told
+// was lost, and the task is FAILED with the restart reason.
+func TestStreamedEventsAreDurableBeforeTheClientSeesThem(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	h := launch(t, launchOpts{dataDir: dataDir})
+	c := clientOf(h, "")
+	events := c.openStream(t, msg{text: "slow and streamed"})
+	var taskID string
+	var seen []string
+	timeout := time.After(20 * time.Second)
+wait:
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("the stream ended before the first artifact chunk: %v", seen)
+			}
+			seen = append(seen, describeEvent(ev))
+			if ev.Task != nil {
+				taskID = ev.Task.ID
+			}
+			if ev.ArtifactUpdate != nil {
+				break wait
+			}
+		case <-timeout:
+			t.Fatalf("no artifact chunk streamed: %v", seen)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Restart(ctx, testharness.A2APluginName); err != nil {
+		t.Fatal(err)
+	}
+	for range events { // the stream breaks with the process
+	}
+	if taskID == "" {
+		t.Fatalf("the stream did not start with the task: %v", seen)
+	}
+	tk := task(t, clientOf(h, "").getTask(t, taskID))
+	if tk.Status.State != a2a.TaskStateFailed || statusText(tk) != restartReason {
+		t.Errorf("after the restart the task is %s %q, want FAILED %q", tk.Status.State, statusText(tk), restartReason)
+	}
+	if len(tk.Artifacts) == 0 || tk.Artifacts[0].ArtifactID != "data" || !strings.HasPrefix(textOf(tk.Artifacts[0].Parts), "abc") {
+		t.Errorf("the streamed chunk %q is not in the task after the restart: %+v (stream: %v)", "abc", tk.Artifacts, seen)
+	}
+	if len(tk.History) == 0 || textOf(tk.History[0].Parts) != "slow and streamed" {
+		t.Errorf("the client's message is not in the task's history: %+v", tk.History)
+	}
 }

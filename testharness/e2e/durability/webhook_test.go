@@ -406,3 +406,51 @@ func TestWebhookURLsPassTheSSRFGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCreatedOnARunningTaskGetsTheRest: a config created while the
+// task works gets every later update — an unbroken tail of the task's
+// events, ending with COMPLETED — and one deleted while its notifications
+// wait for a failing webhook gets nothing more once the webhook is back.
+func TestConfigCreatedOnARunningTaskGetsTheRest(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t, pushSecret)
+	h := launch(t, launchOpts{env: map[string]string{"A2A_PUSH_SECRET": pushSecret}})
+	c := clientOf(h, "")
+
+	tk := c.send(t, msg{text: "slow tail", returnImmediately: true})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cur := task(t, c.getTask(t, tk.ID))
+		return statusText(cur) == "step 1", fmt.Sprintf("task is %s %q", cur.Status.State, statusText(cur))
+	})
+	url := rcv.url(hook{name: "tail", auth: "Bearer cred-tail", token: "tok-tail"})
+	c.ok(t, "CreateTaskPushNotificationConfig", pushConfigFor(tk.ID, "cfg-tail", url, "cred-tail", "tok-tail"), "Task Push Notification Config")
+	c.waitState(t, tk.ID, a2a.TaskStateCompleted)
+	all := slowEvents(tk.ID, "slow tail")
+	var got []delivery
+	eventually(t, 15*time.Second, func() (bool, string) {
+		got = rcv.delivered("tail")
+		return len(got) > 0 && got[len(got)-1].ev.StatusUpdate != nil && got[len(got)-1].ev.StatusUpdate.Status.State == a2a.TaskStateCompleted,
+			fmt.Sprintf("hook tail got %v", describeAll(got))
+	})
+	if len(got) < 2 || len(got) > len(all)-2 {
+		t.Errorf("a config created after step 1 got %d notifications: %v", len(got), describeAll(got))
+	}
+	checkSequence(t, "tail", got, tk.ID, all[len(all)-min(len(got), len(all)):])
+
+	// Deleted while waiting: the webhook answers 503 until the config is
+	// gone, then 200; nothing more arrives.
+	rcv.setStatus(http.StatusServiceUnavailable)
+	url = rcv.url(hook{name: "deleted", auth: "Bearer cred-del", token: "tok-del"})
+	del := c.send(t, msg{text: "report then delete", push: pushConfig("cfg-del", url, "cred-del", "tok-del")})
+	eventually(t, 10*time.Second, func() (bool, string) { return len(rcv.requestsTo("deleted")) > 0, "the webhook was never tried" })
+	c.ok(t, "DeleteTaskPushNotificationConfig", map[string]any{"taskId": del.ID, "id": "cfg-del"}, "")
+	tried := len(rcv.requestsTo("deleted"))
+	rcv.setStatus(0)
+	time.Sleep(2500 * time.Millisecond) // past the first retry's backoff (at most 1 s)
+	if n := len(rcv.requestsTo("deleted")); n > tried+1 {
+		t.Errorf("a deleted config's webhook got %d more requests", n-tried)
+	}
+	if n := len(rcv.delivered("deleted")); n > 1 {
+		t.Errorf("a deleted config's webhook got %d notifications acknowledged", n)
+	}
+}

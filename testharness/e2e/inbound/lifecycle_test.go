@@ -161,6 +161,8 @@ func TestDrainFailsRunningTasksThatStayReadableAfterRestart(t *testing.T) {
 	c := newClient(h.url)
 
 	done := c.sendTask(t, ctx, msg("before the drain"))
+	asked := c.sendTask(t, ctx, msg("ask before the drain"))
+	h.turnEnded(t, ctx, asked.ID)
 	slow := c.sendTask(t, ctx, nonBlocking(msg("slow drain")))
 	// The turn is running on the host when the host drains the plugin.
 	hm := h.handleMessage(t, ctx, slow.ID)
@@ -195,6 +197,13 @@ func TestDrainFailsRunningTasksThatStayReadableAfterRestart(t *testing.T) {
 	if prev := c.getTask(t, ctx, done.ID); prev.Status.State != stCompleted || prev.answer() != "echo: before the drain" {
 		t.Errorf("the completed task after restart = %s %q", prev.Status.State, prev.answer())
 	}
+	// A task waiting for its client had no work running: it survives the
+	// drain and can still be answered.
+	if got := c.getTask(t, ctx, asked.ID); got.Status.State != stInputRequired {
+		t.Errorf("the input-required task is %s after drain and restart", got.Status.State)
+	} else if ans := c.sendTask(t, ctx, msg("teal", "taskId", asked.ID)); ans.Status.State != stCompleted || ans.answer() != "got: teal" {
+		t.Errorf("answering it after the restart = %s %q", ans.Status.State, ans.answer())
+	}
 	// The host's turn is still running (see TestDrainStopsTheHostTurnOfAnAbandonedTask):
 	// its late answer reaches the new process, which refuses it — a failed
 	// task never comes back to life.
@@ -214,6 +223,27 @@ func TestDrainFailsRunningTasksThatStayReadableAfterRestart(t *testing.T) {
 	next := c.sendTask(t, ctx, msg("after the restart", "contextId", slow.ContextID))
 	if next.Status.State != stCompleted || next.ContextID != slow.ContextID {
 		t.Errorf("a new task in the drained task's context = %s in %s", next.Status.State, next.ContextID)
+	}
+}
+
+// TestCrashedPluginFailsItsRunningTasksOnRestart kills the plugin (as a
+// crash would) while a task runs: with the SQLite store, the restarted
+// plugin fails that task with a reason the client can act on, instead of
+// leaving it WORKING forever.
+func TestCrashedPluginFailsItsRunningTasksOnRestart(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, map[string]any{"store": "sqlite"}, nil)
+	ctx := within(t)
+	c := newClient(h.url)
+	slow := c.sendTask(t, ctx, nonBlocking(msg("slow crash")))
+	h.handleMessage(t, ctx, slow.ID)
+	if err := h.Restart(ctx, testharness.A2APluginName); err != nil { // SIGKILL, then the supervisor's restart
+		t.Fatalf("restart: %v", err)
+	}
+	c = newClient(strings.TrimSuffix(h.Endpoint(testharness.A2APluginName), "/"))
+	got := c.getTask(t, ctx, slow.ID)
+	if got.Status.State != stFailed || !strings.Contains(got.Status.Message.text(), "restarted") {
+		t.Errorf("after a crash the running task is %s %q, want FAILED saying the plugin restarted", got.Status.State, got.Status.Message.text())
 	}
 }
 

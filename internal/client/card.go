@@ -38,7 +38,7 @@ type CardInfo struct {
 	// CardURL is where the card was found.
 	CardURL string
 	// Interface is the interface this client will use: JSONRPC, version
-	// "1.0" preferred, else "0.3".
+	// "1.0" preferred, else "0.3"; HTTP+JSON "1.0" when there is no JSONRPC.
 	Interface a2a.AgentInterface
 	// FetchedAt is when the card body was last downloaded or revalidated.
 	FetchedAt time.Time
@@ -292,9 +292,9 @@ func usableInterface(card *a2a.AgentCard, cardURL string) (a2a.AgentInterface, e
 	if err := checkCard(card); err != nil {
 		return a2a.AgentInterface{}, err
 	}
-	in, ok := card.PreferredInterface(a2a.BindingJSONRPC)
-	if !ok {
-		return a2a.AgentInterface{}, fmt.Errorf("card offers no JSONRPC interface for protocol 1.0 or 0.3 (it offers: %s)", describeInterfaces(card))
+	in, err := pickInterface(card)
+	if err != nil {
+		return a2a.AgentInterface{}, err
 	}
 	resolved, err := resolveInterfaceURL(cardURL, in.URL)
 	if err != nil {

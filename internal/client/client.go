@@ -1,7 +1,8 @@
 // Package client is the outbound A2A client: it fetches and caches agent
 // cards, picks the interface to use (JSONRPC, protocol 1.0 preferred, 0.3
-// as a fallback) and calls SendMessage, SendStreamingMessage, GetTask,
-// ListTasks, CancelTask and SubscribeToTask on remote agents.
+// as a fallback; HTTP+JSON 1.0 when the card offers no JSONRPC interface)
+// and calls SendMessage, SendStreamingMessage, GetTask, ListTasks,
+// CancelTask and SubscribeToTask on remote agents.
 //
 // One Client is shared by every peer: it owns one http.Transport (so
 // connections are pooled and reused), the SSRF guard that every connection

@@ -35,14 +35,16 @@ const (
 	// ErrRateLimited: the peer answered HTTP 429 (RetryAfter says how long
 	// to wait when the peer told).
 	ErrRateLimited Kind = "rate limited"
-	// ErrRPC: the peer answered with a JSON-RPC error; the *a2a.Error is
-	// in the chain (errors.As) with its code, message and ErrorInfo reason.
+	// ErrRPC: the peer answered with a JSON-RPC error (over HTTP+JSON: a
+	// google.rpc.Status error, mapped back to the same code); the
+	// *a2a.Error is in the chain (errors.As) with its code, message and
+	// ErrorInfo reason.
 	ErrRPC Kind = "JSON-RPC error"
 	// ErrStreamCut: an SSE stream ended before the task reached a terminal
 	// or interrupted state.
 	ErrStreamCut Kind = "stream cut"
 	// ErrInvalidResponse: the peer answered something that is not a valid
-	// A2A JSON-RPC response (wrong status, not JSON, wrong id, no result).
+	// A2A response (wrong status, not JSON, wrong id, no result).
 	ErrInvalidResponse Kind = "invalid response"
 	// ErrUnsupported: the operation is not available on this peer (e.g.
 	// ListTasks on a 0.3 peer, streaming on a peer that does not stream).
@@ -118,7 +120,7 @@ func (e *Error) hint() string {
 	case ErrTimeout:
 		return "the peer may be slow or overloaded; retry later or allow a longer timeout"
 	case ErrBadCard:
-		return "check that the URL points at an A2A agent (its card is served at /.well-known/agent-card.json) that offers a JSONRPC interface for protocol 1.0 or 0.3"
+		return "check that the URL points at an A2A agent (its card is served at /.well-known/agent-card.json) that offers a JSONRPC interface for protocol 1.0 or 0.3, or an HTTP+JSON one for 1.0"
 	case ErrAuthRefused:
 		return "configure a valid credential for this peer (token or header in a2a_agents) or ask its operator for access"
 	case ErrRateLimited:
@@ -134,7 +136,7 @@ func (e *Error) hint() string {
 	case ErrStreamCut:
 		return "the task may still be running on the peer; fetch it with GetTask (a2a_task action=get) to see its state"
 	case ErrInvalidResponse:
-		return "the peer does not speak A2A JSON-RPC as expected; check the URL and the peer's protocol version"
+		return "the peer does not speak A2A (JSON-RPC or HTTP+JSON) as expected; check the URL and the peer's protocol version"
 	case ErrBlocked:
 		return "outbound calls to loopback, private and link-local addresses are refused unless the configuration allows them"
 	case ErrUntrustedCard:

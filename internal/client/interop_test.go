@@ -17,15 +17,18 @@ type interopPeer struct {
 	name    string
 	start   func(t *testing.T) *clienttest.Peer
 	version string
+	binding string
 	// cancelText is a message that keeps a task running long enough to be
 	// canceled.
 	cancelText string
 }
 
 var interopPeers = []interopPeer{
-	{"go-sdk-v1", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV1(t, "Go v1 Echo", true) }, "1.0", "hang on"},
-	{"js-sdk", func(t *testing.T) *clienttest.Peer { return clienttest.StartJS(t, "JS Echo") }, "1.0", "slow please"},
-	{"go-sdk-v0.3", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV03(t, "Go 0.3 Echo") }, "0.3", "slow please"},
+	{"go-sdk-v1", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV1(t, "Go v1 Echo", true) }, "1.0", a2a.BindingJSONRPC, "hang on"},
+	{"js-sdk", func(t *testing.T) *clienttest.Peer { return clienttest.StartJS(t, "JS Echo") }, "1.0", a2a.BindingJSONRPC, "slow please"},
+	{"go-sdk-v0.3", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV03(t, "Go 0.3 Echo") }, "0.3", a2a.BindingJSONRPC, "slow please"},
+	// A peer that offers only the HTTP+JSON binding.
+	{"go-sdk-v1-rest", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV1REST(t, "Go v1 REST Echo") }, "1.0", a2a.BindingHTTPJSON, "hang on"},
 }
 
 func textMessage(s string) a2a.Message {
@@ -57,8 +60,8 @@ func TestInteropClientAgainstOfficialServers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("discover: %v", err)
 			}
-			if info.Interface.ProtocolVersion != ip.version || info.Interface.ProtocolBinding != a2a.BindingJSONRPC {
-				t.Fatalf("chose interface %+v, want JSONRPC %s", info.Interface, ip.version)
+			if info.Interface.ProtocolVersion != ip.version || info.Interface.ProtocolBinding != ip.binding {
+				t.Fatalf("chose interface %+v, want %s %s", info.Interface, ip.binding, ip.version)
 			}
 			if !info.Card.Capabilities.SupportsStreaming() || len(info.Card.Skills) == 0 {
 				t.Fatalf("card lost capabilities or skills: %+v", info.Card)

@@ -54,8 +54,13 @@ func (cn *conn) fail(kind Kind, op a2a.Operation, status int, err error) *Error 
 	return &Error{Kind: kind, Peer: cn.p.name(), URL: cn.info.Interface.URL, Op: op.String(), HTTPStatus: status, Err: err}
 }
 
-// newRequest builds the HTTP request of one JSON-RPC call.
+// newRequest builds the HTTP request of one JSON-RPC call (or, for an
+// HTTP+JSON interface, of the call on its route; the id is then 0).
 func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, int64, error) {
+	if cn.rest() {
+		req, err := cn.newRESTRequest(ctx, op, params, stream)
+		return req, 0, err
+	}
 	method, err := cn.method(op)
 	if err != nil {
 		return nil, 0, err
@@ -85,8 +90,9 @@ func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, st
 }
 
 // do sends req and turns transport failures and non-2xx answers into
-// *Error. A non-2xx answer whose body is a JSON-RPC error is reported as
-// that error (ErrRPC), since some servers send their errors with 4xx/5xx.
+// *Error. A non-2xx answer whose body is a JSON-RPC error (or, HTTP+JSON,
+// a google.rpc.Status error) is reported as that error (ErrRPC), since
+// some servers send their errors with 4xx/5xx.
 func (cn *conn) do(ctx context.Context, req *http.Request, op a2a.Operation) (*http.Response, error) {
 	resp, err := cn.p.c.hc.Do(req)
 	if err != nil {
@@ -115,18 +121,18 @@ func (cn *conn) do(ctx context.Context, req *http.Request, op a2a.Operation) (*h
 	// Prefer a JSON-RPC error in the body, but keep auth and rate-limit
 	// kinds: they tell the caller more than a generic error object.
 	if body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); err == nil && len(body) > 0 {
-		if r, err := a2a.ParseResponse(body); err == nil && r.Error != nil {
+		if re := cn.errorBody(body); re != nil {
 			if kind == ErrInvalidResponse || kind == ErrUnreachable {
 				e.Kind = ErrRPC
 			}
-			e.Err = r.Error
+			e.Err = re
 		}
 	}
 	return nil, e
 }
 
-// call performs one unary JSON-RPC call and decodes the raw result with
-// decode.
+// call performs one unary call (JSON-RPC, or HTTP+JSON) and decodes the
+// raw result with decode.
 func (cn *conn) call(ctx context.Context, op a2a.Operation, params any, decode func(json.RawMessage) error) error {
 	ctx, cancel := context.WithTimeout(ctx, cn.p.timeout(cn.p.c.opts.Timeout))
 	defer cancel()
@@ -152,6 +158,9 @@ func (cn *conn) call(ctx context.Context, op a2a.Operation, params any, decode f
 	}
 	if int64(len(body)) > limit {
 		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("response is larger than %d bytes", limit))
+	}
+	if cn.rest() {
+		return cn.decodeBare(op, body, decode)
 	}
 	return cn.decodeEnvelope(op, id, body, decode)
 }

@@ -213,16 +213,25 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 }
 
 // decodeEvent decodes one SSE data payload: a JSON-RPC response whose
-// result is a StreamResponse (v1.0) or a bare 0.3 kind object.
+// result is a StreamResponse (v1.0) or a bare 0.3 kind object; over
+// HTTP+JSON the bare StreamResponse, or a google.rpc.Status error.
 func (cn *conn) decodeEvent(op a2a.Operation, data []byte) (Event, error) {
-	r, err := a2a.ParseResponse(data)
-	if err != nil {
-		return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w (data starts %q)", err, snippet(data)))
+	var raw json.RawMessage
+	if cn.rest() {
+		if e := statusError(data); e != nil {
+			return Event{}, cn.fail(ErrRPC, op, 0, e)
+		}
+		raw = data
+	} else {
+		r, err := a2a.ParseResponse(data)
+		if err != nil {
+			return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w (data starts %q)", err, snippet(data)))
+		}
+		if r.Error != nil {
+			return Event{}, cn.fail(ErrRPC, op, 0, r.Error)
+		}
+		raw, _ = r.Result.(json.RawMessage)
 	}
-	if r.Error != nil {
-		return Event{}, cn.fail(ErrRPC, op, 0, r.Error)
-	}
-	raw, _ := r.Result.(json.RawMessage)
 	var ev Event
 	if cn.v03() {
 		sr, final, err := a2a.FromV03StreamEvent(raw)

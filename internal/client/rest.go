@@ -1,0 +1,202 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// The HTTP+JSON (REST) transport. A peer whose card offers no JSON-RPC
+// interface but an HTTP+JSON one for protocol 1.0 is called over it: the
+// same operations and the same *Error kinds, with requests mapped to the
+// binding's routes and google.rpc.Status error bodies decoded into the
+// same *a2a.Error (ErrRPC) a JSON-RPC error would give. Only the encoding
+// differs; conn.newRequest, conn.do, conn.call and conn.decodeEvent switch
+// to the functions here when conn.rest() is true.
+
+// pickInterface picks the interface this client uses: JSON-RPC (protocol
+// 1.0, else 0.3) when the card has one, else HTTP+JSON for protocol 1.0.
+// The 0.3 HTTP+JSON binding (other paths, 0.3 shapes) is not spoken.
+func pickInterface(card *a2a.AgentCard) (a2a.AgentInterface, error) {
+	if in, ok := card.PreferredInterface(a2a.BindingJSONRPC); ok {
+		return in, nil
+	}
+	if in, ok := card.PreferredInterface(a2a.BindingHTTPJSON); ok && in.ProtocolVersion != a2a.ProtocolVersionV03 &&
+		!strings.HasPrefix(in.ProtocolVersion, "0.") {
+		return in, nil
+	}
+	return a2a.AgentInterface{}, fmt.Errorf("card offers no JSONRPC interface for protocol 1.0 or 0.3 and no HTTP+JSON interface for protocol 1.0 (it offers: %s)",
+		describeInterfaces(card))
+}
+
+// rest reports whether the chosen interface is HTTP+JSON.
+func (cn *conn) rest() bool {
+	return strings.EqualFold(cn.info.Interface.ProtocolBinding, a2a.BindingHTTPJSON)
+}
+
+// Media types of the HTTP+JSON binding.
+const (
+	mediaA2AJSON = "application/a2a+json"
+	restAccept   = "application/a2a+json, application/json"
+)
+
+// restRoute maps an operation and its v1.0 request to the binding's route:
+// HTTP method, path (ids escaped), query and JSON body (nil for none).
+func restRoute(op a2a.Operation, params any) (method, path string, query url.Values, body any, err error) {
+	esc := url.PathEscape
+	switch r := params.(type) {
+	case *a2a.SendMessageRequest:
+		switch op {
+		case a2a.OpSendMessage:
+			return http.MethodPost, "/message:send", nil, r, nil
+		case a2a.OpSendStreamingMessage:
+			return http.MethodPost, "/message:stream", nil, r, nil
+		}
+	case *a2a.GetTaskRequest:
+		q := url.Values{}
+		if r.HistoryLength != nil {
+			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
+		}
+		return http.MethodGet, "/tasks/" + esc(r.ID), q, nil, nil
+	case *a2a.ListTasksRequest:
+		q := url.Values{}
+		if r.ContextID != "" {
+			q.Set("contextId", r.ContextID)
+		}
+		if r.Status != "" {
+			q.Set("status", string(r.Status))
+		}
+		if r.PageSize != nil {
+			q.Set("pageSize", strconv.Itoa(int(*r.PageSize)))
+		}
+		if r.PageToken != "" {
+			q.Set("pageToken", r.PageToken)
+		}
+		if r.HistoryLength != nil {
+			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
+		}
+		if r.StatusTimestampAfter != nil {
+			b, err := a2a.Marshal(r.StatusTimestampAfter)
+			if err != nil {
+				return "", "", nil, nil, err
+			}
+			q.Set("statusTimestampAfter", strings.Trim(string(b), `"`))
+		}
+		if r.IncludeArtifacts {
+			q.Set("includeArtifacts", "true")
+		}
+		return http.MethodGet, "/tasks", q, nil, nil
+	case *a2a.CancelTaskRequest:
+		var b any
+		if len(r.Metadata) > 0 {
+			b = map[string]any{"metadata": r.Metadata}
+		}
+		return http.MethodPost, "/tasks/" + esc(r.ID) + ":cancel", nil, b, nil
+	case *a2a.SubscribeToTaskRequest:
+		// The specification text says POST (the proto GET); servers of both
+		// official SDKs, and ours, accept POST.
+		return http.MethodPost, "/tasks/" + esc(r.ID) + ":subscribe", nil, nil, nil
+	}
+	return "", "", nil, nil, fmt.Errorf("%s has no HTTP+JSON route in this client (request %T)", op, params)
+}
+
+// newRESTRequest builds the HTTP request of one HTTP+JSON call: the route
+// under the interface URL (and the interface's tenant, as a path prefix).
+func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, error) {
+	method, path, query, body, err := restRoute(op, params)
+	if err != nil {
+		return nil, cn.fail(ErrUnsupported, op, 0, err)
+	}
+	u := strings.TrimRight(cn.info.Interface.URL, "/")
+	if t := cn.info.Interface.Tenant; t != "" {
+		u += "/" + url.PathEscape(t)
+	}
+	u += path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	if err := cn.p.c.checkURL(ctx, u); err != nil {
+		return nil, cn.fail(ErrBlocked, op, 0, err)
+	}
+	var rd *bytes.Reader
+	if body != nil {
+		b, err := a2a.Marshal(body)
+		if err != nil {
+			return nil, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
+		}
+		rd = bytes.NewReader(b)
+	}
+	var req *http.Request
+	if rd != nil {
+		req, err = http.NewRequestWithContext(ctx, method, u, rd)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, method, u, nil)
+	}
+	if err != nil {
+		return nil, cn.fail(ErrBadCard, op, 0, err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", mediaA2AJSON)
+	}
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", restAccept)
+	}
+	versionHeader(req.Header, cn.info.Interface)
+	cn.p.c.decorate(ctx, req, cn.p)
+	return req, nil
+}
+
+// errorBody reads the error a peer sent in a non-2xx answer: a
+// google.rpc.Status body from an HTTP+JSON peer, a JSON-RPC error response
+// from a JSON-RPC one. It returns nil when the body holds neither.
+func (cn *conn) errorBody(body []byte) *a2a.Error {
+	if cn.rest() {
+		return statusError(body)
+	}
+	if r, err := a2a.ParseResponse(body); err == nil && r.Error != nil {
+		return r.Error
+	}
+	return nil
+}
+
+// statusError decodes a google.rpc.Status error body ({"error": {...}}),
+// or returns nil when b is not one.
+func statusError(b []byte) *a2a.Error {
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &probe) != nil {
+		return nil
+	}
+	if p := bytes.TrimSpace(probe.Error); len(p) == 0 || p[0] != '{' {
+		return nil
+	}
+	e, err := a2a.ErrorFromStatusJSON(b)
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// decodeBare hands an HTTP+JSON success body (the bare result) to decode.
+func (cn *conn) decodeBare(op a2a.Operation, body []byte, decode func(json.RawMessage) error) error {
+	if e := statusError(body); e != nil {
+		return cn.fail(ErrRPC, op, 0, e) // an error sent with 2xx
+	}
+	if !json.Valid(body) {
+		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("the answer is not JSON (body starts %q)", snippet(body)))
+	}
+	if err := decode(body); err != nil {
+		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("result: %w", err))
+	}
+	return nil
+}

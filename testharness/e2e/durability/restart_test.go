@@ -428,3 +428,81 @@ wait:
 		t.Errorf("the client's message is not in the task's history: %+v", tk.History)
 	}
 }
+
+// TestConversationIsUsableAfterARestartFailedItsTask: when the restarted
+// plugin fails a task whose turn died with the old process, the host is
+// still working on that turn (only the plugin died). The plugin must tell
+// the host to stop it (CancelTurn), or the host's session for that
+// conversation stays busy and the next message in it never gets an answer.
+func TestConversationIsUsableAfterARestartFailedItsTask(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	h := launch(t, launchOpts{dataDir: dataDir})
+	c := clientOf(h, "")
+	hung := c.send(t, msg{text: "hang before the crash", returnImmediately: true})
+	c.waitState(t, hung.ID, a2a.TaskStateWorking)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return len(h.Recorder().Sends(hung.ID)) > 0, "the host never started the turn"
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Restart(ctx, testharness.A2APluginName); err != nil {
+		t.Fatal(err)
+	}
+	c = clientOf(h, "")
+	if tk := task(t, c.getTask(t, hung.ID)); tk.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("the task that was running is %s after the restart", tk.Status.State)
+	}
+	canceled := func() bool {
+		return len(h.Recorder().Filter(func(call testharness.Call) bool {
+			return call.Kind == testharness.KindCancelTurn && call.CancelTurn().GetTaskId() == hung.ID
+		})) > 0
+	}
+	next := c.send(t, msg{text: "report after the restart", contextID: hung.ContextID, returnImmediately: true})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tk := task(t, c.getTask(t, next.ID))
+		if tk.Status.State == a2a.TaskStateCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("BUG: a new message in conversation %s is still %s 10s after the restart (CancelTurn for the failed task sent: %v): "+
+				"tasks.Manager.Start (internal/tasks/manager.go) fails the tasks whose turns died with the old process but never calls "+
+				"Executor.CancelTurn for them, so the host keeps running the orphaned turn and its session for that conversation stays busy",
+				hung.ContextID, tk.Status.State, canceled())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestGracefulStopFailsRunningTasksAndTellsTheirWebhooks: when the host
+// stops the plugin (Drain), a running task is failed with a clear reason;
+// the notification is delivered, at the latest by the next run of the
+// plugin on the same data.
+func TestGracefulStopFailsRunningTasksAndTellsTheirWebhooks(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t, pushSecret)
+	dataDir := t.TempDir()
+	env := map[string]string{"A2A_PUSH_SECRET": pushSecret}
+	h := launch(t, launchOpts{env: env, dataDir: dataDir})
+	c := clientOf(h, "")
+	url := rcv.url(hook{name: "drain", auth: "Bearer cred-drain", token: "tok-drain"})
+	tk := c.send(t, msg{text: "hang through the stop", returnImmediately: true, push: pushConfig("cfg-drain", url, "cred-drain", "tok-drain")})
+	rcv.waitDelivered(t, "drain", 2, 10*time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("closing the host: %v", err)
+	}
+	h = launch(t, launchOpts{env: env, dataDir: dataDir})
+	c = clientOf(h, "")
+	after := task(t, c.getTask(t, tk.ID))
+	const reason = "The agent is shutting down and could not finish this task. Send the request again later."
+	if after.Status.State != a2a.TaskStateFailed || statusText(after) != reason {
+		t.Errorf("after a graceful stop the running task is %s %q, want FAILED %q", after.Status.State, statusText(after), reason)
+	}
+	got := rcv.waitDelivered(t, "drain", 3, 15*time.Second)
+	checkSequence(t, "drain", got, tk.ID, []string{"statusUpdate:WORKING", "statusUpdate:WORKING:started hang through the stop", "statusUpdate:FAILED:" + reason})
+}

@@ -481,3 +481,14 @@ func signerCasesFile(t *testing.T, dir string, k ed25519.PrivateKey) string {
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	return writeFile(t, dir, "ok.pem", pemOf(t, "PRIVATE KEY", der, err))
 }
+
+func TestTooManySignaturesAreRefused(t *testing.T) {
+	s := newEd25519(t, "k")
+	card := signed(t, testCard(), s)
+	for len(card.Signatures) <= MaxSignatures {
+		card.Signatures = append(card.Signatures, card.Signatures[0])
+	}
+	if err := Verify(card, keysOf(t, s)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("%d signatures: %v", len(card.Signatures), err)
+	}
+}

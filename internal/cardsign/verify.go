@@ -29,6 +29,10 @@ var (
 	ErrMalformed = errors.New("card signature is malformed")
 )
 
+// MaxSignatures bounds the signatures a card may carry: each costs up to
+// one verification per payload form, and the card comes from the network.
+const MaxSignatures = 16
+
 // allowedAlgs are the JWS algorithms accepted; "none", HMAC and RSA never
 // are.
 var allowedAlgs = []jose.SignatureAlgorithm{jose.EdDSA, jose.ES256}
@@ -91,6 +95,9 @@ func VerifyDocument(doc []byte, keys *KeySet) (*Result, error) {
 	}
 	if len(sigs) == 0 {
 		return nil, &VerifyError{Reason: ErrUnsigned, Detail: "the card has no signature"}
+	}
+	if len(sigs) > MaxSignatures {
+		return nil, &VerifyError{Reason: ErrMalformed, Detail: fmt.Sprintf("the card carries %d signatures; at most %d are checked, so it is refused rather than partly checked", len(sigs), MaxSignatures)}
 	}
 	if keys.Len() == 0 {
 		return nil, &VerifyError{Reason: ErrUnknownKey, Detail: "no card keys are configured to verify the card with"}

@@ -5,6 +5,9 @@
 //
 // Usage: node client-rest.mjs <agent base URL>
 //        A2A_TOKEN=… adds "Authorization: Bearer …" to every request.
+//        A2A_WEBHOOK_URL=… is the push config URL (default
+//        https://client.example/cb; an agent with an SSRF guard that
+//        resolves names needs one it accepts).
 //
 // Only the REST transport factory is given to the client, so it must pick
 // the card's HTTP+JSON interface; every request path is recorded and
@@ -45,6 +48,7 @@ if (!base) {
   process.exit(2);
 }
 const token = process.env.A2A_TOKEN ?? '';
+const webhook = process.env.A2A_WEBHOOK_URL || 'https://client.example/cb';
 
 // requests records "METHOD path" of every request the SDK makes.
 const requests = [];
@@ -180,7 +184,7 @@ await step('list', async () => {
 
 await step('push', async () => {
   const created = await client.createTaskPushNotificationConfig(
-    TaskPushNotificationConfig.fromJSON({ taskId, id: 'js-cfg', url: 'https://client.example/cb', token: 'js-token' }),
+    TaskPushNotificationConfig.fromJSON({ taskId, id: 'js-cfg', url: webhook, token: 'js-token' }),
   );
   const got = await client.getTaskPushNotificationConfig(
     GetTaskPushNotificationConfigRequest.fromJSON({ taskId, id: 'js-cfg' }),

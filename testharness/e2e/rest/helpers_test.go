@@ -1,0 +1,622 @@
+// Package rest_test proves the HTTP+JSON binding end to end through the
+// real cmd/a2a-plugin binary, launched by the test harness exactly as a
+// host launches it: both bindings are served by the one binary, declared
+// on its card, and give the same results and the same errors for the same
+// scenario (bindings_test.go); the official Go and JS SDKs' REST clients
+// work against it (interop_test.go); and the binary's own tools call a
+// peer that offers only HTTP+JSON (outbound_test.go). Every JSON body and
+// SSE event received is validated against the A2A v1.0.1 JSON Schema.
+package rest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+// waitTimeout bounds every wait for the plugin or the agent; generous on
+// purpose (it decides how long a broken build takes to fail, never
+// whether a working one passes).
+const waitTimeout = 30 * time.Second
+
+// Tokens of the peers: alice and bob are trusted, carol is public.
+const (
+	tokAlice = "alice-token-rest-0123456789abcdef"
+	tokBob   = "bob-token-rest-0123456789abcdef"
+	tokCarol = "carol-token-rest-0123456789abcdef"
+)
+
+// agent is the host's agent, chosen by the first word of the sender's
+// words:
+//
+//	direct …    answers with a message (no task)
+//	ask …       asks "Which colour?"; the answer completes with "got: <answer>"
+//	progress …  a progress update, an artifact in two chunks, then "done: …"
+//	slow …      a progress update, then waits until release(taskID) or
+//	            cancel, then "slow done"
+//	fail …      fails the turn
+//	else        "echo: <text>"
+type agent struct {
+	mu    sync.Mutex
+	gates map[string]chan struct{}
+}
+
+func newAgent() *agent { return &agent{gates: map[string]chan struct{}{}} }
+
+func (a *agent) gate(key string) chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g := a.gates[key]
+	if g == nil {
+		g = make(chan struct{})
+		a.gates[key] = g
+	}
+	return g
+}
+
+// release lets the slow turn of task id finish (now or when it starts).
+func (a *agent) release(id string) {
+	g := a.gate(id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	select {
+	case <-g:
+	default:
+		close(g)
+	}
+}
+
+// Play implements testharness.Behavior.
+func (a *agent) Play(ctx context.Context, t *testharness.Turn) error {
+	text := partsText(t.Request)
+	send := func(kind pb.SendKind, s string) error { return t.SendText(ctx, kind, s) }
+	if t.Request.GetContinuation() {
+		return send(pb.SendKind_SEND_KIND_FINAL, "got: "+text)
+	}
+	verb, rest, _ := strings.Cut(text, " ")
+	switch verb {
+	case "direct":
+		return send(pb.SendKind_SEND_KIND_DIRECT_REPLY, "direct: "+rest)
+	case "ask":
+		return send(pb.SendKind_SEND_KIND_INPUT_REQUIRED, "Which colour?")
+	case "fail":
+		return testharness.Failed("boom: " + rest)
+	case "progress":
+		if err := send(pb.SendKind_SEND_KIND_PROGRESS, "working on it"); err != nil {
+			return err
+		}
+		for i, chunk := range []string{"part one; ", "part two"} {
+			if _, err := t.Send(ctx, &pb.SendRequest{Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: &pb.Artifact{
+				ArtifactId: "report", Name: "report", Append: i > 0, LastChunk: i == 1,
+				Parts: []*pb.Part{{Content: &pb.Part_Text{Text: chunk}}},
+			}}); err != nil {
+				return err
+			}
+		}
+		return send(pb.SendKind_SEND_KIND_FINAL, "done: "+rest)
+	case "slow":
+		if err := send(pb.SendKind_SEND_KIND_PROGRESS, "thinking"); err != nil {
+			return err
+		}
+		select {
+		case <-a.gate(t.Request.GetTaskId()):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return send(pb.SendKind_SEND_KIND_FINAL, "slow done")
+	}
+	return send(pb.SendKind_SEND_KIND_FINAL, "echo: "+text)
+}
+
+// partsText is the sender's own words: the text parts of the message.
+func partsText(req *pb.HandleMessageRequest) string {
+	var texts []string
+	for _, p := range req.GetParts() {
+		if x, ok := p.GetContent().(*pb.Part_Text); ok {
+			texts = append(texts, x.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// host is a harness host running the real plugin binary.
+type host struct {
+	*testharness.Host
+	agent *agent
+	url   string // the A2A base URL, no trailing slash
+}
+
+// startHost launches the plugin with three peers (alice and bob trusted,
+// carol public, only trusted peers may run tasks), no local tier for
+// loopback callers, the memory store and no rate limit unless extra says
+// otherwise.
+func startHost(t *testing.T, extra map[string]any) *host {
+	t.Helper()
+	cfg := map[string]any{
+		"port":                 0,
+		"store":                "memory",
+		"rate_limit":           0,
+		"max_pingpong_turns":   50,
+		"max_streams_per_peer": 64,
+		"audit_log":            "off",
+		"loopback_is_local":    false,
+		"allow_loopback_urls":  true,
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	a := newAgent()
+	h := testharness.Start(t, testharness.Options{
+		Agent:        a,
+		PluginConfig: cfg,
+		Env: map[string]string{
+			"A2A_PEER_TOKENS":   "alice:" + tokAlice + ",bob:" + tokBob + ",carol:" + tokCarol,
+			"A2A_TRUSTED_PEERS": "alice,bob",
+		},
+		LogLevel: "info",
+	})
+	ep := h.Endpoint(testharness.A2APluginName)
+	if ep == "" {
+		t.Fatalf("the a2a plugin has no endpoint (endpoints %v)", h.Endpoints(testharness.A2APluginName))
+	}
+	t.Cleanup(func() {
+		// Let held turns end so the host drains quickly.
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, g := range a.gates {
+			select {
+			case <-g:
+			default:
+				close(g)
+			}
+		}
+	})
+	return &host{Host: h, agent: a, url: strings.TrimRight(ep, "/")}
+}
+
+// answer is one HTTP answer of either binding.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends one request with A2A-Version 1.0 and the token (if any).
+func (h *host) do(t *testing.T, token, method, path string, body []byte, hdr map[string]string) answer {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, h.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+// resultDefs names the schema definition of each operation's result.
+var resultDefs = map[a2a.Operation]string{
+	a2a.OpSendMessage:      "Send Message Response",
+	a2a.OpGetTask:          "Task",
+	a2a.OpCancelTask:       "Task",
+	a2a.OpListTasks:        "List Tasks Response",
+	a2a.OpCreatePushConfig: "Task Push Notification Config",
+	a2a.OpGetPushConfig:    "Task Push Notification Config",
+	a2a.OpListPushConfigs:  "List Task Push Notification Configs Response",
+	a2a.OpGetExtendedCard:  "Agent Card",
+}
+
+// binding calls the binary through one binding.
+type binding struct {
+	name string
+	h    *host
+	rest bool
+	hdr  map[string]string
+}
+
+// call runs a unary operation: its result (schema-validated) or its error.
+// HTTP+JSON errors must be google.rpc.Status bodies whose HTTP status and
+// status name follow the specification's mapping of their code.
+func (b binding) call(t *testing.T, token string, op a2a.Operation, params any) (json.RawMessage, *a2a.Error) {
+	t.Helper()
+	if !b.rest {
+		body, err := a2a.MarshalRequest(1, op.String(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := b.h.do(t, token, http.MethodPost, "/", body, b.hdr)
+		res := a2atest.ValidateJSONRPCResponse(t, a.body, resultDefs[op])
+		r, err := a2a.ParseResponse(a.body)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", op, err, a.body)
+		}
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return res, nil
+	}
+	method, path, body := restRequest(t, op, params)
+	a := b.h.do(t, token, method, path, body, b.hdr)
+	if ct := a.header.Get("Content-Type"); ct != "application/a2a+json" {
+		t.Errorf("%s %s: Content-Type %q", method, path, ct)
+	}
+	if a.status != http.StatusOK {
+		e := statusError(t, a.status, a.body)
+		checkMapping(t, a.status, a.body, e)
+		return nil, e
+	}
+	if def := resultDefs[op]; def != "" {
+		a2atest.ValidateJSON(t, def, a.body)
+	}
+	return a.body, nil
+}
+
+// statusError checks and decodes a google.rpc.Status body whose code must
+// be status (0: not checked).
+func statusError(t *testing.T, status int, b []byte) *a2a.Error {
+	t.Helper()
+	var w struct {
+		Error *struct {
+			Code    int               `json:"code"`
+			Status  string            `json:"status"`
+			Message string            `json:"message"`
+			Details []json.RawMessage `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &w) != nil || w.Error == nil {
+		t.Fatalf("HTTP %d: not a google.rpc.Status body: %s", status, b)
+	}
+	var info a2a.ErrorInfo
+	if (status != 0 && w.Error.Code != status) || w.Error.Status == "" || w.Error.Message == "" || len(w.Error.Details) == 0 ||
+		json.Unmarshal(w.Error.Details[0], &info) != nil || info.Type != a2a.TypeErrorInfo || info.Domain != a2a.ErrorDomain {
+		t.Errorf("HTTP %d: malformed google.rpc.Status: %s", status, b)
+	}
+	e, err := a2a.ErrorFromStatusJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// checkMapping checks an HTTP+JSON error's HTTP status and google.rpc.Code
+// name against the specification's table and this project's codes.
+func checkMapping(t *testing.T, status int, body []byte, e *a2a.Error) {
+	t.Helper()
+	wantStatus, wantName := a2a.HTTPStatus(e.Code), a2a.GRPCStatusName(e.Code)
+	if e.Reason == "UNAUTHORIZED" {
+		wantStatus, wantName = 403, "PERMISSION_DENIED"
+	}
+	var w struct {
+		Error struct{ Status string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &w)
+	if status != wantStatus || w.Error.Status != wantName {
+		t.Errorf("code %d %s: HTTP %d %s, want %d %s", e.Code, e.Reason, status, w.Error.Status, wantStatus, wantName)
+	}
+}
+
+// restRequest is the HTTP+JSON request of an operation, built from the
+// specification's routes.
+func restRequest(t *testing.T, op a2a.Operation, params any) (method, path string, body []byte) {
+	t.Helper()
+	enc := func(v any) []byte {
+		b, err := a2a.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	q := func(kv ...string) string {
+		var parts []string
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] != "" {
+				parts = append(parts, kv[i]+"="+kv[i+1])
+			}
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return "?" + strings.Join(parts, "&")
+	}
+	num := func(p *int32) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprint(*p)
+	}
+	switch r := params.(type) {
+	case *a2a.SendMessageRequest:
+		if op == a2a.OpSendStreamingMessage {
+			return http.MethodPost, "/message:stream", enc(r)
+		}
+		return http.MethodPost, "/message:send", enc(r)
+	case *a2a.GetTaskRequest:
+		return http.MethodGet, "/tasks/" + r.ID + q("historyLength", num(r.HistoryLength)), nil
+	case *a2a.ListTasksRequest:
+		ia := ""
+		if r.IncludeArtifacts {
+			ia = "true"
+		}
+		return http.MethodGet, "/tasks" + q("contextId", r.ContextID, "status", string(r.Status), "pageSize", num(r.PageSize),
+			"pageToken", r.PageToken, "historyLength", num(r.HistoryLength), "includeArtifacts", ia), nil
+	case *a2a.CancelTaskRequest:
+		return http.MethodPost, "/tasks/" + r.ID + ":cancel", nil
+	case *a2a.SubscribeToTaskRequest:
+		return http.MethodGet, "/tasks/" + r.ID + ":subscribe", nil
+	case *a2a.TaskPushNotificationConfig:
+		return http.MethodPost, "/tasks/" + r.TaskID + "/pushNotificationConfigs", enc(r)
+	case *a2a.GetTaskPushNotificationConfigRequest:
+		return http.MethodGet, "/tasks/" + r.TaskID + "/pushNotificationConfigs/" + r.ID, nil
+	case *a2a.ListTaskPushNotificationConfigsRequest:
+		return http.MethodGet, "/tasks/" + r.TaskID + "/pushNotificationConfigs", nil
+	case *a2a.DeleteTaskPushNotificationConfigRequest:
+		return http.MethodDelete, "/tasks/" + r.TaskID + "/pushNotificationConfigs/" + r.ID, nil
+	case *a2a.GetExtendedAgentCardRequest:
+		return http.MethodGet, "/extendedAgentCard", nil
+	}
+	t.Fatalf("no route for %v %T", op, params)
+	return "", "", nil
+}
+
+// events is an open SSE stream of either binding.
+type events struct {
+	t      *testing.T
+	rest   bool
+	r      *a2a.SSEReader
+	cancel context.CancelFunc
+	pre    *a2a.Error // an error answered before the stream started
+}
+
+// open starts a streaming operation.
+func (b binding) open(t *testing.T, token string, op a2a.Operation, params any) *events {
+	t.Helper()
+	method, path, body := http.MethodPost, "/", []byte(nil)
+	if b.rest {
+		method, path, body = restRequest(t, op, params)
+	} else {
+		var err error
+		if body, err = a2a.MarshalRequest(1, op.String(), params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.h.openStream(t, token, b.rest, method, path, body)
+}
+
+// openStream sends a streaming request of either binding.
+func (h *host) openStream(t *testing.T, token string, rest bool, method, path string, body []byte) *events {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, h.url+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Accept", "text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &events{t: t, rest: rest, cancel: cancel}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		data, _ := io.ReadAll(resp.Body)
+		if rest {
+			s.pre = statusError(t, resp.StatusCode, data)
+			checkMapping(t, resp.StatusCode, data, s.pre)
+		} else {
+			r, err := a2a.ParseResponse(data)
+			if err != nil || r.Error == nil {
+				t.Fatalf("HTTP %d: not a stream nor an error: %s", resp.StatusCode, data)
+			}
+			s.pre = r.Error
+		}
+		return s
+	}
+	s.r = a2a.NewSSEReader(bufio.NewReader(resp.Body), 0)
+	return s
+}
+
+// next returns the next event, or the error that ended the stream, or
+// (nil, nil) at its end. Events are validated against the schema.
+func (s *events) next() (*a2a.StreamResponse, *a2a.Error) {
+	s.t.Helper()
+	if s.pre != nil {
+		e := s.pre
+		s.pre = nil
+		s.r = nil
+		return nil, e
+	}
+	if s.r == nil {
+		return nil, nil
+	}
+	data, err := s.r.Next()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		s.t.Fatalf("reading the stream: %v", err)
+	}
+	var raw []byte
+	if s.rest {
+		if s.r.Event() == "error" {
+			return nil, statusError(s.t, 0, data)
+		}
+		a2atest.ValidateJSON(s.t, "Stream Response", data)
+		raw = data
+	} else {
+		res := a2atest.ValidateJSONRPCResponse(s.t, data, "Stream Response")
+		r, err := a2a.ParseResponse(append([]byte(nil), data...))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		raw = res
+	}
+	var ev a2a.StreamResponse
+	if err := a2a.Unmarshal(raw, &ev); err != nil {
+		s.t.Fatal(err)
+	}
+	return &ev, nil
+}
+
+// all reads the stream to its end.
+func (s *events) all() ([]a2a.StreamResponse, *a2a.Error) {
+	var out []a2a.StreamResponse
+	for {
+		ev, e := s.next()
+		if e != nil || ev == nil {
+			return out, e
+		}
+		out = append(out, *ev)
+	}
+}
+
+// label names an event: its kind and, for tasks and status updates, the
+// state.
+func label(ev a2a.StreamResponse) string {
+	switch {
+	case ev.Task != nil:
+		return "task:" + string(ev.Task.Status.State)
+	case ev.StatusUpdate != nil:
+		return "status:" + string(ev.StatusUpdate.Status.State)
+	}
+	return ev.Kind()
+}
+
+func labels(evs []a2a.StreamResponse) string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, label(ev))
+	}
+	return strings.Join(out, ",")
+}
+
+// uuidRE matches the ids the plugin and the test generate.
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// normalize makes two runs of a scenario comparable: UUIDs become <id1>,
+// <id2>, … by first appearance (walking objects in key order),
+// timestamps <ts>, page tokens <token>; keys are sorted.
+func normalize(t *testing.T, raw []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("normalize: %v\n%s", err, raw)
+	}
+	ids := map[string]string{}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if k == "timestamp" {
+					x[k] = "<ts>"
+					continue
+				}
+				if tok, _ := x[k].(string); k == "nextPageToken" && tok != "" {
+					x[k] = "<token>" // opaque
+					continue
+				}
+				x[k] = walk(x[k])
+			}
+			return x
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+			return x
+		case string:
+			return uuidRE.ReplaceAllStringFunc(x, func(id string) string {
+				if p, ok := ids[id]; ok {
+					return p
+				}
+				p := fmt.Sprintf("<id%d>", len(ids)+1)
+				ids[id] = p
+				return p
+			})
+		}
+		return v
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// summary is what must agree about an error across bindings.
+func summary(e *a2a.Error) string {
+	if e == nil {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(e.Metadata))
+	for k := range e.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("%d %s %v %q", e.Code, e.Reason, keys, uuidRE.ReplaceAllString(e.Message, "<id>"))
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -30,6 +30,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("a running turn stops on the host", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		tk := c.sendTask(t, ctx, nonBlocking(msg("hang until canceled")))
 		hm := h.handleMessage(t, ctx, tk.ID)
 		cancel(t, tk.ID)
@@ -52,6 +53,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("a streamed task's stream ends canceled", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		s, r := c.openStream(t, ctx, "SendStreamingMessage", msg("slowmany streamed then canceled"))
 		if r != nil {
 			t.Fatalf("refused: %s", r.Body)
@@ -71,6 +73,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("an input-required task", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		asked := c.sendTask(t, ctx, msg("ask then cancel"))
 		if asked.Status.State != stInputRequired {
 			t.Fatalf("ask = %s", asked.Status.State)
@@ -87,6 +90,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("a queued turn never reaches the host", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		key := newID("queue")
 		cid := newID("ctx-queue")
 		first := c.sendTask(t, ctx, nonBlocking(msg("wait-for "+key, "contextId", cid)))
@@ -111,6 +115,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 
 	t.Run("finished tasks are not cancelable", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		for _, text := range []string{"hello cancel", "fail before cancel", "reject before cancel"} {
 			tk := c.sendTask(t, ctx, msg(text))
 			e := c.call(t, ctx, "CancelTask", map[string]any{"id": tk.ID}).wantError(t, -32002, "TASK_NOT_CANCELABLE")

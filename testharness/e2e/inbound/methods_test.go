@@ -250,6 +250,7 @@ func TestA2AVersionHeaderIsNegotiated(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := within(t)
 			url := h.url + "/"
 			if tc.query != "" {
 				url += "?A2A-Version=" + tc.query
@@ -326,6 +327,7 @@ func TestErrorsUseExactCodesWithErrorInfo(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := within(t)
 			r := c.post(t, ctx, tc.body, "", headers(tc.hdr...))
 			if r.Status != http.StatusOK {
 				t.Errorf("HTTP status %d, want 200 for a JSON-RPC error", r.Status)
@@ -362,11 +364,11 @@ func TestErrorsUseExactCodesWithErrorInfo(t *testing.T) {
 func TestLenientInputIsAccepted(t *testing.T) {
 	t.Parallel()
 	h := methodsHost(t)
-	ctx := within(t)
 	c := newClient(h.url)
 
 	t.Run("snake_case keys and unknown fields", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		first := c.sendTask(t, ctx, msg("ask snake"))
 		h.turnEnded(t, ctx, first.ID)
 		mid := newID("snake")
@@ -393,6 +395,7 @@ func TestLenientInputIsAccepted(t *testing.T) {
 
 	t.Run("0.3 parts in a v1.0 request", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		params := map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": newID("p03"), "parts": []any{
 			map[string]any{"kind": "text", "text": "legacy parts"},
 			map[string]any{"kind": "file", "file": map[string]any{"bytes": "aGVsbG8=", "mimeType": "text/plain", "name": "hello.txt"}},
@@ -418,6 +421,7 @@ func TestLenientInputIsAccepted(t *testing.T) {
 
 	t.Run("legacy blocking flag", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		p := msg("slow legacy non-blocking")
 		p["configuration"] = map[string]any{"blocking": false}
 		got := c.sendTask(t, ctx, p)
@@ -436,6 +440,7 @@ func TestLenientInputIsAccepted(t *testing.T) {
 
 	t.Run("0.3 role and enum integers", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		p := map[string]any{"message": map[string]any{"role": "user", "messageId": newID("r"), "parts": []any{map[string]any{"text": "lower role"}}}}
 		if got := c.sendTask(t, ctx, p); got.Status.State != stCompleted {
 			t.Errorf("role user = %s", got.Status.State)

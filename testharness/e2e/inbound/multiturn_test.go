@@ -14,13 +14,13 @@ import (
 func TestMultiTurnConversations(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
-	ctx := within(t)
 	c := newClient(h.url)
 
 	// continueTask answers an interrupted task and checks both turns
 	// reached the same host conversation, the second flagged continuation.
 	continueTask := func(t *testing.T, asked *task, answer map[string]any, wantAnswer string) *task {
 		t.Helper()
+		ctx := within(t)
 		h.turnEnded(t, ctx, asked.ID) // see TestLateCompletionOfTheAskingTurnDoesNotEndItsContinuation
 		got := c.sendTask(t, ctx, answer)
 		if got.ID != asked.ID || got.ContextID != asked.ContextID {
@@ -56,6 +56,7 @@ func TestMultiTurnConversations(t *testing.T) {
 
 	t.Run("answer by taskId alone", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		asked := c.sendTask(t, ctx, msg("ask for a colour"))
 		if asked.Status.State != stInputRequired || asked.Status.Message.text() != "Which colour?" {
 			t.Fatalf("ask = %s %q", asked.Status.State, asked.Status.Message.text())
@@ -64,11 +65,13 @@ func TestMultiTurnConversations(t *testing.T) {
 	})
 	t.Run("answer by taskId and contextId", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		asked := c.sendTask(t, ctx, msg("ask again"))
 		continueTask(t, asked, msg("green", "taskId", asked.ID, "contextId", asked.ContextID), "got: green")
 	})
 	t.Run("answer a question asked by a final reply", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		asked := c.sendTask(t, ctx, msg("finalask for a size"))
 		if asked.Status.State != stInputRequired || asked.Status.Message.text() != "Which size?" {
 			t.Fatalf("[INPUT_REQUIRED] reply = %s %q", asked.Status.State, asked.Status.Message.text())
@@ -77,6 +80,7 @@ func TestMultiTurnConversations(t *testing.T) {
 	})
 	t.Run("answer on a stream", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		asked := c.sendTask(t, ctx, msg("ask on a stream"))
 		h.turnEnded(t, ctx, asked.ID)
 		s, r := c.openStream(t, ctx, "SendStreamingMessage", msg("red", "taskId", asked.ID))
@@ -94,6 +98,7 @@ func TestMultiTurnConversations(t *testing.T) {
 	})
 	t.Run("contextId alone starts a new task in the conversation", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		first := c.sendTask(t, ctx, msg("hello conversation"))
 		second := c.sendTask(t, ctx, msg("whoami in the same conversation", "contextId", first.ContextID))
 		if second.ID == first.ID || second.ContextID != first.ContextID || second.Status.State != stCompleted {
@@ -116,6 +121,7 @@ func TestMultiTurnConversations(t *testing.T) {
 
 	t.Run("refusals", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		done := c.sendTask(t, ctx, msg("finished business"))
 		asked := c.sendTask(t, ctx, msg("ask for refusals"))
 		h.turnEnded(t, ctx, asked.ID)

@@ -133,7 +133,6 @@ func TestInboundMessageReachesTheLiveSessionIntact(t *testing.T) {
 func TestHostOutputBecomesTaskEvents(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
-	ctx := within(t)
 	c := newClient(h.url)
 	cases := []struct {
 		text       string
@@ -164,6 +163,7 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.text, func(t *testing.T) {
 			t.Parallel()
+			ctx := within(t)
 			res := c.send(t, ctx, msg(tc.text+" (blocking)"))
 			hm := h.handleMessageWith(t, ctx, tc.text+" (blocking)")
 			h.completion(t, ctx, hm.TurnID)
@@ -227,6 +227,7 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 
 	t.Run("chunks and files survive in the task", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		tk := c.sendTask(t, ctx, msg("artifacts for the record"))
 		got := c.getTask(t, ctx, tk.ID)
 		var chunked, files *artifact
@@ -257,6 +258,7 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 
 	t.Run("auth required", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		tk := c.sendTask(t, ctx, msg("login first"))
 		if tk.Status.State != stAuthRequired || tk.Status.Message.text() != "please sign in" {
 			t.Errorf("auth = %s %q", tk.Status.State, tk.Status.Message.text())

@@ -17,11 +17,11 @@ import (
 func TestBlockingWaitsAndReturnImmediatelyDoesNot(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
-	ctx := within(t)
 	c := newClient(h.url)
 
 	t.Run("returnImmediately", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		tk := c.sendTask(t, ctx, nonBlocking(msg("slow non-blocking")))
 		if tk.Status.State != stSubmitted && tk.Status.State != stWorking {
 			t.Fatalf("non-blocking send answered %s, want a running task", tk.Status.State)
@@ -37,6 +37,7 @@ func TestBlockingWaitsAndReturnImmediatelyDoesNot(t *testing.T) {
 	})
 	t.Run("blocking", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		key := newID("blocking")
 		answered := make(chan *task, 1)
 		go func() {
@@ -107,12 +108,12 @@ func TestWatchdogFailsSilentTasksOnly(t *testing.T) {
 	t.Parallel()
 	const silence = 2 * time.Second
 	h := startHost(t, map[string]any{"task_silence_timeout": silence.String()}, nil)
-	ctx := within(t)
 	c := newClient(h.url)
 
 	for _, text := range []string{"silent host", "hang forever"} {
 		t.Run(text, func(t *testing.T) {
 			t.Parallel()
+			ctx := within(t)
 			tk := c.sendTask(t, ctx, nonBlocking(msg(text)))
 			s, r := c.openStream(t, ctx, "SubscribeToTask", map[string]any{"id": tk.ID})
 			if r != nil {
@@ -142,6 +143,7 @@ func TestWatchdogFailsSilentTasksOnly(t *testing.T) {
 	}
 	t.Run("progress keeps a long task alive", func(t *testing.T) {
 		t.Parallel()
+		ctx := within(t)
 		// 40 progress messages 100 ms apart: 4 s of work, twice the
 		// silence timeout, never silent for more than a tick.
 		tk := c.sendTask(t, ctx, nonBlocking(msg("beat 40 100")))

@@ -83,8 +83,9 @@ func baseConfig(extra map[string]any) map[string]any {
 //	              cancel, then replies "released K"
 //	release K     releases K, then replies "released K"
 //	beat N MS     N progress messages MS milliseconds apart, then "beat done"
-//	slowmany …    like slow, but after the release: two progress messages,
-//	              an artifact in two chunks, then "slowmany done"
+//	slowmany …    progress "thinking", waits until release(taskID) (or
+//	              cancel), then two progress messages, an artifact in two
+//	              chunks, and "slowmany done"
 //	flood N SIZE  progress "ready", waits until release(taskID), then N
 //	              artifact updates of SIZE bytes each, then "flood done";
 //	              before update i (i = 100, 200, …) it waits for
@@ -903,7 +904,7 @@ func (h *host) cancelTurn(t testing.TB, ctx context.Context, taskID string) test
 	return c
 }
 
-// sendsOf returns the kinds of the Sends of a turn, in order.
+// sendKinds returns the kinds of the Sends of a turn, in order.
 func (h *host) sendKinds(turnID string) []string {
 	var out []string
 	for _, c := range h.Recorder().Filter(func(c testharness.Call) bool {

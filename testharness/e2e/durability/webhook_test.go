@@ -153,9 +153,18 @@ func TestWebhookOutageLosesNothing(t *testing.T) {
 		rcv.waitDelivered(t, name, 1, 10*time.Second)
 	}
 	// The tasks go on working while the webhook fails: first it answers
-	// 503, then it is gone.
+	// 503 (until every hook has refused a notification), then it is gone.
 	rcv.setStatus(http.StatusServiceUnavailable)
-	time.Sleep(800 * time.Millisecond)
+	for _, name := range names {
+		eventually(t, 10*time.Second, func() (bool, string) {
+			for _, q := range rcv.requestsTo(name) {
+				if q.status == http.StatusServiceUnavailable {
+					return true, ""
+				}
+			}
+			return false, "hook " + name + " was not tried while it answered 503"
+		})
+	}
 	rcv.down()
 	for _, tk := range tasks {
 		c.waitState(t, tk.ID, a2a.TaskStateCompleted)
@@ -172,19 +181,19 @@ func TestWebhookOutageLosesNothing(t *testing.T) {
 	rcv.setStatus(0)
 	rcv.up(t)
 
-	retried := 0
 	for i, name := range names {
 		want := slowEvents(tasks[i].ID, fmt.Sprintf("slow %d", i))
 		got := rcv.waitDelivered(t, name, len(want), 30*time.Second)
 		checkSequence(t, name, got, tasks[i].ID, want)
+		retried := 0
 		for _, d := range got {
 			if d.attempts > 1 {
 				retried++
 			}
 		}
-	}
-	if retried == 0 {
-		t.Error("no notification was acknowledged after a failed attempt with the same delivery id")
+		if retried == 0 {
+			t.Errorf("hook %s: no notification was acknowledged after a refused attempt with the same delivery id", name)
+		}
 	}
 	time.Sleep(300 * time.Millisecond)
 	if d := rcv.duplicates(); len(d) > 0 {
@@ -432,7 +441,7 @@ func TestConfigCreatedOnARunningTaskGetsTheRest(t *testing.T) {
 		return len(got) > 0 && got[len(got)-1].ev.StatusUpdate != nil && got[len(got)-1].ev.StatusUpdate.Status.State == a2a.TaskStateCompleted,
 			fmt.Sprintf("hook tail got %v", describeAll(got))
 	})
-	if len(got) < 2 || len(got) > len(all)-2 {
+	if len(got) > len(all)-2 {
 		t.Errorf("a config created after step 1 got %d notifications: %v", len(got), describeAll(got))
 	}
 	checkSequence(t, "tail", got, tk.ID, all[len(all)-min(len(got), len(all)):])

@@ -883,8 +883,7 @@ func (h *host) completion(t testing.TB, ctx context.Context, turnID string) *pb.
 }
 
 // turnEnded waits until the host ended the task's first turn
-// (ProcessingComplete). Tests continue an INPUT_REQUIRED task only after
-// it: see TestLateCompletionOfTheAskingTurnDoesNotEndItsContinuation.
+// (ProcessingComplete), for tests that need the host's session idle.
 func (h *host) turnEnded(t testing.TB, ctx context.Context, taskID string) {
 	t.Helper()
 	if _, err := h.Recorder().WaitForCompletion(ctx, taskID); err != nil {

@@ -2,17 +2,25 @@
 // launched by the test harness exactly as a host launches it, that the
 // plugin's state is durable and that push notifications are delivered:
 //
-//   - restart_test.go: every task, push config and outbound conversation
-//     survives kill -9; running tasks are failed with a clear reason and
-//     their webhooks told; an interrupted task can still be continued.
+//   - restart_test.go: every task (each state, two owners), push config and
+//     outbound conversation survives kill -9; running and queued tasks are
+//     failed with a clear reason and their webhooks told; interrupted tasks
+//     can still be answered; what a stream showed is in the store before
+//     the client sees it; a graceful stop fails running tasks too; the
+//     conversation of a task failed at start-up is usable again.
 //   - webhook_test.go: every delivery is signed, authenticated, a valid
 //     v1.0 StreamResponse and in task order; webhook outages and plugin
 //     restarts lose nothing; permanent failures are given up and recorded;
-//     webhook URLs pass the SSRF guard.
+//     webhook URLs pass the SSRF guard; configs on running tasks get the
+//     rest; a generated signing key survives restarts.
 //   - pushconfig_test.go: the four push-config methods (v1.0 and 0.3
-//     shapes), inline configs, scoping between peers, push disabled.
-//   - jssdk_test.go: the official JS SDK client manages push configs.
-//   - retention_test.go: old finished tasks are pruned, running ones stay.
+//     shapes, aliases), inline configs, scoping between peers, push
+//     disabled, inline configs on continuations.
+//   - jssdk_test.go: the official JS SDK client manages push configs
+//     (testharness/interop/js/client-push.mjs).
+//   - retention_test.go: old finished tasks are pruned, unfinished ones stay.
+//   - scale_test.go: ListTasks through the binary on a 100k-task store
+//     (seeded by testdata/seed, a separate process).
 package durability_test
 
 import (

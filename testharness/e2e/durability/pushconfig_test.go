@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -217,6 +218,41 @@ func TestPushConfigMethodsThroughTheBinary(t *testing.T) {
 			}
 		}
 		alice.fails(t, "tasks/pushNotificationConfig/get", map[string]any{"id": tk.ID, "pushNotificationConfigId": "cfg-03"}, -32001)
+
+		// A 0.3 set without a config id uses the task id (as the 0.3 SDKs
+		// did), so a get without pushNotificationConfigId finds it.
+		bare := map[string]any{"url": url, "token": "tok-03", "authentication": map[string]any{"schemes": []string{"Bearer"}, "credentials": "cred-03"}}
+		got := alice.ok(t, "tasks/pushNotificationConfig/set", map[string]any{"taskId": tk.ID, "pushNotificationConfig": bare}, "")
+		withID := map[string]any{"id": tk.ID}
+		maps.Copy(withID, bare)
+		want, _ = json.Marshal(map[string]any{"taskId": tk.ID, "pushNotificationConfig": withID})
+		if !jsonEqual(got, want) {
+			t.Errorf("0.3 set without an id answered %s, want %s", got, want)
+		}
+		if got := alice.ok(t, "tasks/pushNotificationConfig/get", map[string]any{"id": tk.ID}, ""); !jsonEqual(got, want) {
+			t.Errorf("0.3 get without pushNotificationConfigId answered %s, want %s", got, want)
+		}
+		alice.ok(t, "tasks/pushNotificationConfig/delete", map[string]any{"id": tk.ID, "pushNotificationConfigId": tk.ID}, "")
+
+		// An inline 0.3 config on message/send.
+		url = rcv.url(hook{name: "inline-03", auth: "Bearer cred-i03", token: "tok-i03"})
+		res := alice.ok(t, "message/send", map[string]any{
+			"message": map[string]any{"kind": "message", "messageId": a2a.NewID(), "role": "user", "parts": []any{map[string]any{"kind": "text", "text": "report inline 0.3"}}},
+			"configuration": map[string]any{"blocking": true, "pushNotificationConfig": map[string]any{"id": "cfg-i03", "url": url, "token": "tok-i03",
+				"authentication": map[string]any{"schemes": []string{"Bearer"}, "credentials": "cred-i03"}}},
+		}, "")
+		var t03 struct {
+			ID     string `json:"id"`
+			Kind   string `json:"kind"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(res, &t03); err != nil || t03.Kind != "task" || t03.Status.State != "completed" {
+			t.Fatalf("0.3 message/send answered %s", res)
+		}
+		events := reportEvents(t03.ID, "report inline 0.3")
+		checkSequence(t, "inline-03", rcv.waitDelivered(t, "inline-03", len(events), 15*time.Second), t03.ID, events)
 	})
 
 	t.Run("inline", func(t *testing.T) {

@@ -74,6 +74,7 @@ func TestRestartAfterKill9KeepsEveryTask(t *testing.T) {
 	}
 	add("canceled", alice, canceled, a2a.TaskStateCanceled)
 	asking := add("input-required", alice, alice.send(t, msg{text: "ask later"}), a2a.TaskStateInputRequired)
+	add("auth-required", alice, alice.send(t, msg{text: "login first"}), a2a.TaskStateAuthRequired)
 	workingURL := rcv.url(hook{name: "working", auth: "Bearer cred-working", token: "tok-working"})
 	working := alice.send(t, msg{text: "hang forever", returnImmediately: true,
 		push: pushConfig("cfg-working", workingURL, "cred-working", "tok-working")})

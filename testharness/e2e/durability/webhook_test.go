@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
 // reportEvents is what the agent's "report" rule produces, as a webhook
@@ -462,4 +465,45 @@ func TestConfigCreatedOnARunningTaskGetsTheRest(t *testing.T) {
 	if n := len(rcv.delivered("deleted")); n > 1 {
 		t.Errorf("a deleted config's webhook got %d notifications acknowledged", n)
 	}
+}
+
+// TestGeneratedPushSecretSignsAcrossRestarts: with neither A2A_PUSH_SECRET
+// nor a bearer token, notifications are signed with a key the plugin
+// generates into its data directory (<data dir>/push-secret), and the same
+// key keeps signing after a kill -9 and restart.
+func TestGeneratedPushSecretSignsAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	h := launch(t, launchOpts{dataDir: dataDir})
+	keyFile := filepath.Join(dataDir, testharness.A2APluginName, "push-secret")
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatalf("no generated webhook signing key: %v", err)
+	}
+	secret := strings.TrimSpace(string(key))
+	if len(secret) < 32 {
+		t.Fatalf("the generated key is %d characters long", len(secret))
+	}
+	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the key file is readable by others: %v %v", fi.Mode(), err)
+	}
+	rcv := newReceiver(t, secret)
+	c := clientOf(h, "")
+	url := rcv.url(hook{name: "gen", auth: "Bearer cred-gen", token: "tok-gen"})
+	before := c.send(t, msg{text: "report signed", push: pushConfig("cfg-gen", url, "cred-gen", "tok-gen")})
+	rcv.waitDelivered(t, "gen", 7, 15*time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Restart(ctx, testharness.A2APluginName); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(keyFile); strings.TrimSpace(string(again)) != secret {
+		t.Fatal("the restarted plugin replaced its webhook signing key")
+	}
+	c = clientOf(h, "")
+	after := c.send(t, msg{text: "report signed again", push: pushConfig("cfg-gen", url, "cred-gen", "tok-gen")})
+	got := rcv.waitDelivered(t, "gen", 14, 15*time.Second)
+	checkSequence(t, "gen", got[:7], before.ID, reportEvents(before.ID, "report signed"))
+	checkSequence(t, "gen", got[7:], after.ID, reportEvents(after.ID, "report signed again"))
 }

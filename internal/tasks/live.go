@@ -216,6 +216,7 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 	if len(deliveries) > 0 && m.opts.Notifier != nil {
 		m.opts.Notifier.Notify()
 	}
+	m.notifyLocked(lt)
 	return nil
 }
 

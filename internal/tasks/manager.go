@@ -130,6 +130,8 @@ type Manager struct {
 	// above zero belongs to an earlier turn and must not settle the task.
 	hostTurns map[string]int
 	closed    bool
+	// watch holds the functions Watch registered (see watch.go).
+	watch watchers
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -248,13 +250,35 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Unlock()
 	m.wg.Wait()
 	var errs []error
+	var running []*Turn
 	for _, lt := range lts {
 		lt.mu.Lock()
-		if !lt.rec.Task.Status.State.Terminal() {
+		st := lt.rec.Task.Status.State
+		// A task waiting for its client (kept in memory only for its
+		// streams) keeps waiting in the store.
+		if !st.Terminal() && !(st.Interrupted() && lt.turn == nil) {
+			if lt.turnRunning && lt.turn != nil {
+				running = append(running, lt.turn)
+			}
 			errs = append(errs, m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateFailed,
 				msg: agentText(lt, "The agent is shutting down and could not finish this task. Send the request again later.")}}))
 		}
 		lt.mu.Unlock()
+	}
+	// Stop the host's work on turns nobody can receive any more, so its
+	// conversations are free when the plugin comes back.
+	if exec := m.executor(); exec != nil && len(running) > 0 {
+		var wg sync.WaitGroup
+		for _, t := range running {
+			wg.Add(1)
+			go func(t *Turn) {
+				defer wg.Done()
+				if err := exec.CancelTurn(ctx, t, "the A2A plugin is shutting down"); err != nil {
+					m.log.Warn("host did not confirm the cancellation at shutdown", "task_id", t.TaskID, "context_id", t.ContextID, "error", err)
+				}
+			}(t)
+		}
+		wg.Wait()
 	}
 	return errors.Join(errs...)
 }

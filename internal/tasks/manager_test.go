@@ -729,3 +729,38 @@ func TestLateProcessingCompleteOfTheAskingTurnDoesNotEndTheContinuation(t *testi
 		t.Fatalf("resp = %+v, %v", r.resp, r.err)
 	}
 }
+
+func TestCloseFailsRunningTasksAndStopsTheirHostTurns(t *testing.T) {
+	st := store.NewMemory(100)
+	ex := newFakeExec()
+	m, err := NewManager(Options{Store: st, Executor: ex, RequestTimeout: 5 * time.Second})
+	must(t, err)
+	_, err = m.Start(context.Background())
+	must(t, err)
+	ctx := context.Background()
+	r, err := m.Send(ctx, sendParams(alice, "long", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}))
+	must(t, err)
+	turn := ex.next(t)
+	// An auth-required task followed by a stream keeps waiting.
+	sub, err := m.Stream(ctx, sendParams(alice, "mail", nil))
+	must(t, err)
+	authTurn := ex.next(t)
+	must(t, m.Apply(ctx, authTurn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in")}))
+	_ = sub
+	must(t, m.Close(ctx))
+	if ids := ex.cancelledIDs(); len(ids) != 1 || ids[0] != turn.TaskID {
+		t.Fatalf("host turns cancelled at close: %v, want [%s]", ids, turn.TaskID)
+	}
+	rec, err := st.GetTask(ctx, r.Task.ID, "")
+	must(t, err)
+	if rec.Task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("running task = %s", rec.Task.Status.State)
+	}
+	rec, err = st.GetTask(ctx, authTurn.TaskID, "")
+	must(t, err)
+	if rec.Task.Status.State != a2a.TaskStateAuthRequired {
+		t.Fatalf("auth-required task = %s", rec.Task.Status.State)
+	}
+}

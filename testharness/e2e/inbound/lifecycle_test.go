@@ -253,7 +253,6 @@ func TestCrashedPluginFailsItsRunningTasksOnRestart(t *testing.T) {
 // live session keeps working for an answer nobody can receive, and its
 // conversation stays busy.
 func TestDrainStopsTheHostTurnOfAnAbandonedTask(t *testing.T) {
-	t.Skip("BUG: Drain (tasks.Manager.Close) fails running tasks without CancelTurn to the host; see report")
 	t.Parallel()
 	h := startHost(t, nil, nil)
 	ctx := within(t)

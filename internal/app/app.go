@@ -169,11 +169,15 @@ func (a *App) background(ctx context.Context) {
 	every := min(max(retention/24, time.Minute), time.Hour)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	// Prune once at start too: a plugin restarted more often than the
+	// interval would otherwise never prune.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		nt, ne, err := a.store.Prune(ctx, time.Now().Add(-retention))
 		if err != nil {

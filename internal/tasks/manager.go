@@ -223,6 +223,9 @@ func (m *Manager) Start(ctx context.Context) (int, error) {
 		if err != nil {
 			return failed, err
 		}
+		// The host may still be working on the turn the old process
+		// started: stop it, or its conversation stays busy.
+		m.cancelOnHost(&Turn{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID}, "the A2A plugin restarted")
 		failed++
 	}
 	if failed > 0 {

@@ -764,3 +764,28 @@ func TestCloseFailsRunningTasksAndStopsTheirHostTurns(t *testing.T) {
 		t.Fatalf("auth-required task = %s", rec.Task.Status.State)
 	}
 }
+
+func TestInlinePushConfigOnAContinuationIsKept(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ch := e.sendAsync(sendParams(alice, "q", nil))
+	ask := e.exec.next(t)
+	must(t, e.m.Apply(ctx, ask.TaskID, Update{Kind: UpdateInputRequired, Message: agentMsg("?")}))
+	wait(t, ch)
+	p := sendParams(alice, "answer", func(r *a2a.SendMessageRequest) { r.Message.TaskID = ask.TaskID })
+	p.PushConfig = &a2a.TaskPushNotificationConfig{ID: "later", URL: "https://example.test/hook"}
+	ch = e.sendAsync(p)
+	cont := e.exec.next(t)
+	must(t, e.m.Apply(ctx, cont.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("done")}))
+	wait(t, ch)
+	pcs, err := e.store.ListPushConfigs(ctx, ask.TaskID)
+	must(t, err)
+	if len(pcs) != 1 || pcs[0].Config.ID != "later" {
+		t.Fatalf("configs = %+v", pcs)
+	}
+	ds, err := e.store.DueDeliveries(ctx, time.Now().Add(time.Hour), 10)
+	must(t, err)
+	if len(ds) == 0 || ds[0].ConfigID != "later" {
+		t.Fatalf("the continuation's updates were not queued for the new webhook: %+v", ds)
+	}
+}

@@ -284,6 +284,26 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 			"task %s is still working; wait until it asks for input (or finishes), or cancel it", t.ID))
 	}
+	if p.PushConfig != nil {
+		// The task is stored already, so its new webhook can be too.
+		pc := *p.PushConfig
+		pc.TaskID = t.ID
+		if pc.ID == "" {
+			pc.ID = a2a.NewID()
+		}
+		if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: pc, Owner: p.Caller.ID, CreatedAt: m.now()}); err != nil {
+			return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
+		}
+		replaced := false
+		for i := range lt.push {
+			if lt.push[i].ID == pc.ID {
+				lt.push[i], replaced = pc, true
+			}
+		}
+		if !replaced {
+			lt.push = append(lt.push, pc)
+		}
+	}
 	msg.ContextID = t.ContextID
 	t.History = append(t.History, msg)
 	lt.settled = make(chan struct{})

@@ -517,6 +517,12 @@ func (m *Memory) DueDeliveries(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
+// ClaimDeliveries implements Store for a single process: it is
+// DueDeliveries (one dispatcher, which tracks what it is delivering).
+func (m *Memory) ClaimDeliveries(ctx context.Context, replica string, now time.Time, lease time.Duration, limit int) ([]Delivery, error) {
+	return m.DueDeliveries(ctx, now, limit)
+}
+
 // CompleteDelivery implements Store; completing a delivery that no longer
 // exists is not an error.
 func (m *Memory) CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error {

@@ -650,6 +650,12 @@ func (s *SQLite) DueDeliveries(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
+// ClaimDeliveries implements Store for a single process: it is
+// DueDeliveries (one dispatcher, which tracks what it is delivering).
+func (s *SQLite) ClaimDeliveries(ctx context.Context, replica string, now time.Time, lease time.Duration, limit int) ([]Delivery, error) {
+	return s.DueDeliveries(ctx, now, limit)
+}
+
 // CompleteDelivery implements Store. Completing a delivery that no longer
 // exists (its task was pruned or its config deleted meanwhile) is not an
 // error.

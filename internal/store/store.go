@@ -2,9 +2,10 @@
 // metadata, owner), push-notification configs, the push delivery outbox and
 // the conversations behind a2a_history.
 //
-// Two implementations satisfy Store: Memory (bounded, for tests and for
-// operators who want no disk) and SQLite (durable, the default when the host
-// gives a data directory). Every write that a caller is told about is durable
+// Three implementations satisfy Store: Memory (bounded, for tests and for
+// operators who want no disk), SQLite (durable, the default when the host
+// gives a data directory) and Postgres (several replicas of the plugin on
+// one database; see Postgres). Every write that a caller is told about is durable
 // when the call returns: callers write first and tell clients afterwards.
 package store
 
@@ -154,6 +155,15 @@ type Store interface {
 	// after now, oldest first, at most the first pending one per config so
 	// that each webhook receives its notifications in order.
 	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// ClaimDeliveries is DueDeliveries for dispatchers that share one
+	// outbox (several replicas on one database): it returns the due
+	// deliveries no other replica holds and holds them for replica until
+	// now+lease, or until RetryDelivery or CompleteDelivery releases them,
+	// so that each is sent by one replica at a time while per-config
+	// order is kept. A store only one process uses may implement it as
+	// DueDeliveries (Memory and SQLite do): its one dispatcher never asks
+	// again for a config it is delivering to.
+	ClaimDeliveries(ctx context.Context, replica string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
 	// CompleteDelivery removes a delivered (or given-up) delivery; a
 	// give-up is recorded with its reason.
 	CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxRetryAndGiveUp", testOutboxRetry},
 		{"OutboxDeletedConfigDropsDeliveries", testOutboxDeleteConfig},
 		{"OutboxKeepsContextAndTrace", testOutboxTrace},
+		{"OutboxClaimTakesDueHeads", testOutboxClaim},
 		{"SaveTaskWithDeliveriesIsAtomic", testSaveAtomic},
 		{"Conversations", testConversations},
 		{"Prune", testPrune},
@@ -793,6 +794,51 @@ func testOutboxTrace(t *testing.T, s store.Store) {
 	}
 	if d := due(t, s, time.Now().Add(time.Second), 0)[0]; d.Attempts != 1 || d.Traceparent != tp || d.Tracestate != "vendor=1,other=x" {
 		t.Errorf("retried delivery = %+v", d)
+	}
+}
+
+// testOutboxClaim checks what every store's ClaimDeliveries does for one
+// dispatcher: it returns what DueDeliveries returns (the oldest due
+// delivery per config, in id order), a completed delivery makes way for
+// the next, and a retried one is claimable again once due. (Exclusivity
+// between replicas is the shared store's own test.)
+func testOutboxClaim(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	outboxFixture(t, s)
+	mustSave(t, s, task("t1", "o", "c", a2a.TaskStateWorking, 2), delivery("A", "a1"), delivery("B", "b1"), delivery("A", "a2"))
+	now := time.Now().Add(time.Second)
+	claim := func(at time.Time) []store.Delivery {
+		t.Helper()
+		ds, err := s.ClaimDeliveries(ctx, "r1", at, time.Minute, 0)
+		if err != nil {
+			t.Fatalf("ClaimDeliveries: %v", err)
+		}
+		return ds
+	}
+	ds := claim(now)
+	if got := bodies(ds); !slices.Equal(got, []string{"a1", "b1"}) {
+		t.Fatalf("claimed %v, want [a1 b1]", got)
+	}
+	if ds[0].TaskID != "t1" || ds[0].ConfigID != "A" || ds[0].CreatedAt.IsZero() {
+		t.Errorf("claimed delivery fields: %+v", ds[0])
+	}
+	if err := s.CompleteDelivery(ctx, ds[0].ID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	next := now.Add(time.Minute)
+	if err := s.RetryDelivery(ctx, ds[1].ID, 1, next, "503"); err != nil {
+		t.Fatal(err)
+	}
+	a2 := claim(now)
+	if got := bodies(a2); !slices.Equal(got, []string{"a2"}) {
+		t.Fatalf("after completing a1 and retrying b1 later: claimed %v, want [a2]", got)
+	}
+	if err := s.CompleteDelivery(ctx, a2[0].ID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(next)
+	if !slices.Equal(bodies(got), []string{"b1"}) || got[0].Attempts != 1 || got[0].LastError != "503" {
+		t.Fatalf("at the retry time: claimed %+v, want b1 after one attempt", got)
 	}
 }
 

@@ -1,0 +1,336 @@
+package store_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/store/storetest"
+)
+
+// pgDSN returns a DSN for a new, empty schema of the test database named
+// by A2A_TEST_POSTGRES_DSN (dropped when the test ends), or skips the test
+// when that variable is unset: `make test` starts a throwaway PostgreSQL
+// and sets it.
+func pgDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("A2A_TEST_POSTGRES_DSN")
+	if base == "" {
+		t.Skip("A2A_TEST_POSTGRES_DSN is not set: `make test` starts a PostgreSQL server for these tests (testharness/pg/up.sh)")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to A2A_TEST_POSTGRES_DSN: %v", err)
+	}
+	defer conn.Close(ctx)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	})
+	return withSearchPath(base, schema)
+}
+
+// withSearchPath adds search_path=schema to a URL or key=value DSN.
+func withSearchPath(dsn, schema string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return strings.TrimSpace(dsn) + " search_path=" + schema
+}
+
+func openTestPostgres(t testing.TB, dsn, replica string) *store.Postgres {
+	t.Helper()
+	s, err := store.OpenPostgres(context.Background(), dsn, store.PostgresOptions{Replica: replica})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPostgresConformance(t *testing.T) {
+	pgDSN(t) // skip early without a server
+	storetest.Run(t, func(t *testing.T) store.Store { return openTestPostgres(t, pgDSN(t), "") })
+}
+
+func TestPostgresRefusesAnUnreachableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := store.OpenPostgres(ctx, "postgres://nobody:secret-pw@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", store.PostgresOptions{})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/none") || strings.Contains(err.Error(), "secret-pw") {
+		t.Fatalf("err = %v; want it to name the server and hide the password", err)
+	}
+	if _, err := store.OpenPostgres(ctx, "", store.PostgresOptions{}); err == nil {
+		t.Fatal("an empty DSN was accepted")
+	}
+}
+
+// pgTask is a small task record in state st.
+func pgTask(id string, st a2a.TaskState) *store.TaskRecord {
+	now := time.Now()
+	return &store.TaskRecord{Task: a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: st, Timestamp: a2a.NewTimestamp(now)}},
+		Owner: "peer:alice", CreatedAt: now, UpdatedAt: now}
+}
+
+func TestPostgresClaimsAreExclusiveAndLapse(t *testing.T) {
+	dsn := pgDSN(t)
+	r1, r2 := openTestPostgres(t, dsn, "r1"), openTestPostgres(t, dsn, "r2")
+	defer r1.Close()
+	defer r2.Close()
+	ctx := context.Background()
+	if err := r1.SaveTask(ctx, pgTask("t1", a2a.TaskStateWorking), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"A", "B"} {
+		if err := r1.PutPushConfig(ctx, &store.PushConfig{Config: a2a.TaskPushNotificationConfig{TaskID: "t1", ID: id, URL: "https://h.example/" + id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds := []store.Delivery{{ConfigID: "A", Body: []byte("a1")}, {ConfigID: "B", Body: []byte("b1")}, {ConfigID: "A", Body: []byte("a2")}}
+	if err := r1.SaveTask(ctx, pgTask("t1", a2a.TaskStateWorking), ds); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(time.Second)
+	claim := func(s *store.Postgres, replica string, at time.Time) []string {
+		t.Helper()
+		got, err := s.ClaimDeliveries(ctx, replica, at, time.Minute, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range got {
+			out = append(out, string(d.Body))
+		}
+		return out
+	}
+	first, err := r1.ClaimDeliveries(ctx, "r1", now, time.Minute, 0)
+	if err != nil || len(first) != 2 || string(first[0].Body) != "a1" || string(first[1].Body) != "b1" {
+		t.Fatalf("r1 claimed %+v, %v; want a1 and b1", first, err)
+	}
+	if got := claim(r2, "r2", now); len(got) != 0 {
+		t.Fatalf("r2 claimed %v while r1 holds them", got)
+	}
+	if got := claim(r1, "r1", now); len(got) != 0 {
+		t.Fatalf("r1 claimed %v twice", got)
+	}
+	// Completing a1 makes a2 the head of A: r2 may take it, in order.
+	if err := r1.CompleteDelivery(ctx, first[0].ID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(r2, "r2", now); !slices.Equal(got, []string{"a2"}) {
+		t.Fatalf("r2 claimed %v, want [a2]", got)
+	}
+	// r1 dies holding b1: once its claim lapses, r2 takes it over.
+	if got := claim(r2, "r2", now.Add(30*time.Second)); len(got) != 0 {
+		t.Fatalf("r2 claimed %v before r1's claim lapsed", got)
+	}
+	// (Its own claim on a2 lapsed too; its dispatcher knows a2 is in
+	// flight and skips it.)
+	if got := claim(r2, "r2", now.Add(61*time.Second)); !slices.Equal(got, []string{"b1", "a2"}) {
+		t.Fatalf("after the lease r2 claimed %v, want [b1 a2]", got)
+	}
+}
+
+// TestPostgresClaimsUnderContention has replicas claim and complete a busy
+// outbox concurrently: every delivery is claimed exactly once and each
+// config's deliveries are claimed in order.
+func TestPostgresClaimsUnderContention(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	stores := []*store.Postgres{openTestPostgres(t, dsn, "r1"), openTestPostgres(t, dsn, "r2"), openTestPostgres(t, dsn, "r3")}
+	for _, s := range stores {
+		defer s.Close()
+	}
+	const tasks, configs, perConfig = 10, 4, 5
+	for i := range tasks {
+		id := fmt.Sprintf("t%d", i)
+		if err := stores[0].SaveTask(ctx, pgTask(id, a2a.TaskStateWorking), nil); err != nil {
+			t.Fatal(err)
+		}
+		var ds []store.Delivery
+		for c := range configs {
+			cid := fmt.Sprintf("c%d", c)
+			if err := stores[0].PutPushConfig(ctx, &store.PushConfig{Config: a2a.TaskPushNotificationConfig{TaskID: id, ID: cid, URL: "https://h.example"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for n := range perConfig {
+			for c := range configs {
+				ds = append(ds, store.Delivery{ConfigID: fmt.Sprintf("c%d", c), Body: []byte(fmt.Sprintf("%s/c%d/%d", id, c, n))})
+			}
+		}
+		if err := stores[0].SaveTask(ctx, pgTask(id, a2a.TaskStateWorking), ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu      sync.Mutex
+		claimed = map[int64]int{}
+		order   = map[string][]int{}
+		wg      sync.WaitGroup
+	)
+	for w := range 6 {
+		s := stores[w%len(stores)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for idle := 0; idle < 20; {
+				ds, err := s.ClaimDeliveries(ctx, s.Replica(), time.Now(), time.Minute, 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ds) == 0 {
+					idle++
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				idle = 0
+				for _, d := range ds {
+					var task, cfg string
+					var n int
+					fmt.Sscanf(strings.ReplaceAll(string(d.Body), "/", " "), "%s %s %d", &task, &cfg, &n)
+					mu.Lock()
+					claimed[d.ID]++
+					order[task+"/"+cfg] = append(order[task+"/"+cfg], n)
+					mu.Unlock()
+					if err := s.CompleteDelivery(ctx, d.ID, false, ""); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(claimed) != tasks*configs*perConfig {
+		t.Errorf("%d deliveries claimed, want %d", len(claimed), tasks*configs*perConfig)
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Errorf("delivery %d claimed %d times", id, n)
+		}
+	}
+	for k, ns := range order {
+		if !slices.IsSorted(ns) || len(ns) != perConfig {
+			t.Errorf("config %s: deliveries claimed in order %v", k, ns)
+		}
+	}
+}
+
+func TestPostgresFencesFinishedTasks(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	r1, r2 := openTestPostgres(t, dsn, "r1"), openTestPostgres(t, dsn, "r2")
+	defer r1.Close()
+	defer r2.Close()
+	if err := r1.SaveTask(ctx, pgTask("t1", a2a.TaskStateWorking), nil); err != nil {
+		t.Fatal(err)
+	}
+	// r2 takes the task over and fails it (r1's lease expired).
+	if err := r2.SaveTask(ctx, pgTask("t1", a2a.TaskStateFailed), nil); err != nil {
+		t.Fatal(err)
+	}
+	// r1 was only cut off: its late answer must not overwrite the failure.
+	err := r1.SaveTask(ctx, pgTask("t1", a2a.TaskStateCompleted), []store.Delivery{{ConfigID: "x", Body: []byte("late")}})
+	if !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("r1's late save: %v, want ErrFenced", err)
+	}
+	rec, seq, replica, err := r1.TaskAt(ctx, "t1")
+	if err != nil || rec.Task.Status.State != a2a.TaskStateFailed || replica != "r2" || seq != 0 {
+		t.Fatalf("TaskAt = %v %d %q %v; want FAILED by r2", rec.Task.Status.State, seq, replica, err)
+	}
+	if ds, _ := r1.DueDeliveries(ctx, time.Now().Add(time.Hour), 0); len(ds) != 0 {
+		t.Errorf("the fenced save queued %d deliveries", len(ds))
+	}
+	// The replica that finished it may still write it (as one store does).
+	if err := r2.SaveTask(ctx, pgTask("t1", a2a.TaskStateCanceled), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Running tasks are listed per replica.
+	if err := r1.SaveTask(ctx, pgTask("t2", a2a.TaskStateWorking), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.SaveTask(ctx, pgTask("t3", a2a.TaskStateInputRequired), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r2.ReplicaTasks(ctx, "r1")
+	if err != nil || len(got) != 1 || got[0].Task.ID != "t2" {
+		t.Fatalf("ReplicaTasks(r1) = %v, %v; want [t2]", got, err)
+	}
+}
+
+func TestPostgresPublishesEventsToFollowers(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	s := openTestPostgres(t, dsn, "r1")
+	defer s.Close()
+	if err := s.SaveTaskEvents(ctx, pgTask("t1", a2a.TaskStateWorking), nil, [][]byte{[]byte(`{"e":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	events := func() []string {
+		rows, err := s.Pool().Query(ctx, `SELECT seq || ':' || convert_from(body, 'UTF8') FROM task_events WHERE task_id = 't1' ORDER BY seq`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := events(); len(got) != 0 {
+		t.Fatalf("events written with nobody following: %v", got)
+	}
+	listen, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listen.Close(ctx)
+	if _, err := listen.Exec(ctx, `LISTEN "`+s.EventsChannel()+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO task_watch (task_id, replica) VALUES ('t1', 'r2')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveTaskEvents(ctx, pgTask("t1", a2a.TaskStateWorking), nil, [][]byte{[]byte(`{"e":2}`), []byte(`{"e":3}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := events(), []string{`2:{"e":2}`, `3:{"e":3}`}; !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := listen.WaitForNotification(wctx)
+	if err != nil || n.Payload != "t1 3" {
+		t.Fatalf("notification %+v, %v; want payload \"t1 3\"", n, err)
+	}
+	if _, seq, _, err := s.TaskAt(ctx, "t1"); err != nil || seq != 3 {
+		t.Fatalf("seq = %d, %v; want 3", seq, err)
+	}
+}

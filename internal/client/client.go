@@ -198,6 +198,11 @@ func guardedDial(g Guard) func(ctx context.Context, network, addr string) (net.C
 type Auth struct {
 	// Token is sent as "Authorization: Bearer <Token>".
 	Token string
+	// TokenFunc, when set, returns the bearer token for each request and
+	// takes precedence over Token unless it returns "". It lets the caller
+	// rotate a token (re-read from a file, re-run a command) without new
+	// Peer handles; it must be fast and safe for concurrent use.
+	TokenFunc func() string
 	// HeaderName and HeaderValue are sent as one extra header.
 	HeaderName, HeaderValue string
 }
@@ -316,8 +321,14 @@ func (p *Peer) CachedCard() *CardInfo {
 // decorate sets the headers every request to p carries.
 func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer) {
 	req.Header.Set("User-Agent", c.opts.UserAgent)
-	if p.ep.Auth.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+p.ep.Auth.Token)
+	token := p.ep.Auth.Token
+	if f := p.ep.Auth.TokenFunc; f != nil {
+		if v := f(); v != "" {
+			token = v
+		}
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if p.ep.Auth.HeaderName != "" {
 		req.Header.Set(p.ep.Auth.HeaderName, p.ep.Auth.HeaderValue)

@@ -127,6 +127,27 @@ func TestSendMessageV1SendsVersionHeaderAuthAndTrace(t *testing.T) {
 	}
 }
 
+func TestTokenFuncIsAskedOnEveryRequest(t *testing.T) {
+	f := newFake(t, v1Card)
+	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
+	var current atomic.Value
+	current.Store("first")
+	c := client.New(client.Options{})
+	p := c.Peer(client.Endpoint{URL: f.srv.URL, Auth: client.Auth{Token: "static", TokenFunc: func() string { return current.Load().(string) }}})
+	for _, want := range []string{"first", "second", ""} {
+		current.Store(want)
+		if _, err := send(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			want = "static" // an empty TokenFunc answer falls back to Token
+		}
+		if got := f.header().Get("Authorization"); got != "Bearer "+want {
+			t.Fatalf("Authorization = %q, want Bearer %s", got, want)
+		}
+	}
+}
+
 func TestInvalidTraceparentIsNotSent(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }

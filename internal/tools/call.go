@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -56,7 +57,7 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	o := t.send(ctx, target, prep, wait, waitFor, ci.report, nil)
+	o := t.send(ctx, originOf(ci), target, prep, wait, waitFor, ci.report, nil)
 	return t.callResult(target, prep, o)
 }
 
@@ -70,8 +71,9 @@ type prepared struct {
 }
 
 // prepareMessage validates a message's arguments and builds it: redacted
-// text, file and data parts, delegation chain metadata. A non-nil result is
-// an is_error result to return as is.
+// text, file parts (their names redacted), the data part (redacted value by
+// value), delegation chain metadata. The count of redactions covers them
+// all. A non-nil result is an is_error result to return as is.
 func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *pb.ToolResult) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errorResult("%s: argument \"message\" is required: the text to send to the agent", tool)
@@ -85,13 +87,23 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 		if err != nil {
 			return nil, errorResult("%s: argument \"files[%d]\": %v", tool, i, err)
 		}
+		if part.Filename != "" {
+			var k int
+			part.Filename, k = redactText(part.Filename)
+			n += k
+		}
 		msg.Parts = append(msg.Parts, part)
 	}
 	if len(data) > 0 && string(data) != "null" {
 		if !json.Valid(data) {
 			return nil, errorResult("%s: argument \"data\" must be valid JSON", tool)
 		}
-		msg.Parts = append(msg.Parts, a2a.DataPart(json.RawMessage(data)))
+		clean, k, err := redactData(data)
+		if err != nil {
+			return nil, errorResult("%s: argument \"data\": %v", tool, err)
+		}
+		n += k
+		msg.Parts = append(msg.Parts, a2a.DataPart(clean))
 	}
 	chain, err := nextChain(ctx, t.cfg.MaxDepth)
 	if err != nil {
@@ -174,9 +186,16 @@ func guessType(mt, name string) string {
 	return "application/octet-stream"
 }
 
-// send delivers a prepared message and records the exchange.
-func (t *Toolset) send(ctx context.Context, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, onTask func(string)) *outcome {
-	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, onTask: onTask})
+// send delivers a prepared message and records the exchange. A task that
+// stops at AUTH_REQUIRED is resumed once with refreshed credentials when
+// the peer's configuration allows it (see resumeAfterAuth). When the
+// delegation ended, the host's memory is told (RecordDelegation). stop, if
+// not nil, ends the wait early (see sendSpec).
+func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
+	started := time.Now()
+	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
+	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
+	t.remember(target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID
 	if contextID == "" {
 		contextID = prep.msg.ContextID
@@ -187,7 +206,10 @@ func (t *Toolset) send(ctx context.Context, target *resolved, prep *prepared, wa
 			Time: t.now().Add(-o.elapsed)})
 	}
 	t.recordReceived(ctx, target.name, o)
-	t.recordDelegation(ctx, target.name, prep, o)
+	if wait && needsAuth(o) {
+		o = t.resumeAfterAuth(ctx, target, o, d.chain, waitFor-time.Since(started), progress)
+	}
+	t.recordDelegation(ctx, org, target.name, d, o)
 	return o
 }
 
@@ -214,8 +236,11 @@ func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.T
 		return &pb.ToolResult{Content: b.String(), IsError: true}
 	}
 	writeOutcome(&b, target.name, o)
+	if o.authResumed && o.authNote != "" && o.tr.state != a2a.TaskStateAuthRequired {
+		fmt.Fprintf(&b, "Note: %s\n", o.authNote)
+	}
 	if prep.redactions > 0 {
-		fmt.Fprintf(&b, "\nNote: %d secret(s) were redacted from the outgoing message before it was sent.", prep.redactions)
+		fmt.Fprintf(&b, "Note: %d secret(s) were redacted from the outgoing message before it was sent.\n", prep.redactions)
 	}
 	writeJSONLine(&b, target.name, o)
 	return textResult(b.String())
@@ -252,8 +277,12 @@ func writeOutcome(b *strings.Builder, peer string, o *outcome) {
 		fmt.Fprintf(b, "%s needs more input before it can continue (%sstate INPUT_REQUIRED).\nQuestion from %s: %s\n", peer, ids, peer, clip(q))
 		fmt.Fprintf(b, "To answer: a2a_call agent=%q task_id=%q context_id=%q message=\"<your answer>\"\n", peer, tr.taskID, tr.contextID)
 	case tr.state == a2a.TaskStateAuthRequired:
-		fmt.Fprintf(b, "%s needs authentication before it can continue (%sstate AUTH_REQUIRED): %s\n", peer, ids, clip(tr.question()))
-		fmt.Fprintf(b, "Once credentials are in place, follow up with a2a_task agent=%q task_id=%q action=\"wait\".\n", peer, tr.taskID)
+		what := tr.question()
+		if what == "" {
+			what = "(the peer did not say what it needs)"
+		}
+		fmt.Fprintf(b, "%s needs authentication before it can continue (%sstate AUTH_REQUIRED).\nWhat %s needs: %s\n", peer, ids, peer, clip(what))
+		writeAuthHelp(b, peer, o)
 	case tr.state == a2a.TaskStateCompleted:
 		fmt.Fprintf(b, "%s completed the task (%sstate COMPLETED):\n%s\n", peer, ids, clip(orNone(tr.answer())))
 		if tr.contextID != "" {

@@ -31,9 +31,9 @@ func (t *Toolset) discover(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	}
 	var info *client.CardInfo
 	if a.Refresh {
-		info, err = target.peer.Refresh(ctx)
+		info, err = t.fetchCard(ctx, target)
 	} else {
-		info, err = target.peer.Card(ctx)
+		info, err = t.card(ctx, target)
 	}
 	if err != nil {
 		return errorResult("a2a_discover: %v", err)
@@ -76,6 +76,8 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 			cred = "bearer token and a custom header"
 		case target.conf.Token != "":
 			cred = "bearer token"
+		case target.conf.tokens != nil:
+			cred = "bearer token from " + target.conf.tokens.what() + " (read again when the peer refuses it or asks for credentials)"
 		case target.conf.Header != "":
 			h, _, _ := client.ParseHeader(target.conf.Header)
 			cred = "header " + h

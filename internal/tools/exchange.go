@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -24,9 +26,12 @@ type sendSpec struct {
 	// progress reports intermediate events; it returns false when the
 	// caller went away. May be nil.
 	progress func(string) bool
-	// onTask is called once the peer's task id is known (orchestrate uses
-	// it to cancel losers). May be nil.
+	// onTask is called once the peer's task id is known. May be nil.
 	onTask func(taskID string)
+	// stop, when closed, ends the wait early, as its end does: the call
+	// returns (a receipt) as soon as the task id is known. Orchestrate
+	// closes it for the peers that lost. May be nil.
+	stop <-chan struct{}
 }
 
 // outcome is what came of a sendSpec (or of following a task).
@@ -38,11 +43,31 @@ type outcome struct {
 	why     string
 	err     error
 	elapsed time.Duration
+	// refreshable: the peer's token comes from token_file or
+	// token_command, so AUTH_REQUIRED can be answered by the plugin.
+	refreshable bool
+	// authResumed: the task asked for credentials, they were refreshed
+	// and the task resumed; authNote says so (or why that failed).
+	authResumed bool
+	authNote    string
 }
 
 // done reports whether the task reached a terminal or interrupted state or
 // the peer replied with a message.
 func (o *outcome) done() bool { return o.err == nil && o.tr.done() }
+
+// failed reports an outcome that is a failure: an error, or a task the
+// peer ended FAILED, REJECTED or CANCELED.
+func (o *outcome) failed() bool {
+	if o.err != nil {
+		return true
+	}
+	switch o.tr.state {
+	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+		return o.tr.message == nil
+	}
+	return false
+}
 
 // success reports a completed task or a direct message reply.
 func (o *outcome) success() bool {
@@ -219,66 +244,85 @@ func stateName(s a2a.TaskState) string {
 	return strings.TrimPrefix(s.String(), "TASK_STATE_")
 }
 
-// deliver sends spec.msg to the peer and follows the task as spec asks.
+// ackGrace is how long past the end of its wait (or past being told to
+// stop) a call keeps waiting for the peer to name the task it created. A
+// task exists once the peer accepted the message, but over a stream some
+// peers name it only with their first event — this plugin's own server
+// waits up to 3s for the agent's first output, to learn whether the answer
+// is a plain message — and a call that gave up before would leave the task
+// running with an id nobody knows.
+const ackGrace = 10 * time.Second // Toolset.ackGrace; tests shorten it
+
+// deliver sends spec.msg to the peer and follows the task as spec asks:
+// over a stream when the peer streams and spec waits, else by a send that
+// returns the task at once (returnImmediately) and polling. Either way the
+// result carries the task id whenever the peer created a task, so a wait
+// that ends early is a receipt the model can follow up, never a lost task.
 func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 	start := t.now()
-	o := &outcome{peer: spec.target.name}
+	o := &outcome{peer: spec.target.name, refreshable: spec.target.conf != nil && spec.target.conf.tokens != nil}
 	defer func() {
 		o.elapsed = t.now().Sub(start)
 		t.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
 	}()
-	p := spec.target.peer
-	info, err := p.Card(ctx)
+	if err := t.ensureToken(ctx, spec.target); err != nil {
+		o.err = err
+		return o
+	}
+	info, err := t.card(ctx, spec.target)
 	if err != nil {
 		o.err = err
 		return o
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, spec.waitFor)
-	defer cancel()
-	req := &a2a.SendMessageRequest{Message: spec.msg}
-	noteTask := func() {
-		if spec.onTask != nil && o.tr.taskID != "" {
-			spec.onTask(o.tr.taskID)
-			spec.onTask = nil
-		}
-	}
-
+	deadline := time.Now().Add(spec.waitFor)
 	if spec.wait && info.Card.Capabilities.SupportsStreaming() {
-		err := p.SendStreamingMessage(waitCtx, req, func(ev client.Event) error {
-			line := o.tr.apply(ev)
-			noteTask()
-			if line != "" && spec.progress != nil && !spec.progress(spec.target.name+": "+line) {
-				return errCallerGone
-			}
-			return nil
-		})
-		switch {
-		case err == nil:
-			return o
-		case errors.Is(err, errCallerGone):
-			o.err = fmt.Errorf("the caller went away; stopped following the task")
-			return o
-		case waitCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
-			if o.tr.taskID == "" {
-				o.err = fmt.Errorf("%s did not create a task within %s: %w", spec.target.name, spec.waitFor, err)
-				return o
-			}
-			o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
-			return o
-		case client.KindOf(err) == client.ErrStreamCut && o.tr.taskID != "":
-			// The stream broke; the task may well go on. Look at it.
-			return t.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
-		}
-		o.err = err
-		return o
+		return t.deliverStreamed(ctx, &spec, o, deadline)
 	}
+	return t.deliverSent(ctx, &spec, o, deadline)
+}
 
-	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
-	resp, err := p.SendMessage(waitCtx, req)
+// noteTask tells spec.onTask the task id once it is known.
+func (spec *sendSpec) noteTask(o *outcome) {
+	if spec.onTask != nil && o.tr.taskID != "" {
+		spec.onTask(o.tr.taskID)
+		spec.onTask = nil
+	}
+}
+
+// deliverSent sends with returnImmediately: the peer answers at once with
+// the task it created (or with a direct message), and the task is then
+// polled until it is done or the wait ends. The send itself may take up
+// to ackGrace even when the wait is shorter, so that a short wait does not
+// lose the task id; being stopped (spec.stop) abandons it at once.
+func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
+	name := spec.target.name
+	base, cancelBase := context.WithCancel(ctx)
+	defer cancelBase()
+	var stopped atomic.Bool
+	if spec.stop != nil {
+		go func() {
+			select {
+			case <-spec.stop:
+				stopped.Store(true)
+				cancelBase()
+			case <-base.Done():
+			}
+		}()
+	}
+	sendCtx, cancelSend := context.WithDeadline(base, later(deadline, time.Now().Add(t.ackGrace)))
+	defer cancelSend()
+	req := &a2a.SendMessageRequest{Message: spec.msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}}
+	sendStart := time.Now()
+	resp, err := t.sendMessage(sendCtx, spec.target, req)
 	if err != nil {
-		if waitCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", spec.target.name, roundDur(spec.waitFor), err)
-		} else {
+		switch {
+		case ctx.Err() != nil:
+			o.err = err
+		case stopped.Load():
+			o.err = fmt.Errorf("request cancelled before %s returned a task", name)
+		case sendCtx.Err() == context.DeadlineExceeded:
+			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", name, roundDur(time.Since(sendStart)), err)
+		default:
 			o.err = err
 		}
 		return o
@@ -288,42 +332,217 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 		return o
 	}
 	o.tr.applyTask(resp.Task)
-	noteTask()
-	if o.tr.done() {
+	spec.noteTask(o)
+	switch {
+	case o.tr.done():
 		return o
-	}
-	if !spec.wait {
+	case !spec.wait:
 		o.receipt, o.why = true, "not waiting (wait=false)"
 		return o
+	case stopped.Load():
+		o.receipt, o.why = true, "stopped waiting"
+		return o
+	case !time.Now().Before(deadline):
+		o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
+		return o
 	}
+	waitCtx, cancelWait := context.WithDeadline(base, deadline)
+	defer cancelWait()
 	return t.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
 }
 
-// errCallerGone stops a stream whose tool caller went away.
-var errCallerGone = errors.New("caller went away")
+// deliverStreamed sends over a stream and relays its events as progress.
+// When the wait ends (or spec.stop is closed) the call returns a receipt
+// as soon as the task id is known — at once if it is, else when the peer
+// names it, within ackGrace.
+func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
+	name := spec.target.name
+	streamCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &waitWatch{cancel: cancel, grace: t.ackGrace}
+	defer w.close()
+	w.expireAfter(time.Until(deadline))
+	if spec.stop != nil {
+		go func() {
+			select {
+			case <-spec.stop:
+				w.expire()
+			case <-streamCtx.Done():
+			}
+		}()
+	}
+	req := &a2a.SendMessageRequest{Message: spec.msg}
+	first := true
+	err := t.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
+		line := o.tr.apply(ev)
+		spec.noteTask(o)
+		if line != "" && spec.progress != nil && !spec.progress(name+": "+line) {
+			return errCallerGone
+		}
+		// A message on an existing task may start with a snapshot of the
+		// task as it was (still waiting for input or credentials); only
+		// what follows is the answer.
+		snapshot := first && spec.msg.TaskID != "" && ev.Response.Task != nil
+		first = false
+		if ev.Final && !snapshot {
+			// The answer is in (some peers keep the stream open at
+			// AUTH_REQUIRED).
+			return errStreamDone
+		}
+		if o.tr.taskID != "" && w.named() {
+			return errStopWaiting
+		}
+		return nil
+	})
+	expired, abandoned := w.state()
+	switch {
+	case err == nil || errors.Is(err, errStreamDone):
+		return o
+	case errors.Is(err, errCallerGone):
+		o.err = fmt.Errorf("the caller went away; stopped following the task")
+		return o
+	case ctx.Err() != nil:
+		o.err = err
+		return o
+	case expired && o.tr.taskID != "":
+		o.receipt = true
+		if waited := time.Since(deadline.Add(-spec.waitFor)); waited > spec.waitFor+500*time.Millisecond && time.Now().After(deadline) {
+			o.why = fmt.Sprintf("stopped waiting after %s (%s named its task only then)", roundDur(waited), name)
+		} else if time.Now().Before(deadline) {
+			o.why = "stopped waiting"
+		} else {
+			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
+		}
+		return o
+	case abandoned:
+		o.err = fmt.Errorf("%s did not name a task within %s of the end of the wait (%s), so there is nothing to follow up: %w", name, roundDur(t.ackGrace), roundDur(spec.waitFor), err)
+		return o
+	case client.KindOf(err) == client.ErrStreamCut && o.tr.taskID != "":
+		// The stream broke; the task may well go on. Follow it.
+		waitCtx, cancelWait := context.WithDeadline(ctx, deadline)
+		defer cancelWait()
+		return t.follow(ctx, spec.target, o, waitCtx, spec.progress, true)
+	}
+	o.err = err
+	return o
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// waitWatch ends a streamed call: when its wait is over (expire) the call
+// stops as soon as the task id is known, and gives up (abandon) if the
+// peer has not named it ackGrace later.
+type waitWatch struct {
+	cancel context.CancelFunc
+	grace  time.Duration
+
+	mu                        sync.Mutex
+	expired, abandoned, known bool
+	timers                    []*time.Timer
+	closed                    bool
+}
+
+// expireAfter expires the watch after d.
+func (w *waitWatch) expireAfter(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timers = append(w.timers, time.AfterFunc(max(d, 0), w.expire))
+}
+
+// expire ends the wait: at once when the task is known, else at the
+// peer's first word about it, or ackGrace from now.
+func (w *waitWatch) expire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.expired || w.closed {
+		return
+	}
+	w.expired = true
+	if w.known {
+		w.cancel()
+		return
+	}
+	w.timers = append(w.timers, time.AfterFunc(w.grace, w.abandon))
+}
+
+// abandon gives up on learning the task id.
+func (w *waitWatch) abandon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.known && !w.closed {
+		w.abandoned = true
+		w.cancel()
+	}
+}
+
+// named records that the task id is known and reports whether the wait is
+// already over.
+func (w *waitWatch) named() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.known = true
+	return w.expired
+}
+
+// state reports whether the wait ended and whether the call gave up on
+// the task id.
+func (w *waitWatch) state() (expired, abandoned bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expired, w.abandoned
+}
+
+// close stops the timers.
+func (w *waitWatch) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	for _, tm := range w.timers {
+		tm.Stop()
+	}
+}
+
+// Sentinels that end a stream from its callback.
+var (
+	// errCallerGone: the tool's caller went away.
+	errCallerGone = errors.New("caller went away")
+	// errStreamDone: the task is done (terminal or interrupted); some
+	// peers keep the stream open at AUTH_REQUIRED.
+	errStreamDone = errors.New("task done")
+	// errStopWaiting: the wait ended and the task id is known.
+	errStopWaiting = errors.New("stopped waiting")
+)
 
 // follow waits for a known task to finish or be interrupted: by
 // subscribing when the peer streams (and subscribe is true), else by
 // polling GetTask with backoff, until waitCtx ends (then a receipt).
 func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, waitCtx context.Context, progress func(string) bool, subscribe bool) *outcome {
-	p := target.peer
 	if subscribe {
-		info, err := p.Card(ctx)
+		info, err := t.card(ctx, target)
 		if err == nil && info.Card.Capabilities.SupportsStreaming() {
-			err = p.SubscribeToTask(waitCtx, &a2a.SubscribeToTaskRequest{ID: o.tr.taskID}, func(ev client.Event) error {
+			err = t.subscribe(waitCtx, target, o.tr.taskID, func(ev client.Event) error {
 				line := o.tr.apply(ev)
 				if line != "" && progress != nil && !progress(target.name+": "+line) {
 					return errCallerGone
 				}
+				if ev.Final {
+					return errStreamDone
+				}
 				return nil
 			})
 			switch {
-			case err == nil && o.tr.done():
+			case (err == nil || errors.Is(err, errStreamDone)) && o.tr.done():
 				return o
 			case errors.Is(err, errCallerGone):
 				o.err = fmt.Errorf("the caller went away; stopped following the task")
 				return o
-			case waitCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+			case waitCtx.Err() != nil && ctx.Err() == nil:
 				o.receipt, o.why = true, "stopped waiting (timeout reached)"
 				return o
 			}
@@ -333,7 +552,7 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 	}
 	delay := 200 * time.Millisecond
 	for {
-		task, err := p.GetTask(waitCtx, &a2a.GetTaskRequest{ID: o.tr.taskID})
+		task, err := t.getTask(waitCtx, target, o.tr.taskID)
 		if err == nil {
 			prev := o.tr.state
 			o.tr.applyTask(task)

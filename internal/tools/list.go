@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,12 +12,8 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// Reachability checks are cheap card fetches, cached this long and bounded
-// by reachTimeout.
-const (
-	reachTTL     = time.Minute
-	reachTimeout = 3 * time.Second
-)
+// reachTimeout bounds each peer's reachability check in a2a_list.
+const reachTimeout = 3 * time.Second
 
 func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if err := decodeArgs(ToolList, ci.args, &struct{}{}); err != nil {
@@ -33,12 +30,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		reach := t.checkReachability(ctx)
 		fmt.Fprintf(&b, "Configured peers (%d):\n", len(t.peers))
 		for _, pc := range t.peers {
-			r := reach[pc.Name]
-			status := "reachable"
-			if !r.ok {
-				status = "unreachable: " + r.err
-			}
-			fmt.Fprintf(&b, "- %s (%s, trust %s): %s\n", pc.Name, pc.URL, pc.Trust, status)
+			fmt.Fprintf(&b, "- %s (%s, trust %s): %s\n", pc.Name, pc.URL, pc.Trust, reach[pc.Name].status())
 			if info := pc.peer.CachedCard(); info != nil {
 				c := info.Card
 				fmt.Fprintf(&b, "  card: %q — %s; protocol %s; streaming %s; skills: %s\n", c.Name, oneLine(c.Description, 120),
@@ -76,52 +68,87 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	return textResult(strings.TrimRight(b.String(), "\n"))
 }
 
-// checkReachability fetches every configured peer's card (cheaply: a
-// cached, fresh card means reachable without a request) in parallel with a
-// short timeout, caching the outcome for reachTTL.
+// reachability is the result of one reachability check.
+type reachability struct {
+	ok bool
+	// err describes the failure for a reader (see reachStatus), "" when ok.
+	err     string
+	checked time.Time
+}
+
+// status is the check's verdict as a2a_list shows it.
+func (r reachability) status() string {
+	if r.ok {
+		return "reachable"
+	}
+	return r.err
+}
+
+// checkReachability asks every configured peer for its card, in parallel,
+// each within reachTimeout. The request is real on every call — a cached
+// card says nothing about whether the peer is up now — and cheap: a
+// conditional GET (If-None-Match / If-Modified-Since) that an unchanged
+// card answers with 304 Not Modified.
 func (t *Toolset) checkReachability(ctx context.Context) map[string]reachability {
-	now := t.now()
 	out := make(map[string]reachability, len(t.peers))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, pc := range t.peers {
-		t.mu.Lock()
-		r, ok := t.reach[pc.Name]
-		t.mu.Unlock()
-		if ok && now.Sub(r.checked) < reachTTL {
-			out[pc.Name] = r
-			continue
-		}
 		wg.Add(1)
 		go func(pc *peerConf) {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, reachTimeout)
 			defer cancel()
-			_, err := pc.peer.Card(cctx)
+			_, err := t.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer})
 			r := reachability{ok: err == nil, checked: t.now()}
 			if err != nil {
-				r.err = string(client.KindOf(err))
-				if r.err == "" {
-					r.err = err.Error()
-				}
+				r.err = reachStatus(err)
 			}
 			mu.Lock()
 			out[pc.Name] = r
 			mu.Unlock()
-			t.mu.Lock()
-			t.reach[pc.Name] = r
-			t.mu.Unlock()
 		}(pc)
 	}
 	wg.Wait()
 	return out
 }
 
-// oneLine squeezes text into one line of at most n characters.
+// reachStatus describes the result of a reachability check: reachable,
+// unreachable (down, timed out, refused by the SSRF guard), or answering
+// but refusing or serving a card that cannot be used.
+func reachStatus(err error) string {
+	if err == nil {
+		return "reachable"
+	}
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return "unreachable (" + oneLine(err.Error(), 200) + ")"
+	}
+	switch ce.Kind {
+	case client.ErrUnreachable:
+		return "unreachable"
+	case client.ErrTimeout:
+		return fmt.Sprintf("unreachable (no answer within %s)", roundDur(reachTimeout))
+	case client.ErrBlocked:
+		return "unreachable (refused by the SSRF guard)"
+	}
+	what := string(ce.Kind)
+	if ce.HTTPStatus != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", ce.HTTPStatus)
+	}
+	return "answering, but " + what + ": " + oneLine(errors.Unwrap(err).Error(), 200)
+}
+
+// oneLine squeezes text into one line of at most n bytes (cut on a rune
+// boundary).
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
-		return s[:n] + "…"
+		cut := n
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "…"
 	}
 	return s
 }

@@ -103,16 +103,16 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 		return errorResult("%s Use a2a_list to see the peers' skills.", msg)
 	}
 
-	group, cancelGroup := context.WithCancel(ctx)
-	defer cancelGroup()
+	// Every peer gets the message at once. In mode first, the first
+	// success closes stop: the others return as soon as they know their
+	// task id (a peer that has not named its task yet is given ackGrace to
+	// do so), and every task still running is then canceled.
 	results := make([]*outcome, len(picked))
-	var (
-		mu       sync.Mutex
-		taskIDs  = map[int]string{}
-		winner   = -1
-		finished = make(chan int, len(picked))
-	)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	finished := make(chan int, len(picked))
 	var wg sync.WaitGroup
+	org := originOf(ci)
 	for i, pc := range picked {
 		wg.Add(1)
 		go func(i int, pc *peerConf) {
@@ -120,48 +120,47 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 			p := *prep
 			p.msg.MessageID = a2a.NewID()
 			target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
-			o := t.send(group, target, &p, true, waitFor, nil, func(id string) {
-				mu.Lock()
-				taskIDs[i] = id
-				mu.Unlock()
-			})
-			results[i] = o
+			var peerStop <-chan struct{}
+			if mode == "first" {
+				peerStop = stop
+			}
+			results[i] = t.send(ctx, org, target, &p, true, waitFor, nil, peerStop)
 			finished <- i
 		}(i, pc)
 	}
 	go func() { wg.Wait(); close(finished) }()
 
-	var cancelled []string
-	got := map[int]bool{}
+	winner := -1
+	early := map[int]bool{} // finished before the winner
 	for i := range finished {
-		got[i] = true
 		o := results[i]
-		line := fmt.Sprintf("%s: %s", picked[i].Name, briefOutcome(o))
-		ci.report(line)
+		if winner < 0 {
+			early[i] = true
+		}
+		ci.report(fmt.Sprintf("%s: %s", picked[i].Name, briefOutcome(o)))
 		if mode == "first" && winner < 0 && o.success() {
 			winner = i
-			cancelGroup() // ends in-flight HTTP requests of the others
-			mu.Lock()
-			ids := make(map[int]string, len(taskIDs))
-			for k, v := range taskIDs {
-				ids[k] = v
+			stopOnce.Do(func() { close(stop) })
+		}
+	}
+	var cancelled []string
+	if winner >= 0 {
+		for j, pc := range picked {
+			o := results[j]
+			// Cancel what the stop interrupted, and every task still running.
+			if j == winner || o.tr.done() || (early[j] && !o.receipt) || (o.err == nil && !o.receipt) {
+				continue
 			}
-			mu.Unlock()
-			for j, pc := range picked {
-				if j == i || got[j] {
-					continue
+			note := pc.Name + " (request cancelled"
+			if id := o.tr.taskID; id != "" {
+				target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
+				if err := t.cancelRemote(ctx, target, id); err != nil {
+					note += fmt.Sprintf("; CancelTask for task %s failed: %s", id, kindOrErr(err))
+				} else {
+					note += fmt.Sprintf("; CancelTask sent for task %s", id)
 				}
-				note := pc.Name + " (request cancelled"
-				if id := ids[j]; id != "" {
-					target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
-					if err := t.cancelRemote(ctx, target, id); err != nil {
-						note += fmt.Sprintf("; CancelTask for task %s failed: %s", id, kindOrErr(err))
-					} else {
-						note += fmt.Sprintf("; CancelTask sent for task %s", id)
-					}
-				}
-				cancelled = append(cancelled, note+")")
 			}
+			cancelled = append(cancelled, note+")")
 		}
 	}
 
@@ -180,8 +179,8 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 			fmt.Fprintf(&b, "Cancelled the others: %s\n", strings.Join(cancelled, "; "))
 		}
 		for j := range picked {
-			if j != winner && results[j].err == nil {
-				fmt.Fprintf(&b, "Also replied: %s: %s\n", picked[j].Name, briefOutcome(results[j]))
+			if o := results[j]; j != winner && o.err == nil && o.tr.done() {
+				fmt.Fprintf(&b, "Also answered: %s: %s\n", picked[j].Name, briefOutcome(o))
 			}
 		}
 	case "best":
@@ -191,7 +190,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 			writeAll(&b, picked, results)
 			return &pb.ToolResult{Content: b.String(), IsError: true}
 		}
-		fmt.Fprintf(&b, "Best reply, from %s (rule: completed beats input-required beats other states; errors never win; then the longer answer; then the faster):\n", picked[best].Name)
+		fmt.Fprintf(&b, "Best reply, from %s (rule: completed beats input-required beats other states; failures — errors, FAILED, REJECTED, CANCELED — never win; then the longer answer; then the faster):\n", picked[best].Name)
 		writeOutcome(&b, picked[best].Name, results[best])
 		b.WriteString("Others:\n")
 		for j := range picked {
@@ -200,10 +199,12 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 			}
 		}
 	default:
-		writeAll(&b, picked, results)
 		if allFailed(results) {
+			b.WriteString("Every peer failed:\n")
+			writeAll(&b, picked, results)
 			return &pb.ToolResult{Content: b.String(), IsError: true}
 		}
+		writeAll(&b, picked, results)
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "Not checked: %s\n", strings.Join(skipped, "; "))
@@ -227,9 +228,10 @@ func writeAll(b *strings.Builder, picked []*peerConf, results []*outcome) {
 	}
 }
 
+// allFailed reports whether every outcome is a failure (see failed).
 func allFailed(results []*outcome) bool {
 	for _, o := range results {
-		if o.err == nil {
+		if !o.failed() {
 			return false
 		}
 	}
@@ -255,10 +257,11 @@ func kindOrErr(err error) string {
 }
 
 // stateRank orders outcomes for mode best: completed (or a direct reply)
-// 3, input-required 2, any other non-error 1, error 0.
+// 3, input-required 2, anything else that is not a failure 1 (still
+// working, auth required), a failure 0.
 func stateRank(o *outcome) int {
 	switch {
-	case o.err != nil:
+	case o.failed():
 		return 0
 	case o.tr.message != nil || o.tr.state == a2a.TaskStateCompleted:
 		return 3
@@ -269,12 +272,12 @@ func stateRank(o *outcome) int {
 }
 
 // pickBest applies the documented heuristic: highest state rank, then the
-// longer non-empty answer, then the faster reply. An error never wins; -1
-// when every outcome is an error.
+// longer non-empty answer, then the faster reply. A failure never wins; -1
+// when every outcome is a failure.
 func pickBest(results []*outcome) int {
 	idx := make([]int, 0, len(results))
 	for i, o := range results {
-		if o.err == nil {
+		if !o.failed() {
 			idx = append(idx, i)
 		}
 	}

@@ -112,7 +112,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if res != nil {
 		return res
 	}
-	o := t.send(ctx, target, prep, true, t.defaultWait(target), ci.report, nil)
+	o := t.send(ctx, originOf(ci), target, prep, true, t.defaultWait(target), ci.report, nil)
 	r := t.callResult(target, prep, o)
 	r.Content = b.String() + r.Content
 	return r

@@ -113,7 +113,8 @@ func toolDefinitions(cfg Config) []*pb.ToolDefinition {
 		{ToolOrchestrate,
 			"Send one task to every configured peer whose card advertises a capability (a skill id, name or tag), in parallel. " +
 				"mode all: every reply; first: the first successful reply, cancelling the others; best: the best reply by a simple rule " +
-				"(completed beats input-required beats anything else; then the longer answer; then the faster; an error never wins).",
+				"(completed beats input-required beats anything else; then the longer answer; then the faster; a failure — an error, or a task " +
+				"that ended FAILED, REJECTED or CANCELED — never wins). When every peer fails the result is an error listing each failure.",
 			obj(map[string]any{
 				"capability": str("Skill id, skill name or tag to look for (case-insensitive)."),
 				"message":    str("The text to send to each peer."),

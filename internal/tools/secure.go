@@ -1,16 +1,13 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // This file is the seam between the tools and internal/security: redaction,
@@ -19,6 +16,33 @@ import (
 // redactText scrubs credential-shaped strings from outgoing text.
 func redactText(s string) (string, int) {
 	return security.Redact(s)
+}
+
+// redactData scrubs the JSON value of a data part: every string passes
+// through security.RedactValue (credential shapes; whole values under keys
+// that name a secret, such as "password" or "api_key"). It returns the
+// value unchanged when nothing was found, else the re-encoded value, and
+// how many secrets were replaced.
+func redactData(raw json.RawMessage) (json.RawMessage, int, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep numbers exactly as given
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(security.RedactValue(v)); err != nil {
+		return nil, 0, err
+	}
+	out := bytes.TrimSpace(buf.Bytes())
+	// RedactValue does not count; every replacement carries the mark.
+	n := bytes.Count(out, []byte(security.RedactedMark)) - bytes.Count(raw, []byte(security.RedactedMark))
+	if n <= 0 {
+		return raw, 0, nil
+	}
+	return json.RawMessage(out), n, nil
 }
 
 // newGuard returns the guard of the shared client: configured peers' hosts
@@ -68,21 +92,4 @@ func nextChain(ctx context.Context, maxDepth int) (security.Chain, error) {
 // applyChain writes the chain into message metadata.
 func applyChain(md map[string]any, c security.Chain) map[string]any {
 	return c.Apply(md)
-}
-
-// recordDelegation tells the host's memory about finished delegated work,
-// when the host offers RecordDelegation (best effort).
-func (t *Toolset) recordDelegation(ctx context.Context, peer string, prep *prepared, o *outcome) {
-	if t.deps.Host == nil || o.err != nil || !o.tr.done() {
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-	defer cancel()
-	_, err := t.deps.Host.RecordDelegation(cctx, &pb.RecordDelegationRequest{
-		Peer: peer, RemoteTaskId: o.tr.taskID, RemoteContextId: o.tr.contextID, ChainId: prep.chainID,
-		RequestSummary: oneLine(prep.text, 500), ResultSummary: oneLine(o.tr.answer(), 1000), State: o.tr.state.String(),
-	})
-	if err != nil && status.Code(err) != codes.Unimplemented {
-		t.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
-	}
 }

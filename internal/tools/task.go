@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
@@ -34,14 +35,18 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	}
 	action := strings.ToLower(strings.TrimSpace(a.Action))
 	start := t.now()
+	if err := t.ensureToken(ctx, target); err != nil {
+		return errorResult("a2a_task %s on %s failed: %v", action, target.name, err)
+	}
+	refreshable := target.conf != nil && target.conf.tokens != nil
 	switch action {
 	case "get":
-		task, err := target.peer.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
+		task, err := t.getTask(ctx, target, taskID)
 		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %v", target.name, err)
 		}
-		o := &outcome{peer: target.name}
+		o := &outcome{peer: target.name, refreshable: refreshable}
 		o.tr.applyTask(task)
 		o.receipt, o.why = !o.tr.done(), "current state"
 		t.recordReceived(ctx, target.name, o)
@@ -54,7 +59,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		if err != nil {
 			return errorResult("a2a_task: %v", err)
 		}
-		o := &outcome{peer: target.name}
+		o := &outcome{peer: target.name, refreshable: refreshable}
 		o.tr.taskID = taskID
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
@@ -67,12 +72,27 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
 		t.recordReceived(ctx, target.name, o)
+		d := t.remembered(target.name, taskID)
+		if needsAuth(o) && refreshable {
+			chain, err := t.chainFor(ctx, target, taskID)
+			if err != nil {
+				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
+			}
+			o = t.resumeAfterAuth(ctx, target, o, chain, waitFor-t.now().Sub(start), ci.report)
+			if d == nil {
+				d = &delegationInfo{chain: chain}
+			}
+		}
+		if d == nil {
+			d = &delegationInfo{}
+		}
+		t.recordDelegation(ctx, originOf(ci), target.name, *d, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
 		return textResult(b.String())
 	case "cancel":
-		task, err := target.peer.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID})
+		task, err := t.cancelTask(ctx, target, taskID)
 		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
@@ -97,9 +117,9 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 // cancelRemote asks a peer to cancel a task, best effort, with a short
 // timeout independent of the caller's context (which may be cancelled).
 func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*1e9)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err := target.peer.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID})
+	_, err := t.cancelTask(ctx, target, taskID)
 	if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 		return nil
 	}

@@ -20,12 +20,14 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -58,6 +60,15 @@ type Peer struct {
 	URL string
 	// Token is sent as "Authorization: Bearer <Token>".
 	Token string
+	// TokenFile is a file holding the bearer token (instead of Token). It
+	// is read on first use and read again when the peer refuses the token
+	// (HTTP 401) or asks for credentials (AUTH_REQUIRED), so the token can
+	// be rotated without a restart.
+	TokenFile string
+	// TokenCommand is a command (run with /bin/sh -c, at most
+	// TokenCommandTimeout) whose standard output is the bearer token
+	// (instead of Token); it runs when TokenFile would be read.
+	TokenCommand string
 	// Header is an extra header "Name: value" sent on every request.
 	Header string
 	// Trust is TrustTrusted or TrustPublic ("" means public).
@@ -115,6 +126,14 @@ type Deps struct {
 	// Metrics is the plugin's shared metrics (outbound calls are recorded
 	// there, and a2a_list reports them); nil gives the tools their own.
 	Metrics *metrics.Metrics
+	// Audit receives one outbound record per request made to a peer; nil
+	// audits nothing.
+	Audit *security.AuditLog
+	// HostRPCs are the optional host RPCs the host said it serves
+	// (ConfigureRequest.host.optional_rpcs, e.g. "RecordDelegation"). nil
+	// means the host did not say: an optional RPC is tried until the host
+	// answers Unimplemented.
+	HostRPCs []string
 
 	// clientTransport replaces the HTTP transport (tests only).
 	clientOptions *client.Options
@@ -131,8 +150,15 @@ type Toolset struct {
 	metrics *metrics.Metrics
 
 	mu       sync.Mutex
-	reach    map[string]reachability // by peer name
-	recorded map[string]bool         // taskID|state already written to the store
+	recorded map[string]bool            // taskID|state already written to the store
+	tasks    map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
+	taskSeq  int64
+	// ackGrace is how long a call may wait past its wait for the peer to
+	// name its task (ackGrace; tests shorten it).
+	ackGrace time.Duration
+	// noDelegations is set once the host answered RecordDelegation with
+	// Unimplemented (or said it lacks it).
+	noDelegations atomic.Bool
 }
 
 // peerConf is a validated configured peer.
@@ -140,13 +166,9 @@ type peerConf struct {
 	Peer
 	ep   client.Endpoint
 	peer *client.Peer
-}
-
-// reachability is a cached result of a cheap card fetch.
-type reachability struct {
-	ok      bool
-	err     string
-	checked time.Time
+	// tokens supplies the token of a peer with TokenFile or TokenCommand;
+	// nil otherwise.
+	tokens *tokenSource
 }
 
 var peerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -184,6 +206,15 @@ func (cfg *Config) Validate() error {
 		}
 		if strings.ContainsAny(p.Token, " \t\r\n") {
 			errs = append(errs, fmt.Errorf("%s: token must not contain spaces or line breaks (give the bare token, without \"Bearer \")", where))
+		}
+		sources := 0
+		for _, v := range []string{p.Token, p.TokenFile, p.TokenCommand} {
+			if strings.TrimSpace(v) != "" {
+				sources++
+			}
+		}
+		if sources > 1 {
+			errs = append(errs, fmt.Errorf("%s: give only one of token, token_file and token_command", where))
 		}
 		switch strings.ToLower(p.Trust) {
 		case "", TrustTrusted, TrustPublic:
@@ -255,8 +286,9 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		log:      deps.Logger,
 		byName:   map[string]*peerConf{},
 		metrics:  deps.Metrics,
-		reach:    map[string]reachability{},
 		recorded: map[string]bool{},
+		tasks:    map[string]*delegationInfo{},
+		ackGrace: ackGrace,
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
@@ -292,6 +324,10 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i]}
 		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
+		tokens := newTokenSource(p, t.log.Named("token"))
+		if tokens != nil {
+			ep.Auth.TokenFunc = tokens.current
+		}
 		if p.Header != "" {
 			ep.Auth.HeaderName, ep.Auth.HeaderValue, _ = client.ParseHeader(p.Header)
 		}
@@ -299,7 +335,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 			p.Trust = TrustPublic
 		}
 		p.Trust = strings.ToLower(p.Trust)
-		pc := &peerConf{Peer: p, ep: ep, peer: t.client.Peer(ep)}
+		pc := &peerConf{Peer: p, ep: ep, peer: t.client.Peer(ep), tokens: tokens}
 		t.peers = append(t.peers, pc)
 		t.byName[strings.ToLower(p.Name)] = pc
 	}
@@ -414,7 +450,7 @@ func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolv
 		}
 	}
 	if !t.cfg.AllowUnconfigured {
-		return nil, fmt.Errorf("argument %q: calling agents by URL is disabled (allow_unconfigured is off); use a configured peer: %s", argName, t.peerNames())
+		return nil, fmt.Errorf("argument %q: calling agents by URL is disabled (allow_unconfigured_urls, A2A_ALLOW_UNCONFIGURED_URLS, is off); use a configured peer: %s", argName, t.peerNames())
 	}
 	if err := checkUnconfiguredURL(ctx, t.cfg, arg); err != nil {
 		return nil, fmt.Errorf("argument %q: %s is refused by the SSRF guard: %v", argName, arg, err)

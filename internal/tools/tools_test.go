@@ -358,8 +358,8 @@ func TestDelegationDepthLimit(t *testing.T) {
 func TestSSRFRefusals(t *testing.T) {
 	c := newCapture(t) // a loopback server, not configured
 	closed, _ := newToolset(t, Config{}, nil)
-	mustErr(t, callTool(t, closed, ToolCall, map[string]any{"agent": c.srv.URL, "message": "hi"}, nil), "allow_unconfigured is off")
-	mustErr(t, callTool(t, closed, ToolDiscover, map[string]any{"url": c.srv.URL}, nil), "allow_unconfigured is off")
+	mustErr(t, callTool(t, closed, ToolCall, map[string]any{"agent": c.srv.URL, "message": "hi"}, nil), "allow_unconfigured_urls, A2A_ALLOW_UNCONFIGURED_URLS, is off")
+	mustErr(t, callTool(t, closed, ToolDiscover, map[string]any{"url": c.srv.URL}, nil), "allow_unconfigured_urls, A2A_ALLOW_UNCONFIGURED_URLS, is off")
 
 	open, _ := newToolset(t, Config{AllowUnconfigured: true}, nil)
 	for _, u := range []string{"http://10.1.2.3/", "http://192.168.1.1:8080", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/", c.srv.URL} {

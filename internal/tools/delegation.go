@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// Bounds of what the host's memory is told about a delegation.
+const (
+	maxRequestSummary = 500
+	maxResultSummary  = 1000
+	// maxRemembered bounds the delegations the toolset remembers for
+	// a2a_task (the oldest half is forgotten past it).
+	maxRemembered = 4096
+)
+
+// origin is the host conversation a tool call was made from.
+type origin struct{ platform, chatID string }
+
+// originOf is the conversation of a tool call.
+func originOf(ci *callInfo) origin {
+	if ci == nil || ci.req == nil {
+		return origin{}
+	}
+	return origin{platform: ci.req.GetPlatform(), chatID: ci.req.GetChatId()}
+}
+
+// delegationInfo is what the toolset remembers of a delegation it
+// started, so that a2a_task can resume the task after AUTH_REQUIRED on the
+// same delegation chain and tell the host's memory how it ended.
+type delegationInfo struct {
+	chain   security.Chain
+	request string // the request text as sent (redacted)
+	origin  origin
+	seq     int64 // age, for forgetting the oldest
+}
+
+// remember keeps what a2a_task needs of a delegation to peer's task.
+func (t *Toolset) remember(peer, taskID string, d delegationInfo) {
+	if taskID == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.taskSeq++
+	d.seq = t.taskSeq
+	if len(t.tasks) >= maxRemembered {
+		cut := t.taskSeq - maxRemembered/2
+		for k, v := range t.tasks {
+			if v.seq < cut {
+				delete(t.tasks, k)
+			}
+		}
+	}
+	t.tasks[peer+"|"+taskID] = &d
+}
+
+// remembered returns what is known of a delegation to peer's task, or nil.
+func (t *Toolset) remembered(peer, taskID string) *delegationInfo {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d := t.tasks[peer+"|"+taskID]; d != nil {
+		c := *d
+		return &c
+	}
+	return nil
+}
+
+// hostRecordsDelegations reports whether the host may be told about
+// delegations: it has a callback service, did not say it lacks
+// RecordDelegation and has not answered it with Unimplemented.
+func (t *Toolset) hostRecordsDelegations() bool {
+	if t.deps.Host == nil || t.noDelegations.Load() {
+		return false
+	}
+	return t.deps.HostRPCs == nil || slices.Contains(t.deps.HostRPCs, "RecordDelegation")
+}
+
+// recordDelegation tells the host's memory that a delegation ended — the
+// peer's task reached a terminal state or it replied with a message — once
+// per task, when the host offers RecordDelegation (best effort, bounded).
+// The summaries are redacted and truncated.
+func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string, d delegationInfo, o *outcome) {
+	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !t.hostRecordsDelegations() {
+		return
+	}
+	key := "delegation|" + peer + "|" + o.tr.taskID
+	if o.tr.message != nil {
+		key = "delegation|" + peer + "|msg|" + o.tr.message.MessageID
+	}
+	t.mu.Lock()
+	seen := t.recorded[key]
+	t.recorded[key] = true
+	t.mu.Unlock()
+	if seen {
+		return
+	}
+	state := o.tr.state.String()
+	if o.tr.message != nil {
+		state = a2a.TaskStateCompleted.String() // a direct reply: the work is done
+	}
+	result, _ := security.Redact(o.tr.answer())
+	request, _ := security.Redact(d.request)
+	req := &pb.RecordDelegationRequest{
+		Platform: org.platform, ChatId: org.chatID, Peer: peer,
+		RemoteTaskId: o.tr.taskID, RemoteContextId: o.tr.contextID, ChainId: d.chain.ID,
+		RequestSummary: clipRunes(oneLine(request, 4*maxRequestSummary), maxRequestSummary),
+		ResultSummary:  clipRunes(oneLine(result, 4*maxResultSummary), maxResultSummary),
+		State:          state,
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if _, err := t.deps.Host.RecordDelegation(cctx, req); err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			t.noDelegations.Store(true)
+			t.log.Debug("the host does not record delegations; not asking again")
+			return
+		}
+		t.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
+	}
+}
+
+// clipRunes cuts s to at most n bytes on a rune boundary, marking the cut.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+// utf8RuneStart reports whether b can start a UTF-8 sequence.
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+)
+
+// The tools reach peers only through these wrappers: each request is
+// audited (one record per request), and a request refused with HTTP 401 by
+// a peer whose token comes from token_file or token_command is tried once
+// more after the token was read again.
+
+// sendMessage calls SendMessage.
+func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	for retried := false; ; retried = true {
+		x := &exchange{method: "SendMessage", start: time.Now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
+		resp, err := target.peer.SendMessage(ctx, req)
+		if err == nil {
+			x.resBytes = payloadSize(resp)
+			switch {
+			case resp.Task != nil:
+				x.taskID, x.contextID = resp.Task.ID, resp.Task.ContextID
+			case resp.Message != nil:
+				x.taskID, x.contextID = firstNonEmpty(resp.Message.TaskID, x.taskID), firstNonEmpty(resp.Message.ContextID, x.contextID)
+			}
+		}
+		t.audit(target, x, err)
+		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
+			continue
+		}
+		return resp, err
+	}
+}
+
+// taskCall calls GetTask or CancelTask.
+func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID string) (*a2a.Task, error) {
+	for retried := false; ; retried = true {
+		x := &exchange{method: method, start: time.Now(), taskID: taskID}
+		var task *a2a.Task
+		var err error
+		if method == "CancelTask" {
+			req := &a2a.CancelTaskRequest{ID: taskID}
+			x.reqBytes = payloadSize(req)
+			task, err = target.peer.CancelTask(ctx, req)
+		} else {
+			req := &a2a.GetTaskRequest{ID: taskID}
+			x.reqBytes = payloadSize(req)
+			task, err = target.peer.GetTask(ctx, req)
+		}
+		if err == nil {
+			x.contextID, x.resBytes = task.ContextID, payloadSize(task)
+		}
+		t.audit(target, x, err)
+		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
+			continue
+		}
+		return task, err
+	}
+}
+
+// getTask calls GetTask.
+func (t *Toolset) getTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
+	return t.taskCall(ctx, target, "GetTask", taskID)
+}
+
+// cancelTask calls CancelTask.
+func (t *Toolset) cancelTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
+	return t.taskCall(ctx, target, "CancelTask", taskID)
+}
+
+// streamMessage calls SendStreamingMessage, handing every event to fn.
+func (t *Toolset) streamMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest, fn func(client.Event) error) error {
+	return t.streamCall(ctx, target, "SendStreamingMessage", req.Message.TaskID, req.Message.ContextID, payloadSize(req),
+		func(fn func(client.Event) error) error { return target.peer.SendStreamingMessage(ctx, req, fn) }, fn)
+}
+
+// subscribe calls SubscribeToTask, handing every event to fn.
+func (t *Toolset) subscribe(ctx context.Context, target *resolved, taskID string, fn func(client.Event) error) error {
+	req := &a2a.SubscribeToTaskRequest{ID: taskID}
+	return t.streamCall(ctx, target, "SubscribeToTask", taskID, "", payloadSize(req),
+		func(fn func(client.Event) error) error { return target.peer.SubscribeToTask(ctx, req, fn) }, fn)
+}
+
+// streamCall runs one streaming request. A 401 is retried only before any
+// event arrived (the peer refused the request as a whole).
+func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
+	run func(func(client.Event) error) error, fn func(client.Event) error) error {
+	for retried := false; ; retried = true {
+		x := &exchange{method: method, start: time.Now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
+		events := 0
+		err := run(func(ev client.Event) error {
+			events++
+			x.resBytes += payloadSize(ev.Response)
+			if id := ev.Response.TaskID(); id != "" {
+				x.taskID = id
+			}
+			if id := eventContextID(ev.Response); id != "" {
+				x.contextID = id
+			}
+			return fn(ev)
+		})
+		t.audit(target, x, err)
+		if err != nil && events == 0 && !retried && t.refreshOn401(ctx, target, err) {
+			continue
+		}
+		return err
+	}
+}
+
+// eventContextID is the context id an event carries, if any.
+func eventContextID(r *a2a.StreamResponse) string {
+	switch {
+	case r == nil:
+	case r.Task != nil:
+		return r.Task.ContextID
+	case r.Message != nil:
+		return r.Message.ContextID
+	case r.StatusUpdate != nil:
+		return r.StatusUpdate.ContextID
+	case r.ArtifactUpdate != nil:
+		return r.ArtifactUpdate.ContextID
+	}
+	return ""
+}
+
+// card returns the peer's card (cached while fresh). It is not audited:
+// a cached card makes no request; list and discover audit their own
+// fetches.
+func (t *Toolset) card(ctx context.Context, target *resolved) (*client.CardInfo, error) {
+	info, err := target.peer.Card(ctx)
+	if err != nil && t.refreshOn401(ctx, target, err) {
+		info, err = target.peer.Card(ctx)
+	}
+	return info, err
+}
+
+// fetchCard fetches the card now (a conditional request when a copy is
+// cached) and audits the request.
+func (t *Toolset) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
+	x := &exchange{method: "card", start: time.Now()}
+	info, err := target.peer.Refresh(ctx)
+	if err == nil && !info.Revalidated {
+		x.resBytes = payloadSize(info.Card)
+	}
+	t.audit(target, x, err)
+	return info, err
+}

@@ -55,6 +55,10 @@ type outcome struct {
 	reason     string
 	retryAfter time.Duration
 	took       time.Duration
+	// respBytes is how much of the response body was read.
+	respBytes int64
+	// refused: the SSRF guard refused the webhook's address.
+	refused bool
 }
 
 // DeliveryID is the X-A2A-Delivery-Id of a delivery: its outbox id and
@@ -92,7 +96,9 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	log = log.With("peer", pc.Owner, "url", shown)
 
 	ctx, span := d.startSpan(ctx, del, pc.Owner, shown, attempt)
+	started := d.now()
 	out := d.post(ctx, del, &cfg, shown, span)
+	d.auditAttempt(del, cfg.URL, started, out)
 	if span.Recording() {
 		if out.status != 0 {
 			span.SetInt("http.response.status_code", out.status)
@@ -130,6 +136,41 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	return d.record(ctx, log, func(ctx context.Context) error {
 		return d.store.CompleteDelivery(ctx, del.ID, true, out.reason)
 	})
+}
+
+// auditAttempt writes the audit record of one delivery attempt (none for
+// an attempt abandoned because the dispatcher is stopping).
+func (d *Dispatcher) auditAttempt(del *store.Delivery, rawURL string, started time.Time, out outcome) {
+	if d.audit == nil || out.verdict == aborted {
+		return
+	}
+	rec := security.AuditRecord{
+		Time: started, Direction: security.AuditOutbound, Method: "webhook", Peer: webhookHost(rawURL),
+		TaskID: del.TaskID, ContextID: del.ContextID, Code: out.status,
+		RequestBytes: int64(len(del.Body)), ResponseBytes: out.respBytes,
+		DurationMS: float64(d.now().Sub(started).Microseconds()) / 1000,
+	}
+	switch {
+	case out.verdict == delivered:
+		rec.Outcome = "ok"
+	case out.refused:
+		rec.Outcome, rec.Error = "refused", out.reason
+	default:
+		rec.Outcome, rec.Error = "error", out.reason
+	}
+	if err := d.audit.Log(rec); err != nil {
+		d.log.Warn("could not write the audit log", "task_id", del.TaskID, "context_id", del.ContextID, "error", err)
+	}
+}
+
+// webhookHost is the host (and port) of a webhook URL, all the audit log
+// keeps of it.
+func webhookHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	return u.Host
 }
 
 // startSpan starts the span of one POST, a child of the notification's
@@ -191,7 +232,7 @@ func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.Tas
 		case ctx.Err() != nil:
 			return outcome{verdict: aborted}
 		case errors.Is(err, security.ErrAddressNotAllowed):
-			return outcome{verdict: giveUp, reason: "webhook URL refused: " + errText(err, cfg.URL, shown)}
+			return outcome{verdict: giveUp, refused: true, reason: "webhook URL refused: " + errText(err, cfg.URL, shown)}
 		default: // the host name did not resolve, which may pass
 			return outcome{verdict: retry, reason: errText(err, cfg.URL, shown)}
 		}
@@ -242,7 +283,7 @@ func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.Tas
 		case ctx.Err() != nil:
 			return outcome{verdict: aborted}
 		case errors.Is(err, security.ErrAddressNotAllowed):
-			return outcome{verdict: giveUp, reason: "webhook address refused: " + errText(err, cfg.URL, shown)}
+			return outcome{verdict: giveUp, refused: true, reason: "webhook address refused: " + errText(err, cfg.URL, shown)}
 		case pctx.Err() != nil:
 			return outcome{verdict: retry, reason: fmt.Sprintf("POST %s: no answer within %s", shown, d.timeout)}
 		default:
@@ -254,9 +295,9 @@ func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, cfg *a2a.Tas
 	if resp.StatusCode/100 != 2 {
 		snippet, _ = io.ReadAll(io.LimitReader(resp.Body, snippetLen))
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	drained, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 
-	out := outcome{status: resp.StatusCode, took: took}
+	out := outcome{status: resp.StatusCode, took: took, respBytes: int64(len(snippet)) + drained}
 	code := resp.StatusCode
 	switch {
 	case code >= 200 && code < 300:

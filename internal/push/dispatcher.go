@@ -87,6 +87,11 @@ type Options struct {
 	// Tracer records a span per POST (nil: export off). Either way a
 	// notification whose task's turn had a W3C trace continues it.
 	Tracer *tracing.Tracer
+	// Audit, when set, gets one outbound record per delivery attempt:
+	// method "webhook", the webhook's host as the peer (never its path or
+	// query, which may carry credentials), the task, the outcome, the
+	// HTTP status, the sizes and the duration.
+	Audit *security.AuditLog
 }
 
 // Dispatcher delivers the push outbox to webhooks. Create it with New,
@@ -102,6 +107,7 @@ type Dispatcher struct {
 	ownClient   bool
 	obs         Observer
 	tracer      *tracing.Tracer
+	audit       *security.AuditLog
 	now         func() time.Time
 	maxAttempts int
 	base, max   time.Duration
@@ -139,6 +145,7 @@ func New(opts Options) (*Dispatcher, error) {
 		guard:       opts.Guard,
 		obs:         opts.Observer,
 		tracer:      opts.Tracer,
+		audit:       opts.Audit,
 		now:         opts.Now,
 		maxAttempts: orDefault(opts.MaxAttempts, DefaultMaxAttempts),
 		base:        orDefault(opts.BaseBackoff, DefaultBaseBackoff),

@@ -31,6 +31,14 @@ type Peer struct {
 	URL string `json:"url"`
 	// Token is sent as "Authorization: Bearer <token>".
 	Token string `json:"token,omitempty"`
+	// TokenFile is a file holding the bearer token, read on first use and
+	// again whenever the peer refuses it (HTTP 401) or asks for credentials
+	// (AUTH_REQUIRED): the token can be rotated without a restart.
+	TokenFile string `json:"token_file,omitempty"`
+	// TokenCommand is a command (sh -c, 10s at most) whose standard output
+	// is the bearer token; it runs when TokenFile would be read. The token
+	// is never logged.
+	TokenCommand string `json:"token_command,omitempty"`
 	// Header is an arbitrary auth header, "Name: value".
 	Header string `json:"header,omitempty"`
 	// Trust is "trusted" or "public" (default).
@@ -130,7 +138,7 @@ type Config struct {
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
 
 	// Outbound.
-	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|header, trust, timeout, signed, card_keys}."`
+	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|token_file|token_command|header, trust, timeout, signed, card_keys}."`
 	AllowUnconfiguredURLs bool     `json:"allow_unconfigured_urls" env:"A2A_ALLOW_UNCONFIGURED_URLS" default:"false" help:"Let tools call agent URLs that are not in a2a_agents."`
 	AllowLoopbackURLs     bool     `json:"allow_loopback_urls" env:"A2A_ALLOW_LOOPBACK_URLS" default:"false" help:"Allow loopback addresses in outbound and webhook URLs (tests, same-machine agents)."`
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
@@ -444,8 +452,14 @@ func (c *Config) Validate() error {
 		if p.Trust != "" && p.Trust != "trusted" && p.Trust != "public" {
 			bad("a2a_agents[%q].trust %q must be trusted or public", p.Name, p.Trust)
 		}
-		if p.Token != "" && p.Header != "" {
-			bad("a2a_agents[%q] sets both token and header; use one", p.Name)
+		var creds []string
+		for _, c := range []struct{ key, value string }{{"token", p.Token}, {"token_file", p.TokenFile}, {"token_command", p.TokenCommand}, {"header", p.Header}} {
+			if strings.TrimSpace(c.value) != "" {
+				creds = append(creds, c.key)
+			}
+		}
+		if len(creds) > 1 {
+			bad("a2a_agents[%q] sets %s; use one", p.Name, strings.Join(creds, " and "))
 		}
 		if p.Header != "" && !strings.Contains(p.Header, ":") {
 			bad("a2a_agents[%q].header must look like \"Name: value\"", p.Name)

@@ -54,6 +54,8 @@ func TestBadSettingsNameWhatToFix(t *testing.T) {
 		{"malformed pairs", ``, map[string]string{"A2A_PEER_TOKENS": "alice"}, "name:value"},
 		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "used twice"},
 		{"bad peer url", `{"a2a_agents":[{"name":"a","url":"ftp://x"}]}`, nil, "not an http(s) URL"},
+		{"two peer credentials", `{"a2a_agents":[{"name":"a","url":"http://x","token":"t","token_file":"/run/a.token"}]}`, nil, `a2a_agents["a"] sets token and token_file; use one`},
+		{"command and header", `{"a2a_agents":[{"name":"a","url":"http://x","token_command":"pass a","header":"X-K: v"}]}`, nil, "sets token_command and header; use one"},
 		{"bad duration", ``, map[string]string{"A2A_REQUEST_TIMEOUT": "soon"}, "duration"},
 		{"bad otel endpoint", ``, map[string]string{"A2A_OTEL_ENDPOINT": "127.0.0.1:4318"}, "A2A_OTEL_ENDPOINT"},
 	}
@@ -145,5 +147,16 @@ func TestCardSigningSettings(t *testing.T) {
 		if _, err := Load([]byte(section), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v (want %q)", section, err, want)
 		}
+	}
+}
+
+func TestPeerTokenFileAndCommand(t *testing.T) {
+	c, err := Load([]byte(`{"a2a_agents":[{"name":"f","url":"https://f.example","token_file":"/run/f.token"},
+	  {"name":"c","url":"https://c.example","token_command":"vault read -field=token a2a/c"}]}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Agents[0].TokenFile != "/run/f.token" || c.Agents[1].TokenCommand != "vault read -field=token a2a/c" {
+		t.Fatalf("peers %+v", c.Agents)
 	}
 }

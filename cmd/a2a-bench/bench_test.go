@@ -186,7 +186,7 @@ func TestSummaryRatiosAndTargets(t *testing.T) {
 	res.Runs = append(res.Runs, run3(srvFloor, 20000, 2, 50)...)
 	res.Runs = append(res.Runs, run3(srvOursSQLite, 12000, 3, 150)...)
 	res.Runs = append(res.Runs, run3(srvGoSDK, 2000, 40, 900)...)
-	res.GrowthTasks = []growthTaskRecord{{Target: 100_000, StoredAfter: 120_000, Mem: memKB{RSS: 40 << 10, HWM: 45 << 10}}}
+	res.GrowthTasks = []growthTaskRecord{{Target: 100_000, Stored: 100_000, StoredAfter: 120_000, MemBefore: memKB{RSS: 30 << 10}, Mem: memKB{RSS: 40 << 10, HWM: 45 << 10}}}
 	summarize(res)
 	r, ok := findRatio(res, "send", srvOursSQLite, srvGoSDK)
 	if !ok || r.RPS.Median != 6 || r.RPS.Min != 6 || r.P99.Median != 0.075 || r.CPUPerOp.Median != 1.0/6 {

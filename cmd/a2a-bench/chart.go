@@ -240,8 +240,8 @@ func writeCharts(dir string, res *Results) ([]string, error) {
 			send[srvOursSQLite] = append(send[srvOursSQLite], g.Send.RPS)
 			list["p50"] = append(list["p50"], g.List.Latency.P50)
 			list["p99"] = append(list["p99"], g.List.Latency.P99)
-			rss["RSS"] = append(rss["RSS"], float64(g.Mem.RSS)/1024)
-			rss["peak"] = append(rss["peak"], float64(g.Mem.HWM)/1024)
+			rss["after fill"] = append(rss["after fill"], float64(g.MemBefore.RSS)/1024)
+			rss["after send run"] = append(rss["after send run"], float64(g.Mem.RSS)/1024)
 		}
 		a, err := linePanel("send req/s by stored tasks (sqlite)", "req/s", xs, send, []string{srvOursSQLite})
 		if err != nil {
@@ -251,7 +251,7 @@ func writeCharts(dir string, res *Results) ([]string, error) {
 		if err != nil {
 			return files, err
 		}
-		c, err := linePanel("plugin memory (MiB) by stored tasks", "MiB", xs, rss, []string{"RSS", "peak"})
+		c, err := linePanel("plugin memory (MiB) by stored tasks", "MiB", xs, rss, []string{"after fill", "after send run"})
 		if err != nil {
 			return files, err
 		}

@@ -376,6 +376,9 @@ func (b *bench) env() envInfo {
 	if out, err := exec.Command(b.cfg.Node, "--version").Output(); err == nil {
 		e.NodeVersion = strings.TrimSpace(string(out))
 	}
+	if out, err := exec.Command(filepath.Join(b.cfg.Plugins, "a2a-plugin"), "--version").Output(); err == nil {
+		e.Plugin, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	}
 	return e
 }
 

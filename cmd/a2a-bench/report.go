@@ -42,7 +42,7 @@ func summarize(res *Results) {
 				continue
 			}
 			row := summaryRow{Mode: mode, Server: srv, Rounds: len(runs)}
-			var rps, p50, p90, p99, scpu, lcpu, fe, eps, ack, polls []float64
+			var rps, p50, p90, p99, scpu, lcpu, pcpu, fe, eps, ack, polls []float64
 			for _, r := range runs {
 				rps = append(rps, r.Load.RPS)
 				p50 = append(p50, r.Load.Latency.P50)
@@ -50,6 +50,7 @@ func summarize(res *Results) {
 				p99 = append(p99, r.Load.Latency.P99)
 				scpu = append(scpu, r.ServerCPUPerOpUS)
 				lcpu = append(lcpu, r.Load.LoadCPUPerOp)
+				pcpu = append(pcpu, r.PluginCPUPerOpUS)
 				if r.Load.FirstEvent != nil {
 					fe = append(fe, r.Load.FirstEvent.P50)
 					eps = append(eps, r.Load.EventsPerSec)
@@ -64,6 +65,9 @@ func summarize(res *Results) {
 			}
 			row.RPS, row.P50, row.P90, row.P99 = statOf(rps), statOf(p50), statOf(p90), statOf(p99)
 			row.ServerCPUPerOp, row.LoadCPUPerOp = statOf(scpu), statOf(lcpu)
+			if isOurs(srv) {
+				row.PluginCPUPerOp = statOf(pcpu)
+			}
 			row.FirstEventP50, row.EventsPerSec = median(fe), median(eps)
 			row.AckP50, row.PollsPerTask = median(ack), median(polls)
 			res.Summary = append(res.Summary, row)
@@ -155,10 +159,11 @@ func targets(res *Results) []targetRow {
 	}
 	for _, g := range res.GrowthTasks {
 		if g.Target == 100_000 {
-			rss := float64(g.Mem.RSS) / 1024
+			rss := float64(g.MemBefore.RSS) / 1024
 			out = append(out, targetRow{Target: "plugin RSS < 50 MiB after 100k tasks in the durable store",
-				Measured: fmt.Sprintf("%.1f MiB after %d stored tasks and a send run (peak %.1f MiB)", rss, g.StoredAfter, float64(g.Mem.HWM)/1024),
-				Value:    rss, Pass: rss < 50})
+				Measured: fmt.Sprintf("%.1f MiB after filling %d tasks; %.1f MiB (peak %.1f) after a further send run to %d", rss, g.Stored,
+					float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024, g.StoredAfter),
+				Value: rss, Pass: rss < 50})
 		}
 	}
 	return out
@@ -177,6 +182,9 @@ func writeReport(w io.Writer, res *Results) {
 	e := res.Env
 	fmt.Fprintf(w, "machine: %d CPUs (%s), linux %s, %s, node %s; load average %s at start, %s at end\n",
 		e.CPUs, e.CPUModel, e.Kernel, e.GoVersion, orDefault(e.NodeVersion, "-"), e.LoadAvgStart, e.LoadAvgEnd)
+	if e.Plugin != "" {
+		fmt.Fprintf(w, "measured: %s\n", e.Plugin)
+	}
 	fmt.Fprintf(w, "load: a2a-load on the same %d CPUs as the server — they compete; \"load µs/op\" is its CPU per operation, \"server µs/op\" the server's\n", e.CPUs)
 	fmt.Fprintln(w, "servers:")
 	for _, s := range allServers {
@@ -188,7 +196,8 @@ func writeReport(w io.Writer, res *Results) {
 	if len(res.Summary) > 0 {
 		fmt.Fprintf(w, "\n%d rounds (server order rotated each round), each mode %s warm-up + %s measured at %d clients; medians across rounds [min–max]\n",
 			c.Rounds, c.Warmup, c.Duration, c.Clients)
-		fmt.Fprintln(w, "RSS: the plugin process for ours (agenthost excluded), the server process for the others; server µs/op: all its processes (ours: agenthost + plugin)")
+		fmt.Fprintln(w, "server µs/op: CPU of all the server's processes per operation (ours: agenthost + plugin; \"(plugin)\": a2a-plugin alone);")
+		fmt.Fprintln(w, "RSS: after the run, the plugin process for ours (agenthost excluded), the server process for the others")
 	}
 	for _, mode := range c.Modes {
 		rows := filter(res.Summary, func(r summaryRow) bool { return r.Mode == mode })
@@ -203,7 +212,7 @@ func writeReport(w io.Writer, res *Results) {
 		case "send-async":
 			extra = "   ack p50  polls/task"
 		}
-		fmt.Fprintf(w, "  %-12s %22s %8s %8s %8s %11s %10s %8s %7s%s\n", "server", "req/s [min–max]", "p50 ms", "p90 ms", "p99 ms", "server µs/op", "load µs/op", "RSS MiB", "errors", extra)
+		fmt.Fprintf(w, "  %-12s %22s %8s %8s %8s %12s %8s %10s %8s %7s%s\n", "server", "req/s [min–max]", "p50 ms", "p90 ms", "p99 ms", "server µs/op", "(plugin)", "load µs/op", "RSS MiB", "errors", extra)
 		for _, r := range rows {
 			ex := ""
 			switch mode {
@@ -212,9 +221,13 @@ func writeReport(w io.Writer, res *Results) {
 			case "send-async":
 				ex = fmt.Sprintf("  %8.2f  %10.2f", r.AckP50, r.PollsPerTask)
 			}
-			fmt.Fprintf(w, "  %-12s %7.0f [%6.0f–%6.0f] %8.2f %8.2f %8.2f %11.0f %10.1f %8.1f %7d%s\n",
+			plug := "-"
+			if isOurs(r.Server) {
+				plug = fmt.Sprintf("%.0f", r.PluginCPUPerOp.Median)
+			}
+			fmt.Fprintf(w, "  %-12s %7.0f [%6.0f–%6.0f] %8.2f %8.2f %8.2f %12.0f %8s %10.1f %8.1f %7d%s\n",
 				r.Server, r.RPS.Median, r.RPS.Min, r.RPS.Max, r.P50.Median, r.P90.Median, r.P99.Median,
-				r.ServerCPUPerOp.Median, r.LoadCPUPerOp.Median, float64(r.MaxRSSKB)/1024, r.Errors, ex)
+				r.ServerCPUPerOp.Median, plug, r.LoadCPUPerOp.Median, float64(r.MaxRSSKB)/1024, r.Errors, ex)
 		}
 		ratios := filter(res.Ratios, func(r ratioRow) bool { return r.Mode == mode })
 		if len(ratios) > 0 {
@@ -261,11 +274,13 @@ func writeReport(w io.Writer, res *Results) {
 		}
 	}
 	if len(res.GrowthTasks) > 0 {
-		fmt.Fprintf(w, "\ngrowth with stored tasks (ours-sqlite; filled by a2a-load at %d clients; list = ListTasks first page of 50 at 1 client; send at 16 clients, %s)\n", prefillClients, c.GrowthDuration)
-		fmt.Fprintf(w, "  %9s %10s %12s %12s %9s %9s %12s %9s %9s %9s\n", "stored", "fill/s", "list p50 ms", "list p99 ms", "send/s", "p99 ms", "server µs/op", "RSS MiB", "peak MiB", "db MiB")
+		fmt.Fprintf(w, "\ngrowth with stored tasks (ours-sqlite, a fresh store per level filled by a2a-load at %d clients; list = ListTasks first page of 50\n", prefillClients)
+		fmt.Fprintf(w, "at 1 client; then send at 16 clients for %s, which adds tasks; RSS of the plugin)\n", c.GrowthDuration)
+		fmt.Fprintf(w, "  %9s %8s %10s %9s %9s %8s %8s %9s %10s %9s %8s %8s\n", "stored", "fill/s", "RSS MiB", "list p50", "list p99", "send/s", "p99 ms", "then", "RSS MiB", "peak MiB", "µs/op", "db MiB")
 		for _, g := range res.GrowthTasks {
-			fmt.Fprintf(w, "  %9d %10.0f %12.2f %12.2f %9.0f %9.2f %12.0f %9.1f %9.1f %9.1f\n", g.Stored, g.PrefillRPS, g.List.Latency.P50, g.List.Latency.P99,
-				g.Send.RPS, g.Send.Latency.P99, g.ServerCPUPerOpUS, float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024, float64(g.DBBytes)/(1<<20))
+			fmt.Fprintf(w, "  %9d %8.0f %10.1f %9.2f %9.2f %8.0f %8.2f %9d %10.1f %9.1f %8.0f %8.1f\n", g.Stored, g.PrefillRPS, float64(g.MemBefore.RSS)/1024,
+				g.List.Latency.P50, g.List.Latency.P99, g.Send.RPS, g.Send.Latency.P99, g.StoredAfter, float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024,
+				g.ServerCPUPerOpUS, float64(g.DBBytes)/(1<<20))
 		}
 		if r := res.Restart; r != nil {
 			fmt.Fprintf(w, "  restart on %d stored tasks: ready in %.1f ms, idle RSS %.1f MiB; list p50 %.2f ms p99 %.2f ms; RSS after %.1f MiB\n",

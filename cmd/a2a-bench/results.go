@@ -31,6 +31,7 @@ type envInfo struct {
 	OS           string `json:"os"`
 	GoVersion    string `json:"go_version"`
 	NodeVersion  string `json:"node_version"`
+	Plugin       string `json:"plugin_version"` // a2a-plugin --version, first line
 	LoadAvgStart string `json:"loadavg_start"`
 	LoadAvgEnd   string `json:"loadavg_end"`
 }
@@ -104,6 +105,8 @@ type summaryRow struct {
 	P99            stat   `json:"p99_ms"`
 	ServerCPUPerOp stat   `json:"server_cpu_us_per_op"`
 	LoadCPUPerOp   stat   `json:"load_cpu_us_per_op"`
+	// PluginCPUPerOp is the a2a-plugin process alone (ours only).
+	PluginCPUPerOp stat `json:"plugin_cpu_us_per_op"`
 	// Mode extras (medians): stream first event and events/s, send-async
 	// ack and polls per task.
 	FirstEventP50 float64 `json:"first_event_p50_ms,omitempty"`

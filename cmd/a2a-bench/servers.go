@@ -50,6 +50,7 @@ type server struct {
 	stdin   io.WriteCloser
 	log     *os.File
 	plugin  int // ours: the a2a-plugin process, once ready
+	stopped bool
 }
 
 // startOptions vary how a server is started.
@@ -232,6 +233,10 @@ func (s *server) mem() memKB {
 // stop ends the server gracefully (SIGTERM; agenthost drains its plugin),
 // then its process group by force after a grace period.
 func (s *server) stop() error {
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
 	defer s.log.Close()
 	if s.stdin != nil {
 		s.stdin.Close()

@@ -200,77 +200,41 @@ func (b *bench) runGrowthClients() error {
 // prefillClients is the concurrency used to fill the store.
 const prefillClients = 32
 
-// runGrowthTasks fills the durable store level by level with the load
-// tool and measures, at each level, ListTasks first-page latency, send
-// throughput and the plugin's memory; then restarts the plugin on the full
-// store and measures start-up and memory again.
+// runGrowthTasks measures, for each level, a durable store filled with
+// that many tasks by the load tool itself (a fresh store per level, so the
+// measurement runs of one level do not fill the next): the plugin's memory
+// after the fill, ListTasks first-page latency, send throughput, memory
+// after the send run and the database's size. Then it restarts the plugin
+// on the last (largest) store and measures start-up and memory again.
 func (b *bench) runGrowthTasks() error {
-	b.progress("== growth with stored tasks (ours-sqlite): %v", b.cfg.GrowthTasks)
-	s, _, err := b.startReady(srvOursSQLite, startOptions{clients: 16})
+	b.progress("== growth with stored tasks (ours-sqlite): %v, a fresh store per level", b.cfg.GrowthTasks)
+	var last string
+	defer func() {
+		if last != "" {
+			os.RemoveAll(last)
+		}
+	}()
+	for _, target := range b.cfg.GrowthTasks {
+		if last != "" {
+			os.RemoveAll(last)
+		}
+		dir, err := b.growthLevel(target)
+		last = dir
+		if err != nil {
+			return err
+		}
+	}
+	// Restart on the largest store.
+	s, d, err := b.startReady(srvOursSQLite, startOptions{dataDir: last, clients: 16})
 	if err != nil {
 		return err
 	}
-	dataDir := s.dataDir
-	defer os.RemoveAll(dataDir)
-	stopped := false
-	defer func() {
-		if !stopped {
-			s.stop()
-		}
-	}()
+	defer s.stop()
+	time.Sleep(200 * time.Millisecond)
 	stored, err := s.storedTasks()
 	if err != nil {
 		return err
 	}
-	for _, target := range b.cfg.GrowthTasks {
-		rec := growthTaskRecord{Target: target}
-		if need := target - stored; need > 0 {
-			t0 := time.Now()
-			res, _, _, err := b.runLoad(s, loadRun{mode: "send", clients: prefillClients, n: need})
-			if err != nil {
-				return fmt.Errorf("filling to %d tasks: %w", target, err)
-			}
-			rec.PrefillSec = time.Since(t0).Seconds()
-			rec.PrefillRPS = res.RPS
-		}
-		time.Sleep(time.Second) // let background work (checkpoints) settle
-		if stored, err = s.storedTasks(); err != nil {
-			return err
-		}
-		rec.Stored = stored
-		rec.MemBefore = s.mem()
-		lres, _, _, err := b.runLoad(s, loadRun{mode: "list", clients: 1, duration: min(b.cfg.GrowthDuration, 5*time.Second), warmup: b.cfg.Warmup / 2})
-		if err != nil {
-			return err
-		}
-		rec.List = lres
-		sres, cpuOp, _, err := b.runLoad(s, loadRun{mode: "send", clients: 16, duration: b.cfg.GrowthDuration, warmup: b.cfg.Warmup})
-		if err != nil {
-			return err
-		}
-		rec.Send, rec.ServerCPUPerOpUS = sres, cpuOp
-		rec.Mem = s.mem()
-		if stored, err = s.storedTasks(); err != nil {
-			return err
-		}
-		rec.StoredAfter = stored
-		rec.DBBytes = dirBytes(filepath.Join(dataDir, "a2a"))
-		b.res.GrowthTasks = append(b.res.GrowthTasks, rec)
-		b.progress("  %7d tasks (filled at %.0f/s): list p50 %.2f p99 %.2f ms; send %.0f/s p99 %.2f ms; RSS %s → %s (peak %s); db %s",
-			rec.Stored, rec.PrefillRPS, lres.Latency.P50, lres.Latency.P99, sres.RPS, sres.Latency.P99,
-			mb(rec.MemBefore.RSS), mb(rec.Mem.RSS), mb(rec.Mem.HWM), mbBytes(rec.DBBytes))
-	}
-	stopped = true
-	if err := s.stop(); err != nil {
-		return err
-	}
-	// Restart on the full store.
-	s, d, err := b.startReady(srvOursSQLite, startOptions{dataDir: dataDir, clients: 16})
-	if err != nil {
-		return err
-	}
-	stopped = false
-	time.Sleep(200 * time.Millisecond)
 	rr := &restartRecord{Stored: stored, ReadyMS: float64(d.Microseconds()) / 1000, IdleMem: s.mem()}
 	lres, _, _, err := b.runLoad(s, loadRun{mode: "list", clients: 1, duration: min(b.cfg.GrowthDuration, 5*time.Second), warmup: b.cfg.Warmup / 2})
 	if err != nil {
@@ -280,8 +244,50 @@ func (b *bench) runGrowthTasks() error {
 	b.res.Restart = rr
 	b.progress("  restart with %d tasks: ready in %.1f ms, idle RSS %s; list p50 %.2f ms; RSS after %s",
 		rr.Stored, rr.ReadyMS, mb(rr.IdleMem.RSS), lres.Latency.P50, mb(rr.Mem.RSS))
-	stopped = true
 	return s.stop()
+}
+
+// growthLevel fills a fresh durable store with target tasks and measures
+// it; it returns the store's data directory.
+func (b *bench) growthLevel(target int64) (string, error) {
+	s, _, err := b.startReady(srvOursSQLite, startOptions{clients: 16})
+	if err != nil {
+		return "", err
+	}
+	defer s.stop()
+	rec := growthTaskRecord{Target: target}
+	t0 := time.Now()
+	res, _, _, err := b.runLoad(s, loadRun{mode: "send", clients: prefillClients, n: target})
+	if err != nil {
+		return s.dataDir, fmt.Errorf("filling to %d tasks: %w", target, err)
+	}
+	rec.PrefillSec = time.Since(t0).Seconds()
+	rec.PrefillRPS = res.RPS
+	time.Sleep(time.Second) // let background work (checkpoints) settle
+	if rec.Stored, err = s.storedTasks(); err != nil {
+		return s.dataDir, err
+	}
+	rec.MemBefore = s.mem()
+	lres, _, _, err := b.runLoad(s, loadRun{mode: "list", clients: 1, duration: min(b.cfg.GrowthDuration, 5*time.Second), warmup: b.cfg.Warmup / 2})
+	if err != nil {
+		return s.dataDir, err
+	}
+	rec.List = lres
+	sres, cpuOp, _, err := b.runLoad(s, loadRun{mode: "send", clients: 16, duration: b.cfg.GrowthDuration, warmup: b.cfg.Warmup})
+	if err != nil {
+		return s.dataDir, err
+	}
+	rec.Send, rec.ServerCPUPerOpUS = sres, cpuOp
+	rec.Mem = s.mem()
+	if rec.StoredAfter, err = s.storedTasks(); err != nil {
+		return s.dataDir, err
+	}
+	rec.DBBytes = dirBytes(filepath.Join(s.dataDir, "a2a"))
+	b.res.GrowthTasks = append(b.res.GrowthTasks, rec)
+	b.progress("  %7d tasks (filled at %.0f/s): RSS %s; list p50 %.2f p99 %.2f ms; send %.0f/s p99 %.2f ms → %d tasks, RSS %s (peak %s); db %s",
+		rec.Stored, rec.PrefillRPS, mb(rec.MemBefore.RSS), lres.Latency.P50, lres.Latency.P99, sres.RPS, sres.Latency.P99,
+		rec.StoredAfter, mb(rec.Mem.RSS), mb(rec.Mem.HWM), mbBytes(rec.DBBytes))
+	return s.dataDir, s.stop()
 }
 
 func mb(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }

@@ -91,7 +91,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		return nil, err
 	}
 	warnings = append(warnings, w...)
-	p, err := newParts(cfg, req.GetDataDir(), a.version, host, st, a.log)
+	p, err := newParts(cfg, req.GetDataDir(), a.version, host, hostRPCs(req), st, a.log)
 	if err != nil {
 		_ = st.Close()
 		return nil, err

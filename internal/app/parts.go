@@ -58,8 +58,9 @@ type parts struct {
 }
 
 // newParts builds everything that needs only the settings; the server is
-// built in start, once the task manager exists.
-func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st store.Store, log hclog.Logger) (*parts, error) {
+// built in start, once the task manager exists. hostRPCs are the optional
+// host RPCs the host said it serves (see hostRPCs).
+func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hostRPCs []string, st store.Store, log hclog.Logger) (*parts, error) {
 	p := &parts{cfg: cfg, log: log, host: host, store: st, metrics: metrics.New()}
 	var errs []error
 	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
@@ -118,7 +119,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 		}
 		p.push, err = push.New(push.Options{
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
-			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics, Tracer: p.tracer,
+			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics, Tracer: p.tracer, Audit: p.audit,
 		})
 		if err != nil {
 			p.closeAudit()
@@ -133,10 +134,10 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 		TrustedKeys: cfg.CardTrustedKeys,
 	}
 	for _, a := range cfg.Agents {
-		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout),
-			Signed: a.Signed, CardKeys: a.CardKeys})
+		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, TokenFile: a.TokenFile, TokenCommand: a.TokenCommand,
+			Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout), Signed: a.Signed, CardKeys: a.CardKeys})
 	}
-	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics})
+	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs})
 	if err != nil {
 		p.closeAudit()
 		_ = p.tracer.Shutdown(context.Background())
@@ -178,6 +179,16 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, st 
 			Allow: func(id security.Identity) bool { return id.Tier >= security.TierTrusted }})
 	}
 	return p, nil
+}
+
+// hostRPCs lists the optional host RPCs (RecordDelegation, Complete) the
+// host said it serves in Configure; nil when it sent no host information,
+// in which case the tools try them until the host answers Unimplemented.
+func hostRPCs(req *pb.ConfigureRequest) []string {
+	if req.GetHost() == nil {
+		return nil
+	}
+	return append([]string{}, req.GetHost().GetOptionalRpcs()...)
 }
 
 // PushSecretFile is where a generated webhook signing key is kept when none

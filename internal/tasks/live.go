@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -142,6 +143,9 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 		return nil
 	}
 	if err := m.persistLocked(ctx, lt, events); err != nil {
+		if errors.Is(err, ErrTakenOver) {
+			m.dropTakenOverLocked(ctx, lt)
+		}
 		return err
 	}
 	m.broadcastLocked(lt, events)
@@ -209,7 +213,13 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 	}
 	rec := lt.rec
 	rec.Task = lt.snapshot()
-	if err := m.store.SaveTask(ctx, &rec, deliveries); err != nil {
+	var err error
+	if m.opts.Cluster != nil {
+		err = m.persistCluster(ctx, &rec, deliveries, events)
+	} else {
+		err = m.store.SaveTask(ctx, &rec, deliveries)
+	}
+	if err != nil {
 		m.log.Error("saving task failed; its update is not announced", lt.logArgs("error", err)...)
 		return fmt.Errorf("saving task %s: %w", lt.rec.Task.ID, err)
 	}

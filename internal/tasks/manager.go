@@ -108,6 +108,9 @@ type Options struct {
 	Notifier Notifier
 	// Observer, when set, sees every state transition.
 	Observer Observer
+	// Cluster, when set, connects this manager to other replicas sharing
+	// the store (see Cluster). Nil: one process, the default.
+	Cluster Cluster
 }
 
 // Manager runs the lifecycle of every inbound task.
@@ -202,7 +205,15 @@ func (m *Manager) executor() Executor {
 // (their turns died with it; interrupted tasks keep waiting for their
 // clients) and starts the watchdog. It returns how many tasks it failed.
 func (m *Manager) Start(ctx context.Context) (int, error) {
-	active, err := m.store.ActiveTasks(ctx)
+	var active []*store.TaskRecord
+	var err error
+	if m.opts.Cluster != nil {
+		// Other replicas' tasks are theirs; those of replicas that died
+		// are failed once their lease expires (FailOrphan).
+		active, err = m.opts.Cluster.Recover(ctx)
+	} else {
+		active, err = m.store.ActiveTasks(ctx)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("tasks: reading tasks left by the previous run: %w", err)
 	}

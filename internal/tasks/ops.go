@@ -104,8 +104,15 @@ func (m *Manager) List(ctx context.Context, scope string, req *a2a.ListTasksRequ
 }
 
 // Cancel handles CancelTask: the task becomes CANCELED at once and the host
-// is asked to stop the turn.
+// is asked to stop the turn. With a Cluster, a task another replica runs is
+// canceled there, so that replica's host stops the turn.
 func (m *Manager) Cancel(ctx context.Context, scope string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	return m.cancel(ctx, scope, req, m.opts.Cluster != nil)
+}
+
+// cancel is Cancel; forward says a task not live here may be handed to the
+// replica running it.
+func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskRequest, forward bool) (*a2a.Task, error) {
 	lt := m.visibleLive(req.ID, scope)
 	if lt == nil {
 		rec, err := m.lookup(ctx, req.ID, scope)
@@ -114,6 +121,23 @@ func (m *Manager) Cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 		}
 		if st := rec.Task.Status.State; st.Terminal() {
 			return nil, a2a.ErrTaskNotCancelable(req.ID, st)
+		}
+		if forward {
+			done, err := m.opts.Cluster.Forward(ctx, ForwardCancel, req.ID)
+			if done {
+				if err != nil {
+					var aerr *a2a.Error
+					if errors.As(err, &aerr) {
+						return nil, aerr
+					}
+					return nil, a2a.ErrInternal(err.Error())
+				}
+				rec, err := m.lookup(ctx, req.ID, scope)
+				if err != nil {
+					return nil, err
+				}
+				return &rec.Task, nil
+			}
 		}
 		if lt, err = m.loadLive(ctx, rec); err != nil {
 			return nil, a2a.ErrInternal(err.Error())
@@ -175,6 +199,11 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 		if st.Terminal() {
 			return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 				"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
+		}
+		if m.opts.Cluster != nil && st != a2a.TaskStateInputRequired {
+			// Another replica runs it (or will resume it): follow what
+			// it saves.
+			return m.followRemote(ctx, req.ID, scope)
 		}
 		if st != a2a.TaskStateAuthRequired {
 			// Waiting for input: the snapshot is all there is until the

@@ -34,6 +34,8 @@ func (m *Manager) CreatePushConfig(ctx context.Context, scope, owner string, cfg
 			lt.push = append(lt.push, cfg)
 		}
 		lt.mu.Unlock()
+	} else {
+		m.forwardPushConfigs(ctx, cfg.TaskID)
 	}
 	return &cfg, nil
 }
@@ -90,6 +92,21 @@ func (m *Manager) DeletePushConfig(ctx context.Context, scope string, req *a2a.D
 			}
 		}
 		lt.mu.Unlock()
+	} else {
+		m.forwardPushConfigs(ctx, req.TaskID)
 	}
 	return nil
+}
+
+// forwardPushConfigs tells the replica running a task (with a Cluster) that
+// its push configs changed, and waits until it has reloaded them, so the
+// task's next update reaches the new set. When that replica cannot be
+// reached, the task's next owner reads the configs from the store.
+func (m *Manager) forwardPushConfigs(ctx context.Context, taskID string) {
+	if m.opts.Cluster == nil {
+		return
+	}
+	if _, err := m.opts.Cluster.Forward(ctx, ForwardPushConfigs, taskID); err != nil {
+		m.log.Warn("could not tell the replica running the task about its new push configs", "task_id", taskID, "error", err)
+	}
 }

@@ -37,6 +37,9 @@ type Subscription struct {
 	ch chan Event
 	// historyLength shapes task snapshots sent on this stream.
 	historyLength *int32
+	// stop, when set, ends following a task on another replica (lt is
+	// nil then).
+	stop func()
 
 	mu   sync.Mutex
 	done bool
@@ -63,6 +66,9 @@ func (s *Subscription) Err() error {
 func (s *Subscription) Close() {
 	if s.lt == nil {
 		s.finish(nil)
+		if s.stop != nil {
+			s.stop()
+		}
 		return
 	}
 	lt := s.lt

@@ -95,7 +95,7 @@ BENCH_FLAGS ?=
 bench: build bench-tools npm-deps ## side-by-side benchmark: floor, ours, official Go and JS SDK servers
 	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_FLAGS)
 
-bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth (about 25 min)
+bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth (about 20 min)
 	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) -full $(BENCH_FLAGS)
 
 bench-tools: ## a2a-load, a2a-bench and the official Go SDK's a2a CLI (bin/, bin/bench/)

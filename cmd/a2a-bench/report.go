@@ -194,7 +194,7 @@ func writeReport(w io.Writer, res *Results) {
 	}
 
 	if len(res.Summary) > 0 {
-		fmt.Fprintf(w, "\n%d rounds (server order rotated each round), each mode %s warm-up + %s measured at %d clients; medians across rounds [min–max]\n",
+		fmt.Fprintf(w, "\n%d round(s) (server order rotated each round), each mode %s warm-up + %s measured at %d clients; medians across rounds [min–max]\n",
 			c.Rounds, c.Warmup, c.Duration, c.Clients)
 		fmt.Fprintln(w, "server µs/op: CPU of all the server's processes per operation (ours: agenthost + plugin; \"(plugin)\": a2a-plugin alone);")
 		fmt.Fprintln(w, "RSS: after the run, the plugin process for ours (agenthost excluded), the server process for the others")

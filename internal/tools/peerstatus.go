@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
+)
+
+// PeerStatus is what an operator's view shows about one configured peer:
+// its configuration (never its credentials), whether its card could be
+// fetched, and the card.
+type PeerStatus struct {
+	Name  string
+	URL   string
+	Trust string
+	// Signed says the peer's card must carry a signature that verifies.
+	Signed bool
+	// Credential says how the tools authenticate to it: "bearer token",
+	// "header", or "" for none (the secret itself is never exposed).
+	Credential string
+	// Reachable reports the last reachability check (a cheap card fetch,
+	// shared with a2a_list and cached as long); Error says why not.
+	Reachable bool
+	Error     string
+	Checked   time.Time
+	// Card is the peer's card as last fetched, nil when none was.
+	Card *client.CardInfo
+}
+
+// Peers reports every configured peer in configuration order, checking
+// reachability the way a2a_list does (in parallel, bounded by a short
+// timeout, cached for a minute).
+func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
+	if len(t.peers) == 0 {
+		return nil
+	}
+	reach := t.checkReachability(ctx)
+	out := make([]PeerStatus, 0, len(t.peers))
+	for _, pc := range t.peers {
+		r := reach[pc.Name]
+		ps := PeerStatus{Name: pc.Name, URL: pc.URL, Trust: pc.Trust, Signed: pc.Signed || len(pc.CardKeys) > 0,
+			Reachable: r.ok, Error: r.err, Checked: r.checked, Card: pc.peer.CachedCard()}
+		if ps.Trust == "" {
+			ps.Trust = TrustPublic
+		}
+		switch {
+		case pc.Token != "":
+			ps.Credential = "bearer token"
+		case pc.Header != "":
+			ps.Credential = "header"
+		}
+		out = append(out, ps)
+	}
+	return out
+}

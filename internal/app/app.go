@@ -237,7 +237,7 @@ func (a *App) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectR
 		return nil, err
 	}
 	a.log.Info("serving A2A", "url", url)
-	return &pb.ConnectResponse{Endpoints: []string{url}}, nil
+	return &pb.ConnectResponse{Endpoints: p.endpoints(url)}, nil
 }
 
 // Disconnect implements plugin.Platform: stop the A2A HTTP server (nothing

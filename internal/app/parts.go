@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
+	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
 	"github.com/a2a-plugin/a2a-plugin/internal/push"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
@@ -47,6 +48,9 @@ type parts struct {
 	guard   *security.SSRFGuard
 	// tracer exports spans when otel_endpoint is set; nil otherwise.
 	tracer *tracing.Tracer
+	// inspector is the operator's web inspector (inspector setting); nil
+	// when it is off.
+	inspector *inspector.Inspector
 
 	srvOpts server.Options
 
@@ -245,6 +249,9 @@ func (p *parts) bridgeObserver() bridge.Observer { return p.metrics }
 func (p *parts) start(mgr *tasks.Manager) error {
 	opts := p.srvOpts
 	opts.Tasks = mgr
+	if err := p.startInspector(mgr, &opts); err != nil {
+		return fmt.Errorf("a2a plugin: %w", err)
+	}
 	srv, err := server.New(opts)
 	if err != nil {
 		return fmt.Errorf("a2a plugin: %w", err)
@@ -287,6 +294,7 @@ func (p *parts) stopServing(ctx context.Context) error {
 		return nil
 	}
 	p.url = ""
+	p.inspector.EndStreams() // its live feeds would hold the shutdown
 	return p.srv.Shutdown(ctx)
 }
 
@@ -303,6 +311,7 @@ func (p *parts) close(ctx context.Context) error {
 	if p.tools != nil {
 		p.tools.Close()
 	}
+	p.inspector.Close()
 	p.closeAudit()
 	// Last, so the spans of what stopped above are flushed too.
 	errs = append(errs, p.tracer.Shutdown(ctx))

@@ -176,9 +176,6 @@ func TestCallTimeoutReturnsAReceiptAndTaskWaitGetsTheAnswer(t *testing.T) {
 // when Bob says nothing until it is done. The call should still be a
 // receipt the model can follow up, because the task exists on Bob's side.
 func TestCallTimeoutBeforeThePeersFirstOutputIsAReceipt(t *testing.T) {
-	knownBug(t, "a2a_call over a stream fails with \"did not create a task\" when timeout_s ends before the peer's first event; "+
-		"our own server sends the first event only on the agent's first output or after 3s (internal/tasks/send.go streamFirstEventWait), "+
-		"so the task keeps running on the peer with an id nobody knows")
 	t.Parallel()
 	w := plugins(t)
 	msg := unique(t, "quiet job")

@@ -55,9 +55,6 @@ func TestListShowsReachabilityCardsConversationsAndMetrics(t *testing.T) {
 // TestListShowsAPeerUnreachableOnceItStopped: once a2a_list has seen
 // a peer, stopping it should show in the next a2a_list.
 func TestListShowsAPeerUnreachableOnceItStopped(t *testing.T) {
-	knownBug(t, "a2a_list reports a stopped peer as reachable for up to the card's max-age (5 min): checkReachability "+
-		"(internal/tools/list.go) caches its verdict for a minute and then asks pc.peer.Card, which answers from the card cache "+
-		"without a request while the card is fresh")
 	t.Parallel()
 	peer := testharness.Start(t, testharness.Options{PluginConfig: peerConfig(nil)})
 	lister := testharness.Start(t, testharness.Options{PluginConfig: peerConfig(map[string]any{

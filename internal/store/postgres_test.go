@@ -2,12 +2,8 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,49 +17,8 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store/storetest"
 )
 
-// pgDSN returns a DSN for a new, empty schema of the test database named
-// by A2A_TEST_POSTGRES_DSN (dropped when the test ends), or skips the test
-// when that variable is unset: `make test` starts a throwaway PostgreSQL
-// and sets it.
-func pgDSN(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("A2A_TEST_POSTGRES_DSN")
-	if base == "" {
-		t.Skip("A2A_TEST_POSTGRES_DSN is not set: `make test` starts a PostgreSQL server for these tests (testharness/pg/up.sh)")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to A2A_TEST_POSTGRES_DSN: %v", err)
-	}
-	defer conn.Close(ctx)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	})
-	return withSearchPath(base, schema)
-}
-
-// withSearchPath adds search_path=schema to a URL or key=value DSN.
-func withSearchPath(dsn, schema string) string {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return strings.TrimSpace(dsn) + " search_path=" + schema
-}
+// pgDSN is a fresh schema of the test server (or a skip).
+func pgDSN(t testing.TB) string { return storetest.PostgresDSN(t) }
 
 func openTestPostgres(t testing.TB, dsn, replica string) *store.Postgres {
 	t.Helper()

@@ -372,7 +372,9 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		}()
 	}
 	req := &a2a.SendMessageRequest{Message: spec.msg}
-	first := true
+	first, answered := true, false
+	end := &finishLine{cancel: cancel}
+	defer end.close()
 	err := t.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
 		line := o.tr.apply(ev)
 		spec.noteTask(o)
@@ -385,9 +387,8 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		snapshot := first && spec.msg.TaskID != "" && ev.Response.Task != nil
 		first = false
 		if ev.Final && !snapshot {
-			// The answer is in (some peers keep the stream open at
-			// AUTH_REQUIRED).
-			return errStreamDone
+			answered = true
+			return end.final(ev)
 		}
 		if o.tr.taskID != "" && w.named() {
 			return errStopWaiting
@@ -396,7 +397,7 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 	})
 	expired, abandoned := w.state()
 	switch {
-	case err == nil || errors.Is(err, errStreamDone):
+	case err == nil || errors.Is(err, errStreamDone), answered && ctx.Err() == nil:
 		return o
 	case errors.Is(err, errCallerGone):
 		o.err = fmt.Errorf("the caller went away; stopped following the task")
@@ -508,6 +509,44 @@ func (w *waitWatch) close() {
 	}
 }
 
+// streamLinger is how long a stream is read past its last event for the
+// peer to close it.
+const streamLinger = 2 * time.Second
+
+// finishLine ends a stream after its last event (a terminal or interrupted
+// state, or a message): at once at AUTH_REQUIRED, where peers keep the
+// stream open waiting for credentials, else after streamLinger unless the
+// peer closes it first — as it should, and closing first would make the
+// peer record a cut stream.
+type finishLine struct {
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+// final is the stream callback's answer to a last event.
+func (f *finishLine) final(ev client.Event) error {
+	if ev.State() == a2a.TaskStateAuthRequired {
+		return errStreamDone
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.timer == nil {
+		f.timer = time.AfterFunc(streamLinger, f.cancel)
+	}
+	return nil
+}
+
+// close stops the linger timer.
+func (f *finishLine) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+}
+
 // Sentinels that end a stream from its callback.
 var (
 	// errCallerGone: the tool's caller went away.
@@ -526,18 +565,24 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 	if subscribe {
 		info, err := t.card(ctx, target)
 		if err == nil && info.Card.Capabilities.SupportsStreaming() {
-			err = t.subscribe(waitCtx, target, o.tr.taskID, func(ev client.Event) error {
+			subCtx, cancelSub := context.WithCancel(waitCtx)
+			end := &finishLine{cancel: cancelSub}
+			answered := false
+			err = t.subscribe(subCtx, target, o.tr.taskID, func(ev client.Event) error {
 				line := o.tr.apply(ev)
 				if line != "" && progress != nil && !progress(target.name+": "+line) {
 					return errCallerGone
 				}
 				if ev.Final {
-					return errStreamDone
+					answered = true
+					return end.final(ev)
 				}
 				return nil
 			})
+			end.close()
+			cancelSub()
 			switch {
-			case (err == nil || errors.Is(err, errStreamDone)) && o.tr.done():
+			case (err == nil || errors.Is(err, errStreamDone) || (answered && waitCtx.Err() == nil)) && o.tr.done():
 				return o
 			case errors.Is(err, errCallerGone):
 				o.err = fmt.Errorf("the caller went away; stopped following the task")

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -90,9 +91,10 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 	run func(func(client.Event) error) error, fn func(client.Event) error) error {
 	for retried := false; ; retried = true {
 		x := &exchange{method: method, start: time.Now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
-		events := 0
+		events, final := 0, false
 		err := run(func(ev client.Event) error {
 			events++
+			final = final || ev.Final
 			x.resBytes += payloadSize(ev.Response)
 			if id := ev.Response.TaskID(); id != "" {
 				x.taskID = id
@@ -102,7 +104,11 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 			}
 			return fn(ev)
 		})
-		t.audit(target, x, err)
+		audited := err
+		if final && errors.Is(err, context.Canceled) {
+			audited = nil // we left after the last event (see finishLine)
+		}
+		t.audit(target, x, audited)
 		if err != nil && events == 0 && !retried && t.refreshOn401(ctx, target, err) {
 			continue
 		}

@@ -314,9 +314,6 @@ func messageString(c testharness.Call) string {
 // here makes that window deterministic: its asking turn ends only once the
 // answer has reached its host.
 func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
-	knownBug(t, "a late ProcessingComplete of the asking turn completes the continuation turn: ProcessingCompleteRequest names only the task "+
-		"(proto/agentplugin/v1), and tasks.Manager.EndTurn (internal/tasks/ops.go) settles whatever turn is running, so the task ends "+
-		"\"The agent finished without a reply.\" and the real reply is refused with FailedPrecondition")
 	t.Parallel()
 	var self atomic.Pointer[testharness.Host]
 	painter := testharness.Start(t, testharness.Options{

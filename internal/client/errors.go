@@ -122,7 +122,7 @@ func (e *Error) hint() string {
 	case ErrBadCard:
 		return "check that the URL points at an A2A agent (its card is served at /.well-known/agent-card.json) that offers a JSONRPC interface for protocol 1.0 or 0.3, or an HTTP+JSON one for 1.0"
 	case ErrAuthRefused:
-		return "configure a valid credential for this peer (token or header in a2a_agents) or ask its operator for access"
+		return "configure a valid credential for this peer (token, token_file, token_command or header in a2a_agents) or ask its operator for access"
 	case ErrRateLimited:
 		if e.RetryAfter > 0 {
 			return fmt.Sprintf("wait %s before retrying", e.RetryAfter.Round(time.Second))

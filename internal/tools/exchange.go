@@ -294,6 +294,11 @@ func (spec *sendSpec) noteTask(o *outcome) {
 // polled until it is done or the wait ends. The send itself may take up
 // to ackGrace even when the wait is shorter, so that a short wait does not
 // lose the task id; being stopped (spec.stop) abandons it at once.
+//
+// A message on an existing task (an answer to a question, credentials)
+// that waits is sent blocking instead: the task id is known already, and a
+// task returned at once would show the state from before the message — the
+// question just answered.
 func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
 	name := spec.target.name
 	base, cancelBase := context.WithCancel(ctx)
@@ -309,11 +314,32 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 			}
 		}()
 	}
-	sendCtx, cancelSend := context.WithDeadline(base, later(deadline, time.Now().Add(t.ackGrace)))
+	continuing := spec.wait && spec.msg.TaskID != ""
+	sendDeadline := later(deadline, time.Now().Add(t.ackGrace))
+	if continuing {
+		sendDeadline = deadline
+	}
+	sendCtx, cancelSend := context.WithDeadline(base, sendDeadline)
 	defer cancelSend()
-	req := &a2a.SendMessageRequest{Message: spec.msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}}
+	req := &a2a.SendMessageRequest{Message: spec.msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: !continuing}}
 	sendStart := time.Now()
 	resp, err := t.sendMessage(sendCtx, spec.target, req)
+	if err != nil && continuing && ctx.Err() == nil && (sendCtx.Err() != nil || errors.Is(err, client.ErrTimeout)) {
+		// No answer to the message yet; the task is known: follow it.
+		o.tr.taskID, o.tr.contextID, o.tr.state = spec.msg.TaskID, spec.msg.ContextID, a2a.TaskStateWorking
+		spec.noteTask(o)
+		switch {
+		case stopped.Load():
+			o.receipt, o.why = true, "stopped waiting"
+			return o
+		case !time.Now().Before(deadline):
+			o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s (no answer to the message yet)", roundDur(spec.waitFor))
+			return o
+		}
+		waitCtx, cancelWait := context.WithDeadline(base, deadline)
+		defer cancelWait()
+		return t.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

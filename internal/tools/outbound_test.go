@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
@@ -558,4 +559,18 @@ func argsJSON(args map[string]any) string {
 	}
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// TestAnswerToANonStreamingPeerGetsItsReply: answering a question of a
+// peer that does not stream returns the peer's reply to the answer, not
+// the task as it stood before it (still asking the question).
+func TestAnswerToANonStreamingPeerGetsItsReply(t *testing.T) {
+	t.Parallel()
+	plain := clienttest.StartGoV1(t, "Plain", false)
+	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "plain", URL: plain.URL}}}, nil)
+	r := callTool(t, ts, ToolCall, map[string]any{"agent": "plain", "message": "ask me"}, nil)
+	mustOK(t, r, "needs more input", clienttest.Question)
+	m := jsonLine(t, r)
+	r = callTool(t, ts, ToolCall, map[string]any{"agent": "plain", "message": "blue", "task_id": m["task_id"], "context_id": m["context_id"]}, nil)
+	mustOK(t, r, "plain completed the task", "echo: blue")
 }

@@ -218,7 +218,7 @@ func TestTaskPageRendersHistoryArtifactsAndServesFilesSafely(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\nfake")
 	html := []byte("<script>alert(1)</script>")
 	e.save(&store.TaskRecord{Owner: "local:127.0.0.1", CreatedAt: now, UpdatedAt: now, Task: a2a.Task{ID: "t1", ContextID: "c1",
-		Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: &a2a.Message{MessageID: "q", Role: a2a.RoleAgent, Parts: []a2a.Part{text("Which day?")}}},
+		Status:  a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: &a2a.Message{MessageID: "q", Role: a2a.RoleAgent, Parts: []a2a.Part{text("Which day?")}}},
 		History: []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{text("book a table <now>")}}},
 		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "report", Parts: []a2a.Part{
 			a2a.FilePart(png, "image/png", "chart.png"),

@@ -109,21 +109,19 @@ func (in *Inspector) servePeerSend(w http.ResponseWriter, r *http.Request) {
 		_ = send("error", map[string]string{"message": err.Error()})
 		return
 	}
-	_ = send("result", map[string]any{"content": res.GetContent(), "is_error": res.GetIsError(), "outcome": outcomeOf(res.GetContent())})
+	outcome, text := outcomeOf(res.GetContent())
+	_ = send("result", map[string]any{"content": res.GetContent(), "text": text, "is_error": res.GetIsError(), "outcome": outcome})
 }
 
 // outcomeOf reads the JSON line a2a_call ends its result with (peer,
-// state, task_id, context_id), so the page can offer to continue.
-func outcomeOf(content string) map[string]any {
+// state, task_id, context_id), so the page can offer to continue; text is
+// the result without it.
+func outcomeOf(content string) (outcome map[string]any, text string) {
 	content = strings.TrimSpace(content)
 	i := strings.LastIndexByte(content, '\n')
 	last := content[i+1:]
-	if !strings.HasPrefix(last, "{") {
-		return nil
+	if !strings.HasPrefix(last, "{") || json.Unmarshal([]byte(last), &outcome) != nil {
+		return nil, content
 	}
-	var v map[string]any
-	if json.Unmarshal([]byte(last), &v) != nil {
-		return nil
-	}
-	return v
+	return outcome, strings.TrimSpace(content[:max(i, 0)])
 }

@@ -196,6 +196,8 @@ type partView struct {
 	Link      bool // URL is http(s) and may be shown as a link
 	Data      string
 	Metadata  string
+	// Joined counts the streamed text chunks shown as this one text.
+	Joined int
 }
 
 type messageView struct {
@@ -264,6 +266,7 @@ func taskViewOf(rec *store.TaskRecord) taskView {
 		for j := range a.Parts {
 			av.Parts = append(av.Parts, partOf(&a.Parts[j], base+"a"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
 		}
+		av.Parts = joinText(av.Parts)
 		v.Artifacts = append(v.Artifacts, av)
 	}
 	if len(t.Metadata) > 0 {
@@ -288,6 +291,26 @@ func messageOf(m *a2a.Message, hrefBase string) messageView {
 		mv.Parts = append(mv.Parts, partOf(&m.Parts[j], href))
 	}
 	return mv
+}
+
+// joinText shows consecutive plain text parts as one text: an artifact
+// streamed in chunks (append) is one document to a reader.
+func joinText(parts []partView) []partView {
+	out := parts[:0:0]
+	for _, p := range parts {
+		if n := len(out); n > 0 && p.Kind == "text" && p.Metadata == "" && out[n-1].Kind == "text" && out[n-1].Metadata == "" &&
+			out[n-1].MediaType == p.MediaType {
+			prev := &out[n-1]
+			if prev.Joined == 0 {
+				prev.Joined = 1
+			}
+			prev.Joined++
+			prev.Text += p.Text
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // inlineImages are the image types shown in the page (never SVG, which

@@ -43,6 +43,7 @@
   const stateName = (s) => bare(s).replace(/_/g, ' ').toLowerCase();
   const stateClass = (s) => 'st-' + bare(s).replace(/_/g, '-').toLowerCase();
   const badge = (s) => el('span', { class: 'badge ' + stateClass(s) }, stateName(s));
+  const clockMS = (d) => d.toTimeString().slice(0, 8) + '.' + String(d.getMilliseconds()).padStart(3, '0');
   const short = (id) => (id && id.length > 13 ? id.slice(0, 8) + '…' : id || '');
 
   // A UUID v4 from getRandomValues (randomUUID needs a secure context).
@@ -171,7 +172,7 @@
     add(kind, label, state, text, raw) {
       this.count++;
       const li = el('li', { class: 'event', 'data-kind': kind, 'data-state': state || '' },
-        el('span', { class: 'ev-time' }, new Date().toLocaleTimeString()),
+        el('span', { class: 'ev-time', title: new Date().toISOString() }, clockMS(new Date())),
         el('span', {}, el('span', { class: 'ev-kind' }, label), state ? ' ' : '', state ? badge(state) : ''),
         el('div', { class: 'ev-body' },
           text ? el('p', { class: 'ev-text' }, text) : '',
@@ -221,7 +222,7 @@
     const cancelBtn = $('#stream-cancel');
     const stopBtn = $('#stream-stop');
     const sendBtn = $('#send-button');
-    const cur = { taskId: '', contextId: '', state: '', target: 'self', abort: null };
+    const cur = { taskId: '', contextId: '', state: '', question: '', target: 'self', abort: null };
 
     function setFacts() {
       const t = $('#stream-task');
@@ -237,8 +238,8 @@
       if (info.taskId) cur.taskId = info.taskId;
       if (info.contextId) cur.contextId = info.contextId;
       if (info.state) cur.state = info.state;
+      if (WAITING.has(cur.state) && info.text) cur.question = info.text;
       setFacts();
-      if (WAITING.has(cur.state)) ask(info.text);
     }
 
     function ask(question) {
@@ -264,7 +265,7 @@
       cur.abort = null;
       const s = cur.state;
       if (DONE.has(s)) log.say(`Finished: ${stateName(s)}.`);
-      else if (WAITING.has(s)) log.say(`The agent waits: ${stateName(s)}. Answer below.`);
+      else if (WAITING.has(s)) { log.say(`The agent waits: ${stateName(s)}. Answer below.`); ask(cur.question); }
       else if (s === 'MESSAGE') log.say('The agent answered with a message.');
       else log.say('The stream ended.');
       setFacts();
@@ -309,7 +310,7 @@
               const o = d.outcome || {};
               let st = o.state || '';
               if (st && st !== 'MESSAGE' && !st.startsWith('TASK_STATE_')) st = 'TASK_STATE_' + st;
-              log.add(d.is_error ? 'error' : 'result', d.is_error ? 'a2a_call failed' : 'a2a_call result', st, d.content, d);
+              log.add(d.is_error ? 'error' : 'result', d.is_error ? 'a2a_call failed' : 'a2a_call result', st, d.text || d.content, d);
               track({ taskId: o.task_id, contextId: o.context_id, state: st || (d.is_error ? '' : cur.state), text: d.content });
             }
           });
@@ -328,7 +329,7 @@
       const taskId = $('#send-task').value.trim();
       const contextId = $('#send-context').value.trim();
       log.clear();
-      cur.taskId = taskId; cur.contextId = contextId; cur.state = '';
+      cur.taskId = taskId; cur.contextId = contextId; cur.state = ''; cur.question = '';
       if (to === 'self') sendSelf(text, taskId, contextId);
       else sendPeer(to, text, taskId, contextId);
     });
@@ -503,7 +504,7 @@
 
     function totals(s) {
       const dl = $('#totals');
-      const items = [['Inbound requests', s.inRequests], ['inbound errors', s.inErrors], ['Outbound calls', s.outCalls], ['outbound errors', s.outErrors],
+      const items = [['Inbound requests', s.inRequests], ['Inbound errors', s.inErrors], ['Outbound calls', s.outCalls], ['Outbound errors', s.outErrors],
         ['Webhooks delivered', s.pushDelivered], ['Rate-limited', s.rateLimited]];
       for (const [state, v] of Object.entries(s.finished || {})) items.push([`Tasks ${stateName(state)}`, v]);
       dl.replaceChildren(...items.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, String(Math.round(v))))));
@@ -536,10 +537,14 @@
             draw(svg, vals);
           });
           if (samples.length) totals(samples[samples.length - 1]);
+          if (samples.length > 1) {
+            const secs = Math.round((new Date(samples[samples.length - 1].t) - new Date(samples[0].t)) / 1000);
+            $('#metrics-note').textContent = `Sampled while a page is open: ${samples.length} samples over the last ${secs} s.`;
+          }
           peers(j.peers);
         } catch { /* the next poll tries again */ }
       }
-      setTimeout(poll, 2000);
+      setTimeout(poll, 1000);
     }
     poll();
   }

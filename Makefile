@@ -16,6 +16,8 @@ BIN      := $(ROOT)/bin
 PLUGINS  := $(BIN)/plugins
 TOOLS    := $(ROOT)/.tools/bin
 JSDIR    := $(ROOT)/testharness/interop/js
+BROWSERDIR := $(ROOT)/testharness/inspector
+CHROMIUM   := /usr/bin/chromium
 export PATH := $(TOOLS):$(PATH)
 
 # Pinned generators and tools.
@@ -28,13 +30,13 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 # Flags for `make run` (override on the command line, e.g. make run AGENT=scenario:my.yaml).
 AGENT     ?= echo
-HOSTCFG   ?=
+HOSTCFG   ?= cmd/agenthost/run.yaml
 RUN_FLAGS ?=
 # How long each fuzz target runs in `make test` and in `make fuzz`.
 FUZZTIME_TEST ?= 2s
 FUZZTIME      ?= 60s
 
-.PHONY: all build run test test-go lint proto proto-check tools deps npm-deps fuzz fuzz-short bench clean help
+.PHONY: all build run test test-go lint proto proto-check tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
 
 all: build
 
@@ -119,7 +121,7 @@ proto-check: proto ## fail when regeneration changes the committed code
 
 ## ---- dependencies --------------------------------------------------------
 
-deps: tools npm-deps ## everything the tests need
+deps: tools npm-deps browser-deps ## everything the tests need
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin
 
@@ -136,5 +138,18 @@ $(JSDIR)/node_modules/.package-lock.json: $(JSDIR)/package.json $(JSDIR)/package
 	cd $(JSDIR) && npm ci --no-audit --no-fund
 	@touch $@
 
+# The inspector's browser test: Debian's chromium (apt, with sudo only when
+# not root) and playwright-core, which never downloads a browser of its own.
+browser-deps: $(BROWSERDIR)/node_modules/.package-lock.json ## Chromium and playwright-core for the inspector's browser test
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  SUDO=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi; \
+	  echo "installing Debian's chromium for the inspector's browser test"; \
+	  $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends chromium; \
+	fi
+
+$(BROWSERDIR)/node_modules/.package-lock.json: $(BROWSERDIR)/package.json $(BROWSERDIR)/package-lock.json
+	cd $(BROWSERDIR) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+	@touch $@
+
 clean: ## remove build output and installed tools
-	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules
+	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules $(BROWSERDIR)/node_modules

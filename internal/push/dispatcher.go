@@ -92,6 +92,16 @@ type Options struct {
 	// query, which may carry credentials), the task, the outcome, the
 	// HTTP status, the sizes and the duration.
 	Audit *security.AuditLog
+	// Replica, when set, says that other replicas' dispatchers share the
+	// outbox (store.Postgres): deliveries are claimed in this replica's
+	// name with Store.ClaimDeliveries, so each is sent by one replica at
+	// a time. Empty: this dispatcher is the only one.
+	Replica string
+	// ClaimLease is how long a claim lasts: if this replica dies while it
+	// holds a delivery, another replica sends it once the claim lapses.
+	// It must exceed Timeout, so that a POST in flight is never sent twice
+	// by two live replicas (default: 2 × Timeout + 10 s).
+	ClaimLease time.Duration
 }
 
 // Dispatcher delivers the push outbox to webhooks. Create it with New,
@@ -114,6 +124,8 @@ type Dispatcher struct {
 	timeout     time.Duration
 	concurrency int
 	poll        time.Duration
+	replica     string
+	claimLease  time.Duration
 
 	wake chan struct{}
 	// closing is cancelled by Close; Run's context is derived from it.
@@ -153,11 +165,19 @@ func New(opts Options) (*Dispatcher, error) {
 		timeout:     orDefault(opts.Timeout, DefaultTimeout),
 		concurrency: orDefault(opts.Concurrency, DefaultConcurrency),
 		poll:        orDefault(opts.PollInterval, DefaultPollInterval),
+		replica:     opts.Replica,
+		claimLease:  opts.ClaimLease,
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
 	if d.max < d.base {
 		return nil, fmt.Errorf("push: MaxBackoff %s is shorter than BaseBackoff %s", d.max, d.base)
+	}
+	if d.claimLease <= 0 {
+		d.claimLease = 2*d.timeout + 10*time.Second
+	}
+	if d.replica != "" && d.claimLease <= d.timeout {
+		return nil, fmt.Errorf("push: ClaimLease %s must be longer than Timeout %s, or a slow POST could be sent again by another replica", d.claimLease, d.timeout)
 	}
 	if d.log == nil {
 		d.log = hclog.NewNullLogger()
@@ -255,6 +275,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wakeAt:   make(map[configKey]time.Time),
 		paused:   make(map[configKey]time.Time),
 		results:  make(chan result, d.concurrency),
+		claimed:  make(map[configKey]claimedDelivery),
 		peek:     true,
 	}
 	timer := time.NewTimer(d.poll)
@@ -297,8 +318,9 @@ type result struct {
 // loop is the state of one Run, owned by its goroutine.
 type loop struct {
 	d *Dispatcher
-	// inflight holds the configs being delivered to; the store does not
-	// lease deliveries, so the loop must not hand out a second one.
+	// inflight holds the configs being delivered to; a single-process
+	// store does not lease deliveries, so the loop must not hand out a
+	// second one.
 	inflight map[configKey]struct{}
 	// wakeAt holds when configs become due; the earliest decides how
 	// long the loop sleeps.
@@ -309,6 +331,15 @@ type loop struct {
 	results chan result
 	// peek asks fill to learn the retry times already in the outbox.
 	peek bool
+	// claimed holds deliveries of a shared outbox that this replica
+	// claimed while their config was busy or paused.
+	claimed map[configKey]claimedDelivery
+}
+
+// claimedDelivery is a delivery claimed at a time and not yet started.
+type claimedDelivery struct {
+	del store.Delivery
+	at  time.Time
 }
 
 // peekHorizon is how far ahead a peek looks, and peekLimit how many
@@ -335,11 +366,39 @@ func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
 			}
 		}
 	}
-	if free := d.concurrency - len(l.inflight); free > 0 {
+	free := d.concurrency - len(l.inflight)
+	// Deliveries this replica claimed while their config was busy or
+	// paused go out first, once it is neither.
+	for k, c := range l.claimed {
+		if free == 0 {
+			break
+		}
+		if _, busy := l.inflight[k]; busy {
+			continue
+		}
+		if _, held := l.paused[k]; held {
+			continue
+		}
+		delete(l.claimed, k)
+		if now.Sub(c.at) > d.claimLease/2 {
+			continue // the claim may lapse mid-POST: let it be claimed afresh
+		}
+		l.inflight[k] = struct{}{}
+		free--
+		go l.work(ctx, c.del)
+	}
+	if free > 0 {
 		// At most one row per in-flight or paused config comes back, so
 		// this limit leaves room for `free` new configs whenever there
-		// are that many.
-		due, err := d.store.DueDeliveries(ctx, now, d.concurrency+len(l.paused))
+		// are that many. A shared outbox does not return the configs this
+		// replica is delivering to (it holds their claims), and what it
+		// returns stays claimed until it is sent: take only what there
+		// is room for.
+		limit := d.concurrency + len(l.paused)
+		if d.replica != "" {
+			limit = free
+		}
+		due, err := d.store.ClaimDeliveries(ctx, d.replica, now, d.claimLease, limit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, false
@@ -353,10 +412,16 @@ func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
 			}
 			del := due[i]
 			k := keyOf(&del)
-			if _, busy := l.inflight[k]; busy {
-				continue
-			}
-			if _, held := l.paused[k]; held {
+			_, busy := l.inflight[k]
+			_, held := l.paused[k]
+			if busy || held {
+				if d.replica != "" {
+					// A shared outbox returned the config's next delivery
+					// (its previous one was just completed, before its
+					// worker reported back): it is claimed for us, so it
+					// must not wait for the claim to lapse.
+					l.claimed[k] = claimedDelivery{del: del, at: now}
+				}
 				continue
 			}
 			l.inflight[k] = struct{}{}

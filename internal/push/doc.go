@@ -14,6 +14,28 @@
 // logged. Nothing is lost when the plugin stops: undelivered entries stay
 // in the outbox for the next run.
 //
+// # Replicas
+//
+// When several replicas of the plugin share one PostgreSQL database
+// (Options.Replica set), every replica's dispatcher drains the same outbox.
+// A dispatcher claims what it sends (store.Postgres.ClaimDeliveries: FOR
+// UPDATE SKIP LOCKED, then claimed_by and claimed_until): only the first
+// pending notification of a webhook can be claimed, and only when no live
+// claim holds it, so each notification is sent by one replica at a time
+// and each webhook still receives its notifications one at a time, in
+// order. A failed attempt releases the claim (the retry may go out from
+// any replica); a replica that dies holding a claim loses it after
+// Options.ClaimLease, and another replica sends the notification.
+//
+// What "once" means: a notification is acknowledged by the receiver and
+// then removed from the outbox; it is POSTed again only when the replica
+// that sent it died (or lost the database) after the POST left and before
+// it recorded the answer — the at-least-once edge every webhook sender
+// has. The retry carries the same X-A2A-Delivery-Id, so a receiver that
+// skips ids it has processed sees each notification exactly once. A
+// replica that is merely slow never causes a second POST: the claim lasts
+// longer than a POST may take.
+//
 // # The request
 //
 // Each notification is one POST to the config's URL:

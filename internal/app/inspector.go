@@ -23,6 +23,7 @@ func (p *parts) startInspector(mgr *tasks.Manager, opts *server.Options) error {
 		Tasks: mgr, Store: p.store, Metrics: p.metrics,
 		Server:    func() http.Handler { return p.srv.Handler() },
 		Peers:     p.inspectorPeers,
+		PeerNames: p.peerNames,
 		CallTool:  p.inspectorCall,
 		PublicURL: p.cfg.PublicURL, AgentName: p.cfg.AgentName,
 		Logger: p.log.Named("inspector"),
@@ -42,6 +43,15 @@ func (p *parts) endpoints(url string) []string {
 		return []string{url}
 	}
 	return []string{url, strings.TrimSuffix(url, "/") + inspector.Prefix}
+}
+
+// peerNames are the configured peers' names (a2a_agents), in order.
+func (p *parts) peerNames() []string {
+	names := make([]string, 0, len(p.cfg.Agents))
+	for _, a := range p.cfg.Agents {
+		names = append(names, a.Name)
+	}
+	return names
 }
 
 // inspectorPeers reports the configured peers for the inspector.

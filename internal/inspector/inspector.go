@@ -62,8 +62,12 @@ type Options struct {
 	// public Agent Card through it, exactly as a peer gets it (built from
 	// the host's live tools). Nil: the overview shows no card.
 	Server func() http.Handler
-	// Peers reports the configured outbound peers (nil: none).
+	// Peers reports the configured outbound peers with their reachability
+	// (nil: none). It may fetch cards; PeerNames answers at once.
 	Peers func(ctx context.Context) []Peer
+	// PeerNames are the configured peers' names, for the send form and
+	// for checking a peer send (nil: the names Peers reports).
+	PeerNames func() []string
 	// CallTool runs one of the plugin's tools the way the host's model
 	// does; sending to a peer is an a2a_call through it (nil: the send
 	// form offers only this agent).

@@ -41,8 +41,8 @@ func (in *Inspector) servePeerSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	known := false
-	for _, p := range in.peers(r.Context()) {
-		known = known || p.Name == name
+	for _, n := range in.peerNames(r.Context()) {
+		known = known || n == name
 	}
 	if !known {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no outbound peer is configured with the name %q (a2a_agents)", name)})

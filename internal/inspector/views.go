@@ -437,11 +437,21 @@ func (in *Inspector) serveSend(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := sendView{To: q.Get("to"), TaskID: q.Get("task"), ContextID: q.Get("context"), CanPeer: in.opts.CallTool != nil}
 	if v.CanPeer {
-		for _, p := range in.peers(r.Context()) {
-			v.Peers = append(v.Peers, p.Name)
-		}
+		v.Peers = in.peerNames(r.Context())
 	}
 	in.render(w, http.StatusOK, "send", "", layout{Title: "Send", Body: v})
+}
+
+// peerNames lists the configured peers without checking them.
+func (in *Inspector) peerNames(ctx context.Context) []string {
+	if in.opts.PeerNames != nil {
+		return in.opts.PeerNames()
+	}
+	var names []string
+	for _, p := range in.peers(ctx) {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 func (in *Inspector) peers(ctx context.Context) []Peer {

@@ -104,7 +104,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	mgr, err := tasks.NewManager(tasks.Options{
 		Store: st, Logger: a.log.Named("tasks"),
 		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
-		Notifier: p.notifier(), Observer: p.observer(),
+		Notifier: p.notifier(), Observer: p.observer(), Cluster: clusterOf(st),
 	})
 	if err != nil {
 		_ = st.Close()
@@ -124,6 +124,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if failed > 0 {
 		warnings = append(warnings, fmt.Sprintf("failed %d task(s) that were running when the plugin last stopped", failed))
 	}
+	runCluster(st, mgr)
 	if err := p.start(mgr); err != nil {
 		_ = mgr.Close(ctx)
 		_ = st.Close()
@@ -137,11 +138,15 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	return &pb.ConfigureResponse{Warnings: warnings}, nil
 }
 
-// openStore opens the configured store: SQLite in the data directory, or
-// the bounded memory store.
+// openStore opens the configured store: SQLite in the data directory, the
+// bounded memory store, or PostgreSQL shared with other replicas.
 func openStore(cfg *config.Config, dataDir string, log hclog.Logger) (store.Store, []string, error) {
-	if cfg.Store == "memory" {
+	switch cfg.Store {
+	case "memory":
 		return store.NewMemory(cfg.MemoryMaxTasks), nil, nil
+	case "postgres":
+		st, err := openPostgres(cfg, log)
+		return st, nil, err
 	}
 	if dataDir == "" {
 		return store.NewMemory(cfg.MemoryMaxTasks), []string{"the host gave no data directory, so tasks are kept in memory only (set A2A_STORE=memory to silence this)"}, nil

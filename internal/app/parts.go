@@ -121,10 +121,12 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 				return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
 			}
 		}
-		p.push, err = push.New(push.Options{
+		popts := push.Options{
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
 			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics, Tracer: p.tracer, Audit: p.audit,
-		})
+		}
+		sharePush(cfg, st, &popts)
+		p.push, err = push.New(popts)
 		if err != nil {
 			p.closeAudit()
 			_ = p.tracer.Shutdown(context.Background())

@@ -117,9 +117,13 @@ type Config struct {
 	TaskSilenceTimeout Duration `json:"task_silence_timeout" env:"A2A_TASK_SILENCE_TIMEOUT" default:"10m" help:"A running task whose host sent nothing for this long is failed; any progress resets the clock."`
 
 	// State.
-	Store          string   `json:"store" env:"A2A_STORE" default:"sqlite" help:"Task store: sqlite (durable, in the host's data directory) or memory (bounded, lost on restart)."`
+	Store          string   `json:"store" env:"A2A_STORE" default:"sqlite" help:"Task store: sqlite (durable, in the host's data directory), memory (bounded, lost on restart) or postgres (several replicas of the agent on one PostgreSQL database; needs postgres_dsn)."`
 	MemoryMaxTasks int      `json:"memory_max_tasks" env:"A2A_MEMORY_MAX_TASKS" default:"10000" help:"Tasks the memory store keeps before evicting the oldest finished ones."`
 	Retention      Duration `json:"retention" env:"A2A_RETENTION" default:"720h" help:"Finished tasks and conversations older than this are pruned in the background (0 keeps everything)."`
+	PostgresDSN    string   `json:"postgres_dsn" env:"A2A_POSTGRES_DSN" secret:"true" help:"With store postgres: the database, as postgres://user:password@host:5432/db?sslmode=require (or key=value pairs; search_path picks the schema). Every replica uses the same one."`
+	ReplicaID      string   `json:"replica_id" env:"A2A_REPLICA_ID" help:"With store postgres: this replica's name among those sharing the database (default: host name and process id). A replica restarted with the same name fails the tasks it was running at once instead of after replica_lease."`
+	ReplicaLease   Duration `json:"replica_lease" env:"A2A_REPLICA_LEASE" default:"15s" help:"With store postgres: a replica renews its lease every third of this; when it stops (crash, lost network) another replica fails its running tasks this long after its last renewal."`
+	PushClaimLease Duration `json:"push_claim_lease" env:"A2A_PUSH_CLAIM_LEASE" default:"40s" help:"With store postgres: how long a replica holds a webhook notification it sends; if it dies meanwhile another replica sends it after this. Webhook POSTs time out at half of it (at most 15s)."`
 
 	// Security.
 	BearerToken        string            `json:"bearer_token" env:"A2A_BEARER_TOKEN" secret:"true" help:"Shared token; callers presenting it are identified as ip:<address>."`
@@ -396,8 +400,18 @@ func (c *Config) Validate() error {
 	}
 	switch c.Store {
 	case "sqlite", "memory":
+	case "postgres":
+		if strings.TrimSpace(c.PostgresDSN) == "" {
+			bad("store postgres needs postgres_dsn (A2A_POSTGRES_DSN), e.g. postgres://a2a:secret@db.internal:5432/a2a?sslmode=require")
+		}
+		if c.ReplicaLease < Duration(100*time.Millisecond) {
+			bad("replica_lease must be at least 100ms (A2A_REPLICA_LEASE; default 15s)")
+		}
+		if c.PushClaimLease < Duration(time.Second) {
+			bad("push_claim_lease must be at least 1s (A2A_PUSH_CLAIM_LEASE; default 40s)")
+		}
 	default:
-		bad("store %q is unknown; use sqlite or memory (A2A_STORE)", c.Store)
+		bad("store %q is unknown; use sqlite, memory or postgres (A2A_STORE)", c.Store)
 	}
 	positive := map[string]int64{
 		"memory_max_tasks (A2A_MEMORY_MAX_TASKS)": int64(c.MemoryMaxTasks), "max_body_bytes (A2A_MAX_BODY_BYTES)": c.MaxBodyBytes,

@@ -26,8 +26,6 @@ type sendSpec struct {
 	// progress reports intermediate events; it returns false when the
 	// caller went away. May be nil.
 	progress func(string) bool
-	// onTask is called once the peer's task id is known. May be nil.
-	onTask func(taskID string)
 	// stop, when closed, ends the wait early, as its end does: the call
 	// returns (a receipt) as soon as the task id is known. Orchestrate
 	// closes it for the peers that lost. May be nil.
@@ -281,14 +279,6 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 	return t.deliverSent(ctx, &spec, o, deadline)
 }
 
-// noteTask tells spec.onTask the task id once it is known.
-func (spec *sendSpec) noteTask(o *outcome) {
-	if spec.onTask != nil && o.tr.taskID != "" {
-		spec.onTask(o.tr.taskID)
-		spec.onTask = nil
-	}
-}
-
 // deliverSent sends with returnImmediately: the peer answers at once with
 // the task it created (or with a direct message), and the task is then
 // polled until it is done or the wait ends. The send itself may take up
@@ -327,7 +317,6 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 	if err != nil && continuing && ctx.Err() == nil && (sendCtx.Err() != nil || errors.Is(err, client.ErrTimeout)) {
 		// No answer to the message yet; the task is known: follow it.
 		o.tr.taskID, o.tr.contextID, o.tr.state = spec.msg.TaskID, spec.msg.ContextID, a2a.TaskStateWorking
-		spec.noteTask(o)
 		switch {
 		case stopped.Load():
 			o.receipt, o.why = true, "stopped waiting"
@@ -358,7 +347,6 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		return o
 	}
 	o.tr.applyTask(resp.Task)
-	spec.noteTask(o)
 	switch {
 	case o.tr.done():
 		return o
@@ -402,16 +390,15 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 	end := &finishLine{cancel: cancel}
 	defer end.close()
 	err := t.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
-		line := o.tr.apply(ev)
-		spec.noteTask(o)
-		if line != "" && spec.progress != nil && !spec.progress(name+": "+line) {
-			return errCallerGone
-		}
 		// A message on an existing task may start with a snapshot of the
 		// task as it was (still waiting for input or credentials); only
-		// what follows is the answer.
+		// what follows is the answer, and the snapshot is no news.
 		snapshot := first && spec.msg.TaskID != "" && ev.Response.Task != nil
 		first = false
+		line := o.tr.apply(ev)
+		if line != "" && !snapshot && spec.progress != nil && !spec.progress(name+": "+line) {
+			return errCallerGone
+		}
 		if ev.Final && !snapshot {
 			answered = true
 			return end.final(ev)

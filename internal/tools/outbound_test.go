@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -574,3 +575,50 @@ func TestAnswerToANonStreamingPeerGetsItsReply(t *testing.T) {
 	r = callTool(t, ts, ToolCall, map[string]any{"agent": "plain", "message": "blue", "task_id": m["task_id"], "context_id": m["context_id"]}, nil)
 	mustOK(t, r, "plain completed the task", "echo: blue")
 }
+
+// TestTokenCommandFailuresAreReportedNotLogged: a failing token_command is
+// an error naming the command's complaint (redacted), the token of a
+// working one never appears in the logs, and a hanging one is cut off.
+func TestTokenCommandFailuresAreReportedNotLogged(t *testing.T) {
+	t.Parallel()
+	p := newTokenPeer(t, "tok-from-command-0123456789")
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	})})
+	cfg := Config{Agents: []Peer{
+		{Name: "ok", URL: p.srv.URL, TokenCommand: "printf '%s\\n' tok-from-command-0123456789"},
+		{Name: "failing", URL: p.srv.URL, TokenCommand: "echo 'vault: permission denied for sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' >&2; exit 3"},
+		{Name: "empty", URL: p.srv.URL, TokenCommand: "true"},
+	}}
+	ts, err := New(cfg, Deps{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	mustOK(t, callTool(t, ts, ToolCall, map[string]any{"agent": "ok", "message": "hi"}, nil), "hello")
+	r := callTool(t, ts, ToolCall, map[string]any{"agent": "failing", "message": "hi"}, nil)
+	mustErr(t, r, `a2a_agents["failing"]: token_command: the command failed`, "vault: permission denied")
+	if strings.Contains(r.Content, "abcdefghijklmnopqrstuvwxyz") {
+		t.Fatalf("the command's complaint was not redacted:\n%s", r.Content)
+	}
+	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": "empty", "message": "hi"}, nil), "the token is empty")
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "tok-from-command-0123456789") {
+		t.Fatalf("the token reached the logs:\n%s", logs.String())
+	}
+
+	hang := &tokenSource{peer: "slow", command: "sleep 5", timeout: 100 * time.Millisecond, log: hclog.NewNullLogger()}
+	start := time.Now()
+	if err := hang.ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not finish within 100ms") || time.Since(start) > 3*time.Second {
+		t.Fatalf("a hanging command: %v after %s", err, time.Since(start))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -40,7 +40,14 @@ type tokenSource struct {
 	mu     sync.Mutex
 	token  string
 	loaded bool
+	// failedAt is when loading last failed; current does not try again
+	// for retryLoadAfter (a hanging command would hold every request up).
+	failedAt time.Time
 }
+
+// retryLoadAfter is how long current waits before trying a failed token
+// source again (ensure and refresh always try).
+const retryLoadAfter = 30 * time.Second
 
 // newTokenSource returns the token source of p, or nil when p has neither
 // token_file nor token_command.
@@ -68,7 +75,7 @@ func (s *tokenSource) what() string {
 func (s *tokenSource) current() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.loaded {
+	if !s.loaded && time.Since(s.failedAt) >= retryLoadAfter {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		defer cancel()
 		if err := s.loadLocked(ctx); err != nil {
@@ -111,6 +118,7 @@ func (s *tokenSource) loadLocked(ctx context.Context) error {
 		tok, err = runTokenCommand(ctx, s.command, s.peer, s.timeout)
 	}
 	if err != nil {
+		s.failedAt = time.Now()
 		return fmt.Errorf("a2a_agents[%q]: %s: %w", s.peer, s.what(), err)
 	}
 	s.token, s.loaded = tok, true

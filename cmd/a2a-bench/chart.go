@@ -67,9 +67,10 @@ func barPanel(title, ylabel string, bars []bar) (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Add(eb)
+	// Labels sit above the range bar, not on it.
 	lp := make(plotter.XYs, len(pts))
 	for i, pt := range pts {
-		lp[i] = plotter.XY{X: pt.X, Y: pt.Y + top*0.04}
+		lp[i] = plotter.XY{X: pt.X, Y: bars[i].max + top*0.03}
 	}
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: lp, Labels: labels})
 	if err != nil {

@@ -36,6 +36,7 @@ RUN_FLAGS ?=
 FUZZTIME_TEST ?= 2s
 FUZZTIME      ?= 60s
 
+.PHONY: postgres-up postgres-down bench-replicas
 .PHONY: all build run test test-go lint proto proto-check tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
 
 all: build
@@ -57,8 +58,39 @@ run: build ## serve A2A on loopback: the reference host, the plugin and an echo 
 
 test: deps lint proto-check test-go fuzz-short ## everything CI runs
 
-test-go: build ## the Go test suite (unit, end-to-end, interop)
-	$(GO) test -count=1 -timeout 15m ./...
+test-go: build ## the Go test suite (unit, end-to-end, interop), with a throwaway PostgreSQL
+	@if [ -n "$${A2A_TEST_POSTGRES_DSN:-}" ]; then \
+	  $(GO) test -count=1 -timeout 15m ./...; \
+	else \
+	  pg=$$(testharness/pg/up.sh); trap 'testharness/pg/down.sh "$$pg"' EXIT; trap 'exit 130' INT TERM; \
+	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 15m ./...; \
+	fi
+
+# PostgreSQL for the replica tests (internal/store, internal/cluster,
+# testharness/e2e/replicas): test-go starts a throwaway server on 127.0.0.1
+# and a free port (installing Debian's postgresql with apt when no initdb is
+# under /usr/lib/postgresql) and stops it afterwards, tests passing or not;
+# with A2A_TEST_POSTGRES_DSN already set it uses that server instead.
+# postgres-up/-down keep one running between commands.
+PG_STATE_FILE := $(BIN)/postgres.state
+
+postgres-up: ## start a throwaway PostgreSQL for the tests and print its A2A_TEST_POSTGRES_DSN
+	@mkdir -p $(BIN)
+	@if [ -f $(PG_STATE_FILE) ] && [ -f "$$(cat $(PG_STATE_FILE))/dsn" ]; then \
+	  echo "export A2A_TEST_POSTGRES_DSN='$$(cat "$$(cat $(PG_STATE_FILE))/dsn")'"; exit 0; fi; \
+	  pg=$$(testharness/pg/up.sh); echo "$$pg" > $(PG_STATE_FILE); \
+	  echo "export A2A_TEST_POSTGRES_DSN='$$(cat "$$pg/dsn")'"
+
+postgres-down: ## stop the PostgreSQL of make postgres-up
+	@if [ -f $(PG_STATE_FILE) ]; then testharness/pg/down.sh "$$(cat $(PG_STATE_FILE))"; rm -f $(PG_STATE_FILE); fi
+
+# How many SendMessage round trips each configuration of bench-replicas runs.
+BENCH_REPLICAS_N ?= 3000
+
+bench-replicas: build ## throughput of 1, 2 and 3 replicas on PostgreSQL against 1 on SQLite (durable PostgreSQL)
+	@pg=$$(PG_FAST=0 testharness/pg/up.sh); trap 'testharness/pg/down.sh "$$pg"' EXIT; trap 'exit 130' INT TERM; \
+	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 30m -run '^$$' \
+	    -bench '^BenchmarkReplicas$$' -benchtime $(BENCH_REPLICAS_N)x ./testharness/e2e/replicas
 
 lint: tools ## gofmt, go vet, buf lint
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \

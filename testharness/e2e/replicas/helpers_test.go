@@ -60,7 +60,13 @@ type replica struct {
 // startReplicas launches n harness hosts, each with the real plugin binary
 // on the database at dsn. Crashed plugins are not restarted: a killed
 // replica stays dead, as a crashed machine would.
-func startReplicas(t *testing.T, dsn string, n int, extra map[string]any) []*replica {
+func startReplicas(t testing.TB, dsn string, n int, extra map[string]any) []*replica {
+	t.Helper()
+	return launch(t, dsn, n, extra, "")
+}
+
+// launch is startReplicas with the plugins' log level ("" for debug).
+func launch(t testing.TB, dsn string, n int, extra map[string]any, logLevel string) []*replica {
 	t.Helper()
 	s, err := testharness.LoadScenario(filepath.Join("testdata", "agent.yaml"))
 	if err != nil {
@@ -89,6 +95,7 @@ func startReplicas(t *testing.T, dsn string, n int, extra map[string]any) []*rep
 			Env:          map[string]string{"A2A_PEER_TOKENS": peerTokens},
 			Restart:      hostsdk.RestartPolicy{MaxRestarts: -1},
 			HostName:     fmt.Sprintf("host-%d", i),
+			LogLevel:     logLevel,
 		})
 		u := h.Endpoint(testharness.A2APluginName)
 		if u == "" {
@@ -101,7 +108,7 @@ func startReplicas(t *testing.T, dsn string, n int, extra map[string]any) []*rep
 
 // pgDSN is a fresh schema of the test server, or a skip saying how to get
 // one.
-func pgDSN(t *testing.T) string { return storetest.PostgresDSN(t) }
+func pgDSN(t testing.TB) string { return storetest.PostgresDSN(t) }
 
 // rpcError is a JSON-RPC error object.
 type rpcError struct {

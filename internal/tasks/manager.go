@@ -21,6 +21,15 @@
 // A turn whose first output is a direct reply answers with a Message and its
 // provisional task is dropped unless it was already revealed (then the
 // reply completes the task).
+//
+// # Replicas
+//
+// With Options.Cluster set, several managers — one per replica, each with
+// its own host — share one store. Saves go through the Cluster (which
+// publishes their events to other replicas), a stream on a task not live
+// here follows it through the Cluster, a cancel or push-config change is
+// forwarded to the replica running the task, and the Cluster fails the
+// running tasks of replicas that died (FailOrphan). See Cluster.
 package tasks
 
 import (

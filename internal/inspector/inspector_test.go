@@ -428,6 +428,17 @@ func TestPeersPageShowsPeersCallsAndConversations(t *testing.T) {
 			t.Errorf("peers page lacks %q", want)
 		}
 	}
+	if _, err := e.store.AppendConversation(ctx, &store.ConversationEntry{ContextID: "odd/ctx?x=1", Peer: "bob", Direction: store.DirectionSent,
+		Text: "odd", Time: at.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	_, body = e.get("/inspector/peers")
+	if !strings.Contains(body, `href="/inspector/conversations/odd%2Fctx%3Fx=1"`) {
+		t.Error("a context id is not escaped as one path segment")
+	}
+	if resp, got := e.get("/inspector/conversations/odd%2Fctx%3Fx=1"); resp.StatusCode != 200 || !strings.Contains(got, "odd") {
+		t.Errorf("conversation with an odd id: %d", resp.StatusCode)
+	}
 	_, body = e.get("/inspector/conversations/conv-1")
 	if !strings.Contains(body, "Conversation with bob") || !strings.Contains(body, "answer 2") {
 		t.Errorf("conversation page:\n%s", body)

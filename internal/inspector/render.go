@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ var funcs = template.FuncMap{
 		return "no"
 	},
 	"states": func() []a2a.TaskState { return allStates },
+	// pathEscape makes an id one path segment (ids may hold "/" or "?").
+	"pathEscape": url.PathEscape,
 }
 
 // allStates are the task states, in the order the filter offers them.

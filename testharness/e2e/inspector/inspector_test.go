@@ -58,6 +58,7 @@ func TestInspectorInHeadlessChromium(t *testing.T) {
 		t.Fatalf("playwright-core is missing in testharness/inspector/node_modules: run `make deps` (npm ci there)")
 	}
 	artifacts := filepath.Join(root, "test-artifacts", "inspector")
+	_ = os.RemoveAll(artifacts) // no screenshot of an earlier run stays behind
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,13 @@
 //     invalid params. The project's own codes: -32050 UNAUTHENTICATED or
 //     UNAUTHORIZED (the tier may not use the operation), -32051
 //     RATE_LIMITED or TOO_MANY_STREAMS, -32052 UNTRUSTED (trust gate).
+//   - Browsers. A request a browser sends from a page of another origin
+//     (an Origin header naming another host, "null", or Sec-Fetch-Site
+//     cross-site) is refused with HTTP 403 and -32050 CROSS_SITE_REQUEST in
+//     both bindings: loopback callers are the Local tier, and a web page
+//     open in the operator's browser must not drive the local agent.
+//     A2A clients are not browsers and send neither header; the inspector
+//     is same-origin.
 //   - Envelope. A body that is not JSON is -32700 with id null; invalid
 //     UTF-8 is -32700; nesting deeper than Limits.MaxJSONDepth is -32600;
 //     a batch is -32600. A notification (no id) gets HTTP 204 and is not

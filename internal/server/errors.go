@@ -104,6 +104,12 @@ func errContentType(ct string) *a2a.Error {
 
 // errUnavailable is -32603 for a request that arrives while the server
 // shuts down (HTTP 503).
+// errCrossSite refuses a request a browser sent from another origin.
+func errCrossSite(origin string) *a2a.Error {
+	return a2a.NewError(a2a.CodeUnauthorized, "CROSS_SITE_REQUEST", fmt.Sprintf(
+		"requests from web pages of another origin (%q) are refused: call the agent from an A2A client, not a browser page", origin))
+}
+
 func errUnavailable() *a2a.Error {
 	return a2a.NewError(a2a.CodeInternalError, reasonUnavailable,
 		"The agent is shutting down and takes no new requests; retry shortly")

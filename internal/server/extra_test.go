@@ -66,3 +66,36 @@ func TestObserverSeesEveryExchange(t *testing.T) {
 		t.Fatalf("last record = %+v", last)
 	}
 }
+
+func TestBrowserPagesOfOtherOriginsCannotDriveTheAgent(t *testing.T) {
+	e := newEnv(t)
+	body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": map[string]any{"id": "x"}})
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"other origin", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"null origin", map[string]string{"Origin": "null"}, 403},
+		{"fetch metadata", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"same origin", map[string]string{"Origin": e.url}, 200},
+		{"no origin (A2A clients)", nil, 200},
+	} {
+		status, _, raw := e.post(tokAlice, body, tc.hdr)
+		if status != tc.want {
+			t.Errorf("%s: HTTP %d, want %d: %s", tc.name, status, tc.want, raw)
+		}
+	}
+	// The HTTP+JSON binding shares the check.
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/tasks/x", nil)
+	req.Header.Set("Authorization", "Bearer "+tokAlice)
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("REST from another origin: HTTP %d, want 403", resp.StatusCode)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -162,6 +163,24 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	s.dispatch(w, r, rc, ex, params)
 }
 
+// crossSiteBrowserRequest reports whether a browser sent r from a page of
+// another origin: an Origin header naming another host (or "null"), or
+// Sec-Fetch-Site "cross-site". Non-browser clients send neither.
+func crossSiteBrowserRequest(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return true // "null" and malformed origins
+	}
+	return !strings.EqualFold(u.Host, r.Host)
+}
+
 // admit runs the steps every A2A request of either binding starts with:
 // refuse while shutting down, authenticate, apply the rate limit. It
 // records the caller in ex and reports whether the request may go on; a
@@ -169,6 +188,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
 	if s.closing.Load() {
 		s.refuse(w, ex, http.StatusServiceUnavailable, errUnavailable())
+		return false
+	}
+	if crossSiteBrowserRequest(r) {
+		// A web page in the operator's browser must not drive the local
+		// agent (loopback callers are the Local tier): A2A clients are not
+		// browsers, and the inspector is same-origin.
+		ex.ident = security.Identity{ID: "cross-site:" + remoteAddr(r), Remote: remoteAddr(r)}
+		s.refuse(w, ex, http.StatusForbidden, errCrossSite(r.Header.Get("Origin")))
 		return false
 	}
 	ident, err := s.opts.Auth.Authenticate(r)

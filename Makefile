@@ -101,12 +101,21 @@ lint: tools ## gofmt, go vet, buf lint
 fuzz-short: ## every fuzz target for $(FUZZTIME_TEST)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
+# A failing input is saved under testdata/fuzz/<target> and fails every
+# later run (it joins the seed corpus). A run that fails without saving one
+# (a fuzz worker starved on a loaded machine) is tried once more.
 fuzz: ## every fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=10m)
 	@for pkg in $$($(GO) list ./...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) >/dev/null || { $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); exit 1; }; \
+	    log=$$(mktemp); \
+	    if ! $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) >$$log 2>&1; then \
+	      grep -v '^fuzz: elapsed' $$log | tail -20; \
+	      echo "  retrying $$f once (a real failure is saved in testdata/fuzz and fails again)"; \
+	      $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) >$$log 2>&1 || { grep -v '^fuzz: elapsed' $$log; rm -f $$log; exit 1; }; \
+	    fi; \
+	    rm -f $$log; \
 	  done; \
 	done
 

@@ -231,9 +231,37 @@ func (m *Manager) followRemote(ctx context.Context, id, scope string) (*Subscrip
 		sub.finish(nil)
 		return sub, nil
 	}
+	sub.mu.Lock()
 	sub.stop = r.Close
+	sub.mu.Unlock()
 	go pumpRemote(sub, r)
 	return sub, nil
+}
+
+// followElsewhereLocked moves lt's streams, which stay open while the task
+// waits for credentials, from lt to following the task through the
+// Cluster: the message that resumes the task may reach any replica, and
+// whichever runs it publishes its events to them. The streams get the
+// events saved after this call (not the snapshot, which they have seen).
+// A stream that cannot follow stays on lt. lt.mu must be held.
+func (m *Manager) followElsewhereLocked(lt *liveTask) {
+	kept := lt.subs[:0]
+	for _, sub := range lt.subs {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		r, err := m.opts.Cluster.Follow(ctx, lt.rec.Task.ID)
+		cancel()
+		if err != nil {
+			m.log.Warn("a stream waiting for credentials cannot follow the task across replicas; it stays on this one", lt.logArgs("error", err)...)
+			kept = append(kept, sub)
+			continue
+		}
+		sub.mu.Lock()
+		sub.lt, sub.stop = nil, r.Close
+		sub.mu.Unlock()
+		go pumpRemote(sub, r)
+	}
+	clear(lt.subs[len(kept):])
+	lt.subs = kept
 }
 
 // pumpRemote hands a followed task's events to sub until the task settles

@@ -358,3 +358,55 @@ func TestStartFailsOnlyThisReplicasTasks(t *testing.T) {
 	}
 	_ = a2
 }
+
+// TestAuthRequiredStreamFollowsTheTaskToAnotherReplica: a stream on
+// replica a stays open at AUTH_REQUIRED; the peer's credentials reach
+// replica b, whose host resumes the task, and the stream on a gets every
+// event of the resumed turn. (First output AUTH_REQUIRED, or after
+// progress: the task is stored by that update or before it.)
+func TestAuthRequiredStreamFollowsTheTaskToAnotherReplica(t *testing.T) {
+	for _, progressFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("progress first ", progressFirst), func(t *testing.T) {
+			h := newHub()
+			a, b := h.join(t, "a"), h.join(t, "b")
+			ctx := context.Background()
+			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn := a.exec.next(t)
+			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
+			if progressFirst {
+				if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, "status:TASK_STATE_WORKING:looking")
+			}
+			if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+				t.Fatal(err)
+			}
+			if n := a.m.ActiveCount(); n != 0 {
+				t.Errorf("a keeps %d tasks in memory while its stream follows through the cluster", n)
+			}
+			ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+			again := b.exec.next(t)
+			if !again.Continuation || again.TaskID != turn.TaskID {
+				t.Fatalf("continuation on b = %+v", again)
+			}
+			if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+				t.Fatal(err)
+			}
+			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
+			}
+			want = append(want, "status:TASK_STATE_AUTH_REQUIRED:sign in first",
+				"status:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED:3 new mails")
+			if got := drain(t, sub); !slices.Equal(got, want) {
+				t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+			}
+		})
+	}
+}

@@ -142,6 +142,13 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 		lt.pending = append(lt.pending, events...)
 		return nil
 	}
+	if state == a2a.TaskStateAuthRequired && m.opts.Cluster != nil && len(lt.subs) > 0 {
+		// The credentials may reach another replica. Following the task
+		// through the Cluster from before this save, the streams get this
+		// update and every later one from the store, whichever replica
+		// resumes the task.
+		m.followElsewhereLocked(lt)
+	}
 	if err := m.persistLocked(ctx, lt, events); err != nil {
 		if errors.Is(err, ErrTakenOver) {
 			m.dropTakenOverLocked(ctx, lt)
@@ -271,6 +278,11 @@ func (m *Manager) settleLocked(lt *liveTask) {
 	}
 	lt.turnRunning = false
 	lt.turn = nil
+	if keepStreams && len(lt.subs) > 0 && m.opts.Cluster != nil {
+		// A task revealed at AUTH_REQUIRED (its streams could not follow
+		// it before it was stored): follow it from here on.
+		m.followElsewhereLocked(lt)
+	}
 	m.mu.Lock()
 	if lt.rec.Task.Status.State.Terminal() {
 		// No turn can follow a terminal task, so late ends need no count.

@@ -37,8 +37,10 @@ type Subscription struct {
 	ch chan Event
 	// historyLength shapes task snapshots sent on this stream.
 	historyLength *int32
-	// stop, when set, ends following a task on another replica (lt is
-	// nil then).
+	// lt is the live task the stream hangs on, nil when it follows the
+	// task through the Cluster; stop, then, ends following. Both are
+	// guarded by mu (a stream moves from lt to the Cluster when its task
+	// waits for credentials; see followElsewhereLocked).
 	stop func()
 
 	mu   sync.Mutex
@@ -64,32 +66,40 @@ func (s *Subscription) Err() error {
 // Close detaches the stream from its task (the client went away). The task
 // goes on.
 func (s *Subscription) Close() {
-	if s.lt == nil {
-		s.finish(nil)
-		if s.stop != nil {
-			s.stop()
-		}
-		return
-	}
+	s.mu.Lock()
 	lt := s.lt
-	lt.mu.Lock()
-	for i, x := range lt.subs {
-		if x == s {
-			lt.subs = append(lt.subs[:i], lt.subs[i+1:]...)
-			break
+	s.mu.Unlock()
+	if lt != nil {
+		lt.mu.Lock()
+		s.mu.Lock()
+		moved := s.lt == nil // it went on to follow the task elsewhere
+		s.mu.Unlock()
+		if !moved {
+			for i, x := range lt.subs {
+				if x == s {
+					lt.subs = append(lt.subs[:i], lt.subs[i+1:]...)
+					break
+				}
+			}
+			// A task kept in memory only for its streams (AUTH_REQUIRED)
+			// leaves with its last one; it is in the store.
+			if len(lt.subs) == 0 && lt.turn == nil && lt.rec.Task.Status.State.Interrupted() {
+				s.m.mu.Lock()
+				if s.m.live[lt.rec.Task.ID] == lt {
+					delete(s.m.live, lt.rec.Task.ID)
+				}
+				s.m.mu.Unlock()
+			}
 		}
+		lt.mu.Unlock()
 	}
-	// A task kept in memory only for its streams (AUTH_REQUIRED) leaves
-	// with its last one; it is in the store.
-	if len(lt.subs) == 0 && lt.turn == nil && lt.rec.Task.Status.State.Interrupted() {
-		s.m.mu.Lock()
-		if s.m.live[lt.rec.Task.ID] == lt {
-			delete(s.m.live, lt.rec.Task.ID)
-		}
-		s.m.mu.Unlock()
-	}
-	lt.mu.Unlock()
 	s.finish(nil)
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // deliver queues events without blocking. It reports false (and ends the

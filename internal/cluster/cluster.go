@@ -315,11 +315,16 @@ func (c *Cluster) sweep() {
 		return o, r.Scan(&o.id, &o.replica)
 	})
 	if err != nil {
-		c.log.Warn("looking for tasks of stopped replicas failed", "error", err)
+		if c.stopCtx.Err() == nil {
+			c.log.Warn("looking for tasks of stopped replicas failed", "error", err)
+		}
 		return
 	}
 	for _, o := range found {
 		if err := mgr.FailOrphan(ctx, o.id); err != nil {
+			if c.stopCtx.Err() != nil {
+				return
+			}
 			c.log.Warn("failing a task of a stopped replica failed; retrying at the next sweep", "task_id", o.id, "replica", o.replica, "error", err)
 			continue
 		}

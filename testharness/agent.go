@@ -270,7 +270,14 @@ func (a *Agent) work(c *conversation) {
 			return
 		}
 		ts := c.queue[0]
+		// Let the played turn (and its request) go: a conversation
+		// outlives its turns, and a drained queue slice would otherwise
+		// keep the last one reachable.
+		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		if len(c.queue) == 0 {
+			c.queue = nil
+		}
 		c.running = ts
 		a.mu.Unlock()
 

@@ -133,15 +133,35 @@ func (c Call) String() string {
 }
 
 // Recorder records calls in both directions. It is safe for concurrent use.
+//
+// A Recorder from NewRecorder keeps every call, which tests want; one from
+// NewBoundedRecorder keeps only the most recent calls, which a long-running
+// host wants (the reference host would otherwise grow by every call it
+// ever served, and its garbage collector would rescan all of them).
 type Recorder struct {
-	mu      sync.Mutex
+	mu    sync.Mutex
+	limit int // 0: keep every call
+	// calls holds the retained calls in order; calls[0] has Seq
+	// dropped+1. A bounded recorder lets it grow to twice its limit
+	// before it drops the oldest half at once, so recording stays O(1)
+	// amortized.
 	calls   []Call
+	dropped int
 	changed chan struct{} // closed and replaced on every Record
 }
 
-// NewRecorder returns an empty Recorder.
+// NewRecorder returns an empty Recorder that keeps every call.
 func NewRecorder() *Recorder {
 	return &Recorder{changed: make(chan struct{})}
+}
+
+// NewBoundedRecorder returns an empty Recorder that keeps only the last
+// limit calls (at least one): Calls, Dump and the queries see those, Seq
+// still counts every call, and a WaitFor only finds the calls still kept
+// when it looks. Use it where a host runs for long (the reference host's
+// run command); tests that inspect a whole exchange use NewRecorder.
+func NewBoundedRecorder(limit int) *Recorder {
+	return &Recorder{limit: max(limit, 1), changed: make(chan struct{})}
 }
 
 // Record adds a call. Seq is assigned; Time defaults to now; ChatID and
@@ -166,18 +186,34 @@ func (r *Recorder) Record(c Call) Call {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c.Seq = len(r.calls) + 1
+	c.Seq = r.dropped + len(r.calls) + 1
 	r.calls = append(r.calls, c)
+	if r.limit > 0 && len(r.calls) >= 2*r.limit {
+		n := copy(r.calls, r.calls[len(r.calls)-r.limit:])
+		clear(r.calls[n:])
+		r.dropped += len(r.calls) - n
+		r.calls = r.calls[:n]
+	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 	return c
 }
 
-// Calls returns a copy of every recorded call, in order.
+// kept returns the retained calls: every call, or the last limit of a
+// bounded recorder. r.mu must be held.
+func (r *Recorder) kept() []Call {
+	if r.limit > 0 && len(r.calls) > r.limit {
+		return r.calls[len(r.calls)-r.limit:]
+	}
+	return r.calls
+}
+
+// Calls returns a copy of every recorded call (of a bounded recorder: of
+// the last ones it keeps), in order.
 func (r *Recorder) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Call(nil), r.calls...)
+	return append([]Call(nil), r.kept()...)
 }
 
 // Filter returns the recorded calls for which keep returns true.
@@ -233,13 +269,16 @@ func (r *Recorder) WaitFor(ctx context.Context, match func(Call) bool) (Call, er
 
 // WaitForN waits until n calls match and returns the first n of them.
 func (r *Recorder) WaitForN(ctx context.Context, n int, match func(Call) bool) ([]Call, error) {
-	seen := 0
+	seen := 0 // calls looked at, by Seq
 	var found []Call
 	for {
 		r.mu.Lock()
-		for ; seen < len(r.calls); seen++ {
-			if match(r.calls[seen]) {
-				found = append(found, r.calls[seen])
+		if kept := r.dropped + len(r.calls) - len(r.kept()); seen < kept {
+			seen = kept // a bounded recorder no longer has them
+		}
+		for ; seen < r.dropped+len(r.calls); seen++ {
+			if c := r.calls[seen-r.dropped]; match(c) {
+				found = append(found, c)
 				if len(found) == n {
 					r.mu.Unlock()
 					return found, nil
@@ -280,10 +319,11 @@ func (r *Recorder) WaitForTurn(ctx context.Context, turnID string) (*pb.Processi
 	return c.ProcessingComplete(), nil
 }
 
-// Reset forgets every recorded call.
+// Reset forgets every recorded call; Seq goes on counting.
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.dropped += len(r.calls)
 	r.calls = nil
 }
 

@@ -67,6 +67,40 @@ func TestWaitForNWaitsForEveryMatch(t *testing.T) {
 	}
 }
 
+func TestBoundedRecorderKeepsTheLastCalls(t *testing.T) {
+	r := NewBoundedRecorder(3)
+	for i := range 10 {
+		r.Record(Call{Kind: KindSend, Request: &pb.SendRequest{TaskId: fmt.Sprint(i)}})
+	}
+	var seqs []int
+	for _, c := range r.Calls() {
+		seqs = append(seqs, c.Seq)
+	}
+	if fmt.Sprint(seqs) != "[8 9 10]" {
+		t.Fatalf("kept %v", seqs)
+	}
+	if n := len(r.Sends("")); n != 3 {
+		t.Fatalf("Sends() = %d", n)
+	}
+	// WaitFor sees what is kept and what comes, not what was dropped.
+	if c, err := r.WaitFor(testCtx(t), func(c Call) bool { return c.TaskID == "7" }); err != nil || c.Seq != 8 {
+		t.Fatalf("kept call: %v %v", c, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := r.WaitFor(ctx, func(c Call) bool { return c.TaskID == "0" }); err == nil {
+		t.Fatal("found a dropped call")
+	}
+	go r.Record(Call{Kind: KindSend, Request: &pb.SendRequest{TaskId: "new"}})
+	if c, err := r.WaitFor(testCtx(t), func(c Call) bool { return c.TaskID == "new" }); err != nil || c.Seq != 11 {
+		t.Fatalf("new call: %v %v", c, err)
+	}
+	r.Reset()
+	if c := r.Record(Call{Kind: KindSend}); c.Seq != 12 || len(r.Calls()) != 1 {
+		t.Fatalf("after Reset: %v, %d kept", c, len(r.Calls()))
+	}
+}
+
 func TestRecorderKeepsACopyOfTheRequest(t *testing.T) {
 	r := NewRecorder()
 	req := &pb.SendRequest{Text: "before"}

@@ -29,7 +29,9 @@ const benchClients = 16
 // All four set-ups are started first; then b.N round trips per set-up are
 // run in benchRounds interleaved rounds, so that a change in the machine's
 // background load during the run affects them alike. It reports, per
-// set-up, tasks/s and the p50 and p99 latency in ms. Every replica, the
+// set-up, tasks/s, the p50 and p99 latency in ms, and the CPU time per
+// task of the plugin processes and of PostgreSQL (from /proc), which is
+// what a deployment with a machine per replica scales by. Every replica, the
 // agents, PostgreSQL and the clients share this machine's CPUs, so more
 // replicas add capacity only where there are cores to spare; in a real
 // deployment each replica has its own machine.
@@ -44,6 +46,9 @@ func BenchmarkReplicas(b *testing.B) {
 		rs       []*replica
 		lat      []time.Duration
 		elapsed  time.Duration
+		// CPU used during the measurement by the set-up's plugins and
+		// by PostgreSQL (all its processes on this machine).
+		plugins, postgres time.Duration
 	}{
 		{name: "sqlite1", replicas: 1, store: "sqlite"},
 		{name: "pg1", replicas: 1, store: "postgres"},
@@ -64,9 +69,11 @@ func BenchmarkReplicas(b *testing.B) {
 	for range benchRounds {
 		for i := range setups {
 			su := &setups[i]
-			start := time.Now()
+			start, cpu0, pg0 := time.Now(), pluginsCPU(b, su.rs), postgresCPU()
 			su.lat = append(su.lat, benchSend(b, su.rs, per)...)
 			su.elapsed += time.Since(start)
+			su.plugins += pluginsCPU(b, su.rs) - cpu0
+			su.postgres += postgresCPU() - pg0
 		}
 	}
 	b.StopTimer()
@@ -75,6 +82,11 @@ func BenchmarkReplicas(b *testing.B) {
 		b.ReportMetric(float64(len(su.lat))/su.elapsed.Seconds(), su.name+"-tasks/s")
 		b.ReportMetric(float64(su.lat[len(su.lat)/2].Microseconds())/1000, su.name+"-p50-ms")
 		b.ReportMetric(float64(su.lat[len(su.lat)*99/100].Microseconds())/1000, su.name+"-p99-ms")
+		n := float64(len(su.lat))
+		b.ReportMetric(float64(su.plugins.Microseconds())/n, su.name+"-plugin-cpu-us/task")
+		if su.store == "postgres" {
+			b.ReportMetric(float64(su.postgres.Microseconds())/n, su.name+"-postgres-cpu-us/task")
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ type Config struct {
 	Retention      Duration `json:"retention" env:"A2A_RETENTION" default:"720h" help:"Finished tasks and conversations older than this are pruned in the background (0 keeps everything)."`
 	PostgresDSN    string   `json:"postgres_dsn" env:"A2A_POSTGRES_DSN" secret:"true" help:"With store postgres: the database, as postgres://user:password@host:5432/db?sslmode=require (or key=value pairs; search_path picks the schema). Every replica uses the same one."`
 	ReplicaID      string   `json:"replica_id" env:"A2A_REPLICA_ID" help:"With store postgres: this replica's name among those sharing the database (default: host name and process id). A replica restarted with the same name fails the tasks it was running at once instead of after replica_lease."`
-	ReplicaLease   Duration `json:"replica_lease" env:"A2A_REPLICA_LEASE" default:"15s" help:"With store postgres: a replica renews its lease every third of this; when it stops (crash, lost network) another replica fails its running tasks this long after its last renewal."`
+	ReplicaLease   Duration `json:"replica_lease" env:"A2A_REPLICA_LEASE" default:"15s" help:"With store postgres: a replica renews its lease every third of this; when it stops (crash, lost network) another replica fails its running tasks once this long has passed since its last renewal (checked every third of it)."`
 	PushClaimLease Duration `json:"push_claim_lease" env:"A2A_PUSH_CLAIM_LEASE" default:"40s" help:"With store postgres: how long a replica holds a webhook notification it sends; if it dies meanwhile another replica sends it after this. Webhook POSTs time out at half of it (at most 15s)."`
 
 	// Security.

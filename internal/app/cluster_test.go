@@ -15,7 +15,7 @@ import (
 )
 
 func TestPostgresStoreThatCannotBeReachedFailsConfigure(t *testing.T) {
-	cfg, err := config.Load([]byte(`{"store":"postgres","postgres_dsn":"postgres://a2a:pw-not-shown@127.0.0.1:1/a2a?connect_timeout=2"}`), nil)
+	cfg, err := config.Load([]byte(`{"store":"postgres","postgres_dsn":"postgres://a2a:pw-not-shown@127.0.0.1:1/a2a?connect_timeout=2","push_secret":"s"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestPostgresStoreThatCannotBeReachedFailsConfigure(t *testing.T) {
 func TestPostgresStoreJoinsTheCluster(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	cfg, err := config.Load(nil, func(k string) string {
-		return map[string]string{"A2A_STORE": "postgres", "A2A_POSTGRES_DSN": dsn, "A2A_REPLICA_ID": "r-test", "A2A_PUSH_CLAIM_LEASE": "6s"}[k]
+		return map[string]string{"A2A_STORE": "postgres", "A2A_POSTGRES_DSN": dsn, "A2A_REPLICA_ID": "r-test", "A2A_PUSH_CLAIM_LEASE": "6s", "A2A_PUSH_SECRET": "s"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)

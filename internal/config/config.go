@@ -410,6 +410,11 @@ func (c *Config) Validate() error {
 		if c.PushClaimLease < Duration(time.Second) {
 			bad("push_claim_lease must be at least 1s (A2A_PUSH_CLAIM_LEASE; default 40s)")
 		}
+		if c.PushEnabled && c.PushSecret == "" && c.BearerToken == "" {
+			// Any replica may send any task's notifications: they must all
+			// sign with one key, not each with its own generated one.
+			bad("store postgres needs push_secret (A2A_PUSH_SECRET), the same on every replica, so that webhook receivers can verify notifications whichever replica sends them (or set push_enabled false)")
+		}
 	default:
 		bad("store %q is unknown; use sqlite, memory or postgres (A2A_STORE)", c.Store)
 	}

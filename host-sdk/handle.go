@@ -131,6 +131,16 @@ func (p *Plugin) Pid() int {
 // lines rendered as text), oldest first; n <= 0 means all that are kept.
 func (p *Plugin) RecentStderr(n int) []string { return p.stderr.tail(n) }
 
+// ProtocolMinor is the contract minor version the plugin gave in its last
+// Describe (0 before the first). A host uses it to decide what the plugin
+// understands, e.g. SendRequest.ends_turn from 1.1 on; Platform().Send
+// also checks it on every call (see there).
+func (p *Plugin) ProtocolMinor() uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.desc.GetProtocolMinor()
+}
+
 // hasCapability reports whether the last Describe listed c.
 func (p *Plugin) hasCapability(c pb.Capability) bool {
 	p.mu.Lock()
@@ -222,6 +232,10 @@ func noLonger(p *Plugin, what string) error {
 
 type platformHandle struct{ p *Plugin }
 
+// ProtocolMinor is the plugin's protocol minor (Plugin.ProtocolMinor), so
+// a host holding only the Platform can tell what it understands.
+func (h platformHandle) ProtocolMinor() uint32 { return h.p.ProtocolMinor() }
+
 func (h platformHandle) call(inst *instance) (plugin.Platform, error) {
 	if inst.platform == nil {
 		return nil, noLonger(h.p, "platform")
@@ -249,13 +263,32 @@ func (h platformHandle) Disconnect(ctx context.Context, req *pb.DisconnectReques
 	})
 }
 
+// Send delivers output. A Send with ends_turn reaching a process older than
+// protocol 1.1 (which would ignore the field and wait for the end of the
+// turn) is sent without it and followed by ProcessingComplete SUCCESS, so a
+// host may set ends_turn whatever plugin serves the call.
 func (h platformHandle) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
 	return invoke(h.p, "Send", func(in *instance) (*pb.SendResponse, error) {
 		pf, err := h.call(in)
 		if err != nil {
 			return nil, err
 		}
-		return pf.Send(ctx, req)
+		if !req.GetEndsTurn() || in.desc.GetProtocolMinor() >= 1 {
+			return pf.Send(ctx, req)
+		}
+		old := proto.CloneOf(req)
+		old.EndsTurn = false
+		resp, err := pf.Send(ctx, old)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pf.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
+			Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
+			Outcome: pb.Outcome_OUTCOME_SUCCESS,
+		}); err != nil {
+			return nil, fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err)
+		}
+		return resp, nil
 	})
 }
 

@@ -1,6 +1,8 @@
 package hostsdk
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,9 @@ import (
 	"testing"
 
 	hclog "github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/plugin"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 func TestDiscoverListsExecutablesAndSaysWhatItSkips(t *testing.T) {
@@ -121,5 +126,49 @@ func TestStderrRingKeepsTheLastLinesReadably(t *testing.T) {
 	_, _ = r.Write([]byte(`{"@level":"debug","@message":"chatter"}` + "\n" + "panic: boom\n"))
 	if got := r.notableSince(mark, 5); !slices.Equal(got, []string{"panic: boom"}) {
 		t.Errorf("notableSince = %q, want only the new non-debug line", got)
+	}
+}
+
+// sendRecorder is a Platform that records what reaches it.
+type sendRecorder struct {
+	plugin.Platform // unused methods panic
+	calls           []string
+}
+
+func (r *sendRecorder) Send(_ context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	r.calls = append(r.calls, fmt.Sprintf("Send %s ends_turn=%t", req.GetKind(), req.GetEndsTurn()))
+	return &pb.SendResponse{MessageId: "m"}, nil
+}
+
+func (r *sendRecorder) ProcessingComplete(_ context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+	r.calls = append(r.calls, fmt.Sprintf("ProcessingComplete %s %s", req.GetTaskId(), req.GetOutcome()))
+	return &pb.ProcessingCompleteResponse{}, nil
+}
+
+func TestSendEndingTheTurnReachesAnOlderPluginAsSendThenProcessingComplete(t *testing.T) {
+	for minor, want := range map[uint32]string{
+		0: "[Send SEND_KIND_FINAL ends_turn=false ProcessingComplete t OUTCOME_SUCCESS]",
+		1: "[Send SEND_KIND_FINAL ends_turn=true]",
+	} {
+		rec := &sendRecorder{}
+		desc := &pb.DescribeResponse{Name: "p", ProtocolMinor: minor, Capabilities: []pb.Capability{pb.Capability_CAPABILITY_PLATFORM}}
+		p := &Plugin{name: "p", state: StateReady, desc: desc, inst: &instance{platform: rec, desc: desc}}
+		pf, ok := p.Platform()
+		if !ok {
+			t.Fatal("no platform")
+		}
+		req := &pb.SendRequest{TaskId: "t", Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x", EndsTurn: true}
+		if resp, err := pf.Send(context.Background(), req); err != nil || resp.GetMessageId() != "m" {
+			t.Fatalf("minor %d: Send = %v, %v", minor, resp, err)
+		}
+		if got := fmt.Sprint(rec.calls); got != want {
+			t.Errorf("minor %d: the plugin got %s, want %s", minor, got, want)
+		}
+		if !req.GetEndsTurn() {
+			t.Errorf("minor %d: the caller's request was changed", minor)
+		}
+		if got := pf.(interface{ ProtocolMinor() uint32 }).ProtocolMinor(); got != minor {
+			t.Errorf("ProtocolMinor() = %d, want %d", got, minor)
+		}
 	}
 }

@@ -146,6 +146,65 @@ func TestPluginCallsHostAndHostAnswersThroughPlatformSend(t *testing.T) {
 	}
 }
 
+func TestSendEndingTheTurnRunsProcessingCompleteAfterIt(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	f := &fakePlugin{
+		send: func(_ context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, fmt.Sprintf("Send %s %s ends_turn=%t", req.GetTaskId(), req.GetKind(), req.GetEndsTurn()))
+			if req.GetText() == "refuse" {
+				return nil, fmt.Errorf("no such task: %w", plugin.ErrNotReady)
+			}
+			return &pb.SendResponse{MessageId: "m1"}, nil
+		},
+		complete: func(_ context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, fmt.Sprintf("ProcessingComplete %s %s %s", req.GetChatId(), req.GetTaskId(), req.GetOutcome()))
+			return &pb.ProcessingCompleteResponse{}, nil
+		},
+	}
+	if desc, err := serveFake(t, f).lifecycle(t).Describe(ctxT(t), &pb.DescribeRequest{}); err != nil || desc.GetProtocolMinor() < 1 {
+		t.Fatalf("Describe = %v, %v: a plugin served by Serve honours ends_turn, so it must say protocol minor 1 or more", desc, err)
+	}
+	pf := serveFake(t, f).platform(t)
+	for _, kind := range []pb.SendKind{pb.SendKind_SEND_KIND_FINAL, pb.SendKind_SEND_KIND_INPUT_REQUIRED,
+		pb.SendKind_SEND_KIND_AUTH_REQUIRED, pb.SendKind_SEND_KIND_DIRECT_REPLY} {
+		resp, err := pf.Send(ctxT(t), &pb.SendRequest{ChatId: "c", TaskId: "t", Kind: kind, Text: "x", EndsTurn: true})
+		if err != nil || resp.GetMessageId() != "m1" {
+			t.Fatalf("Send %s with ends_turn = %v, %v", kind, resp, err)
+		}
+	}
+	for _, kind := range []pb.SendKind{pb.SendKind_SEND_KIND_PROGRESS, pb.SendKind_SEND_KIND_ARTIFACT} {
+		if _, err := pf.Send(ctxT(t), &pb.SendRequest{TaskId: "t", Kind: kind, Text: "x", EndsTurn: true}); status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("Send %s with ends_turn: err = %v, want InvalidArgument", kind, err)
+		}
+	}
+	// A refused Send does not end the turn.
+	if _, err := pf.Send(ctxT(t), &pb.SendRequest{TaskId: "t2", Kind: pb.SendKind_SEND_KIND_FINAL, Text: "refuse", EndsTurn: true}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("refused Send: err = %v", err)
+	}
+	// Without ends_turn nothing changes.
+	if _, err := pf.Send(ctxT(t), &pb.SendRequest{TaskId: "t3", Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"Send t SEND_KIND_FINAL ends_turn=true", "ProcessingComplete c t OUTCOME_SUCCESS",
+		"Send t SEND_KIND_INPUT_REQUIRED ends_turn=true", "ProcessingComplete c t OUTCOME_SUCCESS",
+		"Send t SEND_KIND_AUTH_REQUIRED ends_turn=true", "ProcessingComplete c t OUTCOME_SUCCESS",
+		"Send t SEND_KIND_DIRECT_REPLY ends_turn=true", "ProcessingComplete c t OUTCOME_SUCCESS",
+		"Send t2 SEND_KIND_FINAL ends_turn=true",
+		"Send t3 SEND_KIND_FINAL ends_turn=false",
+	}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Fatalf("the implementation saw\n%s\nwant\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestNilHostHandlerStillServesWatchButNoCallbacks(t *testing.T) {
 	f := &fakePlugin{}
 	c := serveFake(t, f)

@@ -149,6 +149,7 @@ type fakePlugin struct {
 	drain     func(context.Context, *pb.DrainRequest) (*pb.DrainResponse, error)
 	connect   func(context.Context, *pb.ConnectRequest) (*pb.ConnectResponse, error)
 	send      func(context.Context, *pb.SendRequest) (*pb.SendResponse, error)
+	complete  func(context.Context, *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error)
 	listTools func(context.Context) ([]*pb.ToolDefinition, error)
 	callTool  func(context.Context, *pb.CallToolRequest, plugin.ProgressFunc) (*pb.ToolResult, error)
 	panicky   bool // every method panics
@@ -217,8 +218,11 @@ func (f *fakePlugin) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendRes
 	return &pb.SendResponse{MessageId: "m-" + req.GetTaskId()}, nil
 }
 
-func (f *fakePlugin) ProcessingComplete(context.Context, *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
+func (f *fakePlugin) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
 	f.maybePanic("ProcessingComplete")
+	if f.complete != nil {
+		return f.complete(ctx, req)
+	}
 	return &pb.ProcessingCompleteResponse{}, nil
 }
 

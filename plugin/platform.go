@@ -2,9 +2,12 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -47,9 +50,35 @@ func (s *platformServer) Disconnect(ctx context.Context, req *pb.DisconnectReque
 	return resp, toStatus(err)
 }
 
+// Send serves PlatformAdapterService.Send. A Send with ends_turn (protocol
+// 1.1) is handled here for every Platform: the implementation's Send, then
+// its ProcessingComplete with OUTCOME_SUCCESS in the same call, so an
+// implementation needs no code of its own for it and Serve may announce
+// protocol minor 1 on its behalf.
 func (s *platformServer) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	if !req.GetEndsTurn() {
+		resp, err := s.impl.Send(ctx, req)
+		return resp, toStatus(err)
+	}
+	switch req.GetKind() {
+	case pb.SendKind_SEND_KIND_FINAL, pb.SendKind_SEND_KIND_DIRECT_REPLY,
+		pb.SendKind_SEND_KIND_INPUT_REQUIRED, pb.SendKind_SEND_KIND_AUTH_REQUIRED:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"send: ends_turn is for a turn's last output (FINAL, DIRECT_REPLY, INPUT_REQUIRED, AUTH_REQUIRED), not %s; end the turn with ProcessingComplete", req.GetKind())
+	}
 	resp, err := s.impl.Send(ctx, req)
-	return resp, toStatus(err)
+	if err != nil {
+		// The turn goes on: the host ends it with ProcessingComplete.
+		return nil, toStatus(err)
+	}
+	if _, err := s.impl.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
+		Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
+		Outcome: pb.Outcome_OUTCOME_SUCCESS,
+	}); err != nil {
+		return nil, toStatus(fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err))
+	}
+	return resp, nil
 }
 
 func (s *platformServer) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {

@@ -18,7 +18,9 @@ import (
 // Behavior decides what a turn does. Play runs in the conversation's worker
 // goroutine; it sends output through t and returns when the turn is over:
 //
-//   - nil ends the turn with ProcessingComplete SUCCESS;
+//   - nil ends the turn with ProcessingComplete SUCCESS (or without it,
+//     when the turn's last output went with Turn.EndWith and the plugin
+//     knows protocol 1.1: that Send ended the turn);
 //   - an error made by Failed or Rejected ends it with FAILURE or REJECTED;
 //   - ErrNoComplete ends it without ProcessingComplete;
 //   - any error after ctx was cancelled (CancelTurn, Agent.Close) ends it
@@ -305,6 +307,8 @@ func (a *Agent) play(ts *turnState) {
 	outcome, msg := pb.Outcome_OUTCOME_SUCCESS, ""
 	var te *TurnError
 	switch {
+	case err == nil && t.ended:
+		return // the last Send carried ends_turn
 	case err == nil:
 	case errors.Is(err, ErrNoComplete):
 		a.log.Logf("agent: %s ends without ProcessingComplete", t.ID)
@@ -451,6 +455,7 @@ type Turn struct {
 
 	agent *Agent
 	calls int
+	ended bool // a Send with ends_turn ended the turn
 }
 
 // Logf logs through the agent's logger, prefixed with the turn id.
@@ -492,6 +497,34 @@ func (t *Turn) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse,
 		return nil, fmt.Errorf("send %s: %w", req.GetKind(), err)
 	}
 	return resp, nil
+}
+
+// EndWith sends req as the turn's last output. When the plugin behind the
+// platform knows protocol 1.1 (its Describe said protocol_minor 1 or more),
+// the Send carries ends_turn, and no ProcessingComplete follows once the
+// behavior returns nil (return right after EndWith); otherwise it is a
+// plain Send and ProcessingComplete follows as usual. req's kind must be
+// FINAL, DIRECT_REPLY, INPUT_REQUIRED or AUTH_REQUIRED.
+func (t *Turn) EndWith(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	req.EndsTurn = protocolMinor(t.agent.platformFor(t.Request.GetPlatform()), t.Request.GetPlatform()) >= 1
+	resp, err := t.Send(ctx, req)
+	if err == nil && req.EndsTurn {
+		t.ended = true
+	}
+	return resp, err
+}
+
+// protocolMinor is the contract minor version of the plugin behind p for
+// turns of platform name, for platforms that know it (host-sdk's handles
+// and the harness Host's router do); 0 otherwise.
+func protocolMinor(p plugin.Platform, name string) uint32 {
+	switch v := p.(type) {
+	case interface{ ProtocolMinorFor(string) uint32 }:
+		return v.ProtocolMinorFor(name)
+	case interface{ ProtocolMinor() uint32 }:
+		return v.ProtocolMinor()
+	}
+	return 0
 }
 
 // SendText sends text of the given kind, with optional extra parts.

@@ -730,3 +730,62 @@ func TestHandleMessageWithoutChatIDIsInvalid(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// minorPlatform is a fakePlatform in front of a plugin that knows protocol
+// minor 1 (ends_turn).
+type minorPlatform struct{ *fakePlatform }
+
+func (minorPlatform) ProtocolMinor() uint32 { return 1 }
+
+func TestLastOutputEndsTheTurnWhenThePluginKnowsEndsTurn(t *testing.T) {
+	s := &Scenario{
+		Rules: []Rule{
+			{Match: []Condition{Match("text", OpEquals, "ask")}, Actions: []Action{Progress("thinking"), Ask("which day?")}},
+			{Match: []Condition{Match("text", OpEquals, "fail")}, Actions: []Action{Reply("partial"), Fail("broke")}},
+		},
+		Default: &Rule{Actions: []Action{Echo("re:")}},
+	}
+	for _, tc := range []struct {
+		text, kinds string
+		minor1      bool
+		outcome     pb.Outcome
+	}{
+		{"hello", "[SEND_KIND_FINAL/true]", true, pb.Outcome_OUTCOME_SUCCESS},
+		{"ask", "[SEND_KIND_PROGRESS/false SEND_KIND_INPUT_REQUIRED/true]", true, pb.Outcome_OUTCOME_SUCCESS},
+		{"fail", "[SEND_KIND_FINAL/false]", true, pb.Outcome_OUTCOME_FAILURE},
+		{"hello", "[SEND_KIND_FINAL/false]", false, pb.Outcome_OUTCOME_SUCCESS},
+	} {
+		a, err := NewAgent(s, AgentOptions{Logger: t})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fakePlatform{}
+		if tc.minor1 {
+			a.Attach(minorPlatform{f})
+		} else {
+			a.Attach(f)
+		}
+		handle(t, a, msg("c", "t1", tc.text))
+		pc := waitDone(t, a, "t1")
+		if err := a.WaitIdle(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		var kinds []string
+		for _, s := range f.sent("t1") {
+			kinds = append(kinds, fmt.Sprintf("%s/%t", s.GetKind(), s.GetEndsTurn()))
+		}
+		// ProcessingComplete follows unless the last Send ended the turn.
+		wantComplete := 1
+		if tc.minor1 && tc.outcome == pb.Outcome_OUTCOME_SUCCESS {
+			wantComplete = 0
+		}
+		if fmt.Sprint(kinds) != tc.kinds || len(f.completes) != wantComplete || pc.GetOutcome() != tc.outcome {
+			t.Errorf("%q (minor 1: %t): sends %v, %d ProcessingComplete, turn ended %s; want %s, %d, %s",
+				tc.text, tc.minor1, kinds, len(f.completes), pc.GetOutcome(), tc.kinds, wantComplete, tc.outcome)
+		}
+		if n := len(a.Recorder().Completions("t1")); n != 1 {
+			t.Errorf("%q: Completions = %d, want 1", tc.text, n)
+		}
+	}
+}

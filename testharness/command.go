@@ -105,7 +105,8 @@ func (c *CommandBehavior) Play(ctx context.Context, t *Turn) error {
 		}
 		return Failed(fmt.Sprintf("command failed: %v", err))
 	}
-	return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, strings.TrimRight(stdout.String(), "\r\n"))
+	_, err = t.EndWith(ctx, &pb.SendRequest{Kind: pb.SendKind_SEND_KIND_FINAL, Text: strings.TrimRight(stdout.String(), "\r\n")})
+	return err
 }
 
 func lastBytes(s string, n int) string {

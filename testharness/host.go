@@ -551,6 +551,17 @@ func (r routerPlatform) pick(name string) (plugin.Platform, error) {
 	return nil, fmt.Errorf("no platform plugin named %q (platforms: %s)", name, strings.Join(names, ", "))
 }
 
+// ProtocolMinorFor is the protocol minor of the plugin that gets the
+// output of turns on platform name (see pick), 0 when none does; the agent
+// decides on ends_turn with it.
+func (r routerPlatform) ProtocolMinorFor(name string) uint32 {
+	pf, err := r.pick(name)
+	if err != nil {
+		return 0
+	}
+	return protocolMinor(pf, name)
+}
+
 func (r routerPlatform) Connect(ctx context.Context, req *pb.ConnectRequest) (*pb.ConnectResponse, error) {
 	return nil, errors.New("the harness connects platforms through host-sdk")
 }

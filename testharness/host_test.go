@@ -58,6 +58,14 @@ func TestInjectedMessageReachesTheAgentAndTheReplyComesBackThroughSend(t *testin
 	}
 
 	rec := h.Recorder()
+	// The end of the turn (the FINAL send with ends_turn, or a
+	// ProcessingComplete after it) may be recorded after the tool already
+	// returned the reply.
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if pc, err := rec.WaitForCompletion(wctx, "task-1"); err != nil || pc.GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
+		t.Fatalf("completion = %v, %v", pc, err)
+	}
 	hm := rec.CallsOf(KindHandleMessage)
 	if len(hm) != 1 {
 		t.Fatalf("HandleMessage calls: %v", hm)
@@ -75,13 +83,6 @@ func TestInjectedMessageReachesTheAgentAndTheReplyComesBackThroughSend(t *testin
 		if c.Err != nil || c.Response.(*pb.SendResponse).GetMessageId() != "sent-task-1" {
 			t.Fatalf("Send did not reach the plugin: %v", c)
 		}
-	}
-	// ProcessingComplete follows the FINAL send, possibly after the tool
-	// already returned the reply.
-	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if pc, err := rec.WaitForCompletion(wctx, "task-1"); err != nil || pc.GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
-		t.Fatalf("completion = %v, %v", pc, err)
 	}
 	tc := rec.CallsOf(KindCallTool)
 	if len(tc) != 1 || tc[0].ToolCall().GetName() != "inject" || tc[0].ToolResult().GetContent() != "echo: hello" || len(tc[0].Progress) != 1 {

@@ -26,7 +26,9 @@ func (s *Scenario) Play(ctx context.Context, t *Turn) error {
 		t.Logf("rule %q", rule.Name)
 	}
 	st := &playState{t: t}
-	for _, a := range rule.Actions {
+	for i, a := range rule.Actions {
+		// The rule's last output ends the turn (Turn.EndWith).
+		st.last = i == len(rule.Actions)-1
 		if err := st.do(ctx, a); err != nil {
 			return err
 		}
@@ -69,6 +71,7 @@ type playState struct {
 	t         *Turn
 	result    string
 	artifacts int
+	last      bool // the action being played is the rule's last
 }
 
 func (st *playState) lookup(name string) (string, bool) {
@@ -149,7 +152,11 @@ func (st *playState) do(ctx context.Context, a Action) error {
 			}
 			req.Metadata = md
 		}
-		_, err = st.t.Send(ctx, req)
+		if st.last && req.Kind != pb.SendKind_SEND_KIND_PROGRESS {
+			_, err = st.t.EndWith(ctx, req)
+		} else {
+			_, err = st.t.Send(ctx, req)
+		}
 		return err
 	case ActFail:
 		return Failed(st.expand(a.Text))

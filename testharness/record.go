@@ -81,6 +81,21 @@ func (c Call) ProcessingComplete() *pb.ProcessingCompleteRequest {
 	return r
 }
 
+// TurnEnd reports whether the call ended its turn, and how: a
+// ProcessingComplete (its request), or a successful Send with ends_turn
+// (protocol 1.1), which stands for ProcessingComplete OUTCOME_SUCCESS and
+// is returned as such.
+func (c Call) TurnEnd() (*pb.ProcessingCompleteRequest, bool) {
+	if pc := c.ProcessingComplete(); pc != nil {
+		return pc, true
+	}
+	if s := c.Send(); s != nil && s.GetEndsTurn() && c.Err == nil {
+		return &pb.ProcessingCompleteRequest{Platform: s.GetPlatform(), ChatId: s.GetChatId(), TaskId: s.GetTaskId(),
+			Outcome: pb.Outcome_OUTCOME_SUCCESS}, true
+	}
+	return nil, false
+}
+
 // CancelTurn returns the request of a CancelTurn call, else nil.
 func (c Call) CancelTurn() *pb.CancelTurnRequest {
 	r, _ := c.Request.(*pb.CancelTurnRequest)
@@ -112,6 +127,9 @@ func (c Call) String() string {
 	case c.Send() != nil:
 		sr := c.Send()
 		s += fmt.Sprintf(" %s %q", sr.GetKind(), sr.GetText())
+		if sr.GetEndsTurn() {
+			s += " ends_turn"
+		}
 		if a := sr.GetArtifact(); a != nil {
 			s += fmt.Sprintf(" artifact=%s append=%t last=%t", a.GetArtifactId(), a.GetAppend(), a.GetLastChunk())
 		}
@@ -244,13 +262,15 @@ func (r *Recorder) Sends(taskID string) []*pb.SendRequest {
 	return out
 }
 
-// Completions returns the ProcessingComplete requests for a task (every
-// task when taskID is empty).
+// Completions returns how the turns of a task ended (every task when
+// taskID is empty): the ProcessingComplete requests, and for turns ended by
+// a Send with ends_turn, a ProcessingComplete SUCCESS standing for it (see
+// Call.TurnEnd).
 func (r *Recorder) Completions(taskID string) []*pb.ProcessingCompleteRequest {
 	var out []*pb.ProcessingCompleteRequest
-	for _, c := range r.CallsOf(KindProcessingComplete) {
-		if taskID == "" || c.TaskID == taskID {
-			out = append(out, c.ProcessingComplete())
+	for _, c := range r.Calls() {
+		if pc, ok := c.TurnEnd(); ok && (taskID == "" || c.TaskID == taskID) {
+			out = append(out, pc)
 		}
 	}
 	return out
@@ -295,28 +315,33 @@ func (r *Recorder) WaitForN(ctx context.Context, n int, match func(Call) bool) (
 	}
 }
 
-// WaitForCompletion waits for the first ProcessingComplete of a task. For
-// a task with several turns (a continuation), use WaitForTurn.
+// WaitForCompletion waits for the end of a task's first turn (see
+// Call.TurnEnd). For a task with several turns (a continuation), use
+// WaitForTurn.
 func (r *Recorder) WaitForCompletion(ctx context.Context, taskID string) (*pb.ProcessingCompleteRequest, error) {
 	c, err := r.WaitFor(ctx, func(c Call) bool {
-		return c.Kind == KindProcessingComplete && c.TaskID == taskID
+		_, end := c.TurnEnd()
+		return end && c.TaskID == taskID
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c.ProcessingComplete(), nil
+	pc, _ := c.TurnEnd()
+	return pc, nil
 }
 
-// WaitForTurn waits for the ProcessingComplete of a turn (by the turn id
-// HandleMessage returned; see Call.TurnID).
+// WaitForTurn waits for the end of a turn (by the turn id HandleMessage
+// returned; see Call.TurnID and Call.TurnEnd).
 func (r *Recorder) WaitForTurn(ctx context.Context, turnID string) (*pb.ProcessingCompleteRequest, error) {
 	c, err := r.WaitFor(ctx, func(c Call) bool {
-		return c.Kind == KindProcessingComplete && c.TurnID == turnID
+		_, end := c.TurnEnd()
+		return end && c.TurnID == turnID
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c.ProcessingComplete(), nil
+	pc, _ := c.TurnEnd()
+	return pc, nil
 }
 
 // Reset forgets every recorded call; Seq goes on counting.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
@@ -104,7 +106,7 @@ func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
 		t.Fatalf("plugins = %+v", got.Plugins)
 	}
 	p := got.Plugins[0]
-	if p.Name != "testplugin" || p.Version != "0.1.0" || p.ProtocolMinor != 0 || p.State != "ready" ||
+	if p.Name != "testplugin" || p.Version != "0.1.0" || p.ProtocolMinor != plugin.ProtocolMinor || p.State != "ready" ||
 		strings.Join(p.Capabilities, ",") != "platform,toolset" || p.Path != filepath.Join(f.pluginsDir, "testplugin") {
 		t.Fatalf("plugin = %+v", p)
 	}
@@ -115,7 +117,7 @@ func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
 	}
 
 	table, _, code := f.run(t, nil, "plugins", "--plugins", "plugins")
-	if code != 0 || !strings.Contains(table, "testplugin  0.1.0    1.0       platform,toolset  ready") ||
+	if code != 0 || !strings.Contains(table, fmt.Sprintf("testplugin  0.1.0    1.%d       platform,toolset  ready", plugin.ProtocolMinor)) ||
 		!strings.Contains(table, "skipped:\n  "+filepath.Join(f.pluginsDir, "README.txt")) {
 		t.Fatalf("table:\n%s", table)
 	}

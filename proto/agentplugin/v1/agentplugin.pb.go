@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.0
+// protocol-version: 1.1
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -10,6 +10,11 @@
 // (DescribeResponse.protocol_minor, ConfigureRequest.host.protocol_minor) and
 // use only what the other side knows. plugin.ProtocolMinor must equal the
 // minor number in the line above; a test keeps them equal.
+//
+// Minor versions:
+//   1.0  the first release.
+//   1.1  SendRequest.ends_turn: a turn's last output can end the turn
+//        without a separate ProcessingComplete.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -1309,8 +1314,20 @@ type SendRequest struct {
 	// Additional non-text content, e.g. files.
 	Parts []*Part `protobuf:"bytes,6,rep,name=parts,proto3" json:"parts,omitempty"`
 	// The artifact, for SEND_KIND_ARTIFACT.
-	Artifact      *Artifact        `protobuf:"bytes,7,opt,name=artifact,proto3" json:"artifact,omitempty"`
-	Metadata      *structpb.Struct `protobuf:"bytes,8,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Artifact *Artifact        `protobuf:"bytes,7,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,8,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// This is the last output of the turn: no ProcessingComplete follows.
+	// The platform handles the Send, then ends the turn exactly as a
+	// ProcessingComplete with OUTCOME_SUCCESS would, in the same call; that
+	// saves the host a second call per turn. Allowed on FINAL, DIRECT_REPLY,
+	// INPUT_REQUIRED and AUTH_REQUIRED sends (InvalidArgument on PROGRESS and
+	// ARTIFACT). A host sets it only when the plugin's
+	// DescribeResponse.protocol_minor is at least 1; older plugins ignore the
+	// field, so they must still get ProcessingComplete. When the Send fails
+	// the turn has not ended: the host ends it with ProcessingComplete as
+	// before. A turn that ends otherwise (failure, cancellation, rejection)
+	// still ends with ProcessingComplete. Since protocol 1.1.
+	EndsTurn      bool `protobuf:"varint,9,opt,name=ends_turn,json=endsTurn,proto3" json:"ends_turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1399,6 +1416,13 @@ func (x *SendRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *SendRequest) GetEndsTurn() bool {
+	if x != nil {
+		return x.EndsTurn
+	}
+	return false
 }
 
 // SendResponse acknowledges a Send.
@@ -2858,7 +2882,7 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x06append\x18\x05 \x01(\bR\x06append\x12\x1d\n" +
 	"\n" +
 	"last_chunk\x18\x06 \x01(\bR\tlastChunk\x123\n" +
-	"\bmetadata\x18\a \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xb4\x02\n" +
+	"\bmetadata\x18\a \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xd1\x02\n" +
 	"\vSendRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
@@ -2867,7 +2891,8 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x04text\x18\x05 \x01(\tR\x04text\x12*\n" +
 	"\x05parts\x18\x06 \x03(\v2\x14.agentplugin.v1.PartR\x05parts\x124\n" +
 	"\bartifact\x18\a \x01(\v2\x18.agentplugin.v1.ArtifactR\bartifact\x123\n" +
-	"\bmetadata\x18\b \x01(\v2\x17.google.protobuf.StructR\bmetadata\"-\n" +
+	"\bmetadata\x18\b \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1b\n" +
+	"\tends_turn\x18\t \x01(\bR\bendsTurn\"-\n" +
 	"\fSendResponse\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\"\xb2\x01\n" +

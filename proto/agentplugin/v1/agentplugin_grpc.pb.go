@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.0
+// protocol-version: 1.1
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -10,6 +10,11 @@
 // (DescribeResponse.protocol_minor, ConfigureRequest.host.protocol_minor) and
 // use only what the other side knows. plugin.ProtocolMinor must equal the
 // minor number in the line above; a test keeps them equal.
+//
+// Minor versions:
+//   1.0  the first release.
+//   1.1  SendRequest.ends_turn: a turn's last output can end the turn
+//        without a separate ProcessingComplete.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -246,7 +251,8 @@ type PlatformAdapterServiceClient interface {
 	Disconnect(ctx context.Context, in *DisconnectRequest, opts ...grpc.CallOption) (*DisconnectResponse, error)
 	// Send delivers agent output for a conversation.
 	Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error)
-	// ProcessingComplete tells the platform that a turn ended.
+	// ProcessingComplete tells the platform that a turn ended. A turn whose
+	// last Send carried ends_turn (1.1) has already ended and gets none.
 	ProcessingComplete(ctx context.Context, in *ProcessingCompleteRequest, opts ...grpc.CallOption) (*ProcessingCompleteResponse, error)
 }
 
@@ -310,7 +316,8 @@ type PlatformAdapterServiceServer interface {
 	Disconnect(context.Context, *DisconnectRequest) (*DisconnectResponse, error)
 	// Send delivers agent output for a conversation.
 	Send(context.Context, *SendRequest) (*SendResponse, error)
-	// ProcessingComplete tells the platform that a turn ended.
+	// ProcessingComplete tells the platform that a turn ended. A turn whose
+	// last Send carried ends_turn (1.1) has already ended and gets none.
 	ProcessingComplete(context.Context, *ProcessingCompleteRequest) (*ProcessingCompleteResponse, error)
 	mustEmbedUnimplementedPlatformAdapterServiceServer()
 }

@@ -100,7 +100,7 @@ func TestThousandConcurrentTasksOverHundredContexts(t *testing.T) {
 	// The host's view: per conversation, turns start in order, one at a
 	// time, and end in the same order.
 	rec := h.Recorder()
-	if _, err := rec.WaitForN(ctx, tasks, func(c testharness.Call) bool { return c.Kind == testharness.KindProcessingComplete }); err != nil {
+	if _, err := rec.WaitForN(ctx, tasks, func(c testharness.Call) bool { _, end := c.TurnEnd(); return end }); err != nil {
 		t.Fatal(err)
 	}
 	hmOrder := map[string][]testharness.Call{}
@@ -108,6 +108,14 @@ func TestThousandConcurrentTasksOverHundredContexts(t *testing.T) {
 	finals := map[string]testharness.Call{} // turn id → its FINAL Send
 	turnTask := map[string]string{}         // turn id → task id
 	for _, call := range rec.Calls() {
+		// A turn ends with ProcessingComplete, or with a FINAL Send
+		// carrying ends_turn (protocol 1.1).
+		if pc, end := call.TurnEnd(); end {
+			if o := pc.GetOutcome(); o != pb.Outcome_OUTCOME_SUCCESS || call.Err != nil {
+				t.Errorf("turn %s ended %s: %v", call.TurnID, o, call.Err)
+			}
+			pcOrder[call.ChatID] = append(pcOrder[call.ChatID], call.TaskID)
+		}
 		switch call.Kind {
 		case testharness.KindHandleMessage:
 			hmOrder[call.ChatID] = append(hmOrder[call.ChatID], call)
@@ -115,11 +123,6 @@ func TestThousandConcurrentTasksOverHundredContexts(t *testing.T) {
 			if byTask[call.TaskID] != partsText(call.HandleMessage()) {
 				t.Errorf("task %s reached the host as %q, was sent as %q", call.TaskID, partsText(call.HandleMessage()), byTask[call.TaskID])
 			}
-		case testharness.KindProcessingComplete:
-			if o := call.ProcessingComplete().GetOutcome(); o != pb.Outcome_OUTCOME_SUCCESS || call.Err != nil {
-				t.Errorf("turn %s ended %s: %v", call.TurnID, o, call.Err)
-			}
-			pcOrder[call.ChatID] = append(pcOrder[call.ChatID], call.TaskID)
 		case testharness.KindSend:
 			if call.Err != nil {
 				t.Errorf("the plugin refused Send %s: %v", call.Send().GetKind(), call.Err)

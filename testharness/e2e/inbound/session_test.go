@@ -373,7 +373,8 @@ func TestContextsRunInParallel(t *testing.T) {
 	}
 	hmB := h.handleMessage(t, ctx, b.ID)
 	pcA, err := h.Recorder().WaitFor(ctx, func(c testharness.Call) bool {
-		return c.Kind == testharness.KindProcessingComplete && c.TurnID == hmA.TurnID
+		_, end := c.TurnEnd()
+		return end && c.TurnID == hmA.TurnID
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -37,10 +37,16 @@ func search(c []taskKey, k taskKey) int {
 	return sort.Search(len(c), func(i int) bool { return !c[i].before(k) })
 }
 
+// firstChunk is the capacity of a list's first chunk. Most lists are
+// small (the Memory store keeps one per context and per owner/state, and a
+// context usually holds a task or two), so chunks start small and grow by
+// doubling up to keyChunk; a full-size first chunk cost 6 KiB per context.
+const firstChunk = 2
+
 // Insert adds k; inserting a key already present is a no-op.
 func (l *keyList) Insert(k taskKey) {
 	if len(l.chunks) == 0 {
-		l.chunks = append(l.chunks, append(make([]taskKey, 0, keyChunk), k))
+		l.chunks = append(l.chunks, append(make([]taskKey, 0, firstChunk), k))
 		l.n++
 		return
 	}
@@ -50,7 +56,14 @@ func (l *keyList) Insert(k taskKey) {
 	if j < len(c) && c[j] == k {
 		return
 	}
-	c = append(c, taskKey{})
+	if len(c) == cap(c) {
+		// Grow by doubling, but never past what a chunk can hold before
+		// it splits.
+		grown := make([]taskKey, len(c), min(2*cap(c), keyChunk+1))
+		copy(grown, c)
+		c = grown
+	}
+	c = c[:len(c)+1]
 	copy(c[j+1:], c[j:])
 	c[j] = k
 	l.n++

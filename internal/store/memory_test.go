@@ -242,5 +242,15 @@ func TestKeyListMatchesSortedSlice(t *testing.T) {
 		if last, ok := l.Last(); len(want) > 0 && (!ok || last != want[len(want)-1]) {
 			t.Fatalf("Last = %v, want %v", last, want[len(want)-1])
 		}
+		for _, c := range l.chunks {
+			if cap(c) > keyChunk+1 {
+				t.Fatalf("a chunk of capacity %d, more than a chunk holds before it splits", cap(c))
+			}
+		}
+	}
+	var small keyList
+	small.Insert(taskKey{id: "only"})
+	if c := cap(small.chunks[0]); c > firstChunk {
+		t.Errorf("a list of one key holds room for %d", c)
 	}
 }

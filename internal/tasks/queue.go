@@ -65,6 +65,10 @@ func (m *Manager) startTurn(lt *liveTask) {
 		m.mu.Unlock()
 		return
 	}
+	// Count the host turn before the task can be seen running, so that a
+	// late ProcessingComplete of an earlier turn of this task (one that
+	// asked a question) is never taken for this turn's end.
+	m.hostTurnStarted(lt.rec.Task.ID, 1)
 	lt.turnRunning = true
 	lt.lastActive = m.now()
 	turn := lt.turn
@@ -77,10 +81,10 @@ func (m *Manager) startTurn(lt *liveTask) {
 	if exec == nil {
 		err = fmt.Errorf("no agent is attached to the A2A plugin")
 	} else if err == nil {
-		m.hostTurnStarted(turn.TaskID, 1)
-		if err = exec.StartTurn(ctx, turn); err != nil {
-			m.hostTurnStarted(turn.TaskID, -1)
-		}
+		err = exec.StartTurn(ctx, turn)
+	}
+	if err != nil {
+		m.hostTurnStarted(turn.TaskID, -1)
 	}
 	if err == nil {
 		return

@@ -43,8 +43,18 @@ type SQLiteOptions struct {
 	// transaction, so that it never holds the write lock for long.
 	// Default 500.
 	PruneBatch int
-	// CacheKiB is the page cache of each connection in KiB. Default 16384.
+	// CacheKiB is the writer's page cache in KiB. Default 4096.
 	CacheKiB int
+	// ReaderCacheKiB is the page cache of each read connection and of
+	// the checkpointer's, in KiB. Default 1024.
+	//
+	// Caches are sized per role because they are most of the store's
+	// memory: a connection's cache fills up to its size and stays so.
+	// The writer revisits the same pages (the right edges of the indexes
+	// that time-ordered ids append to, the count tables) on every batch;
+	// a reader mostly reads a task by id or the newest page of a list,
+	// and the checkpointer copies WAL frames without caching them.
+	ReaderCacheKiB int
 }
 
 // SQLite is the durable Store: one SQLite database file in WAL mode,
@@ -120,7 +130,10 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		opts.PruneBatch = 500
 	}
 	if opts.CacheKiB <= 0 {
-		opts.CacheKiB = 16 << 10
+		opts.CacheKiB = 4 << 10
+	}
+	if opts.ReaderCacheKiB <= 0 {
+		opts.ReaderCacheKiB = 1 << 10
 	}
 	syncMode := "NORMAL"
 	if opts.FullSync {
@@ -128,13 +141,14 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	}
 	common := url.Values{}
 	common.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
-	common.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.CacheKiB))
 	common.Add("_pragma", "temp_store(MEMORY)")
 	wq, rq := url.Values{}, url.Values{}
 	for k, v := range common {
 		wq[k] = slices.Clone(v)
 		rq[k] = slices.Clone(v)
 	}
+	wq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.CacheKiB))
+	rq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.ReaderCacheKiB))
 	wq.Add("_pragma", "journal_mode(WAL)")
 	wq.Add("_pragma", "synchronous("+syncMode+")")
 	wq.Add("_pragma", "foreign_keys(1)")
@@ -192,6 +206,9 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	}
 
 	if s.ckpt, err = s.wdb.Conn(ctx); err != nil {
+		return fail(fmt.Errorf("store: open %s for checkpoints: %w", path, err))
+	}
+	if _, err := s.ckpt.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size(-%d)", opts.ReaderCacheKiB)); err != nil {
 		return fail(fmt.Errorf("store: open %s for checkpoints: %w", path, err))
 	}
 	if s.rdb, err = sql.Open("sqlite", fileURL+"?"+rq.Encode()); err != nil {

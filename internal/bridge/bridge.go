@@ -74,10 +74,13 @@ type Bridge struct {
 	obs    Observer
 	tracer *tracing.Tracer
 
-	// chats remembers the latest inbound turn of each context (its
-	// delegation chain, the trace the host got, the peer), so tools the
-	// agent calls during that turn continue the chain and the trace instead
-	// of starting new ones.
+	// chats remembers the latest inbound turn of each context with a turn
+	// on the host (its delegation chain, the trace the host got, the
+	// peer), so tools the agent calls during that turn continue the chain
+	// and the trace instead of starting new ones. A conversation is
+	// forgotten when its last open turn ends (ProcessingComplete, or a
+	// Send with ends_turn), so the map holds the turns in progress, not
+	// every conversation ever seen.
 	mu    sync.Mutex
 	chats map[string]chatTurn
 }
@@ -87,11 +90,15 @@ type chatTurn struct {
 	chain security.Chain // zero ID: the turn came without a chain
 	trace tasks.TraceContext
 	peer  string
+	// open counts the conversation's turns handed to the host and not
+	// yet ended: an earlier turn's end can arrive after the next turn
+	// started (a question answered at once), and must not forget it.
+	open int
 }
 
-// maxChats bounds that memory; past it half of it is forgotten (a
-// forgotten conversation only means an outbound call starts a new chain
-// and a new trace).
+// maxChats bounds that memory for hosts that do not end their turns; past
+// it half of it is forgotten (a forgotten conversation only means an
+// outbound call starts a new chain and a new trace).
 const maxChats = 10_000
 
 // New returns a bridge.
@@ -148,7 +155,22 @@ func (b *Bridge) rememberTurn(t *tasks.Turn, trace tasks.TraceContext) {
 			}
 		}
 	}
-	b.chats[t.ContextID] = chatTurn{chain: c, trace: trace, peer: t.Sender.ID}
+	b.chats[t.ContextID] = chatTurn{chain: c, trace: trace, peer: t.Sender.ID, open: b.chats[t.ContextID].open + 1}
+}
+
+// turnEnded forgets chatID's latest turn once no turn of it is open.
+func (b *Bridge) turnEnded(chatID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.chats[chatID]
+	if !ok {
+		return
+	}
+	if c.open--; c.open > 0 {
+		b.chats[chatID] = c
+		return
+	}
+	delete(b.chats, chatID)
 }
 
 // StartTurn injects the turn's message into the host's live session for the
@@ -177,6 +199,7 @@ func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
 	}
 	span.End(err)
 	if err != nil {
+		b.turnEnded(t.ContextID) // the host never had it
 		return hostError("HandleMessage", err)
 	}
 	return nil
@@ -449,7 +472,9 @@ func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompl
 		return nil, status.Errorf(codes.InvalidArgument, "processing complete: outcome %s is not SUCCESS, FAILURE, CANCELLED or REJECTED", req.GetOutcome())
 	}
 	errText, _ := security.Redact(req.GetError())
-	if err := b.tasks.EndTurn(ctx, req.GetTaskId(), o, errText); err != nil {
+	err := b.tasks.EndTurn(ctx, req.GetTaskId(), o, errText)
+	b.turnEnded(req.GetChatId())
+	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &pb.ProcessingCompleteResponse{}, nil

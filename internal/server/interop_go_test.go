@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -11,41 +10,9 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
-
-// bearer adds a bearer token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
-// scopesAsArrays rewrites the ProtoJSON form of security requirement
-// scopes ({"list": [...]}) into the bare arrays the Go SDK v2.4.0 expects
-// (a2aproject/a2a-go#430), so its resolver can read a spec-conformant card.
-func scopesAsArrays(body []byte) ([]byte, error) {
-	var card map[string]any
-	if err := json.Unmarshal(body, &card); err != nil {
-		return nil, err
-	}
-	reqs, _ := card["securityRequirements"].([]any)
-	for _, r := range reqs {
-		schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
-		for name, v := range schemes {
-			list, _ := v.(map[string]any)["list"].([]any)
-			if list == nil {
-				list = []any{}
-			}
-			schemes[name] = list
-		}
-	}
-	return json.Marshal(card)
-}
 
 // TestOfficialGoSDKClientInterop drives our server with the official Go
 // SDK client (github.com/a2aproject/a2a-go/v2, a client we did not write):
@@ -53,24 +20,19 @@ func scopesAsArrays(body []byte) ([]byte, error) {
 func TestOfficialGoSDKClientInterop(t *testing.T) {
 	t.Run("open agent, stock card parser", func(t *testing.T) {
 		e := newEnv(t, func(o *Options) { o.Auth = nil }) // no token: loopback callers are local
-		goSDKSession(t, e, agentcard.NewResolver(http.DefaultClient), http.DefaultClient, "")
+		card, err := agentcard.NewResolver(http.DefaultClient).Resolve(context.Background(), e.url)
+		if err != nil {
+			t.Fatalf("resolve card: %v", err)
+		}
+		goSDKSession(t, e, card, http.DefaultClient, "")
 	})
 	t.Run("token required", func(t *testing.T) {
 		e := newEnv(t)
-		hc := &http.Client{Transport: bearer{token: tokAlice, next: http.DefaultTransport}}
+		hc := sdkclient.Bearer(tokAlice, nil)
 		// The card declares the bearer scheme with ProtoJSON scopes, which
 		// the SDK's stock parser cannot read yet.
-		if _, err := agentcard.NewResolver(hc).Resolve(context.Background(), e.url); err == nil {
-			t.Log("the Go SDK now parses ProtoJSON security scopes; scopesAsArrays can go")
-		}
-		resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*sdk.AgentCard, error) {
-			fixed, err := scopesAsArrays(b)
-			if err != nil {
-				return nil, err
-			}
-			return agentcard.DefaultCardParser(fixed)
-		}}
-		card := goSDKSession(t, e, resolver, hc, tokAlice)
+		card := sdkclient.ResolveCard(t, context.Background(), hc, e.url)
+		goSDKSession(t, e, card, hc, tokAlice)
 		if len(card.SecuritySchemes) != 1 || len(card.SecurityRequirements) != 1 {
 			t.Errorf("security = %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
 		}
@@ -85,14 +47,11 @@ func TestOfficialGoSDKClientInterop(t *testing.T) {
 	})
 }
 
-// goSDKSession runs the SDK client through every operation.
-func goSDKSession(t *testing.T, e *testEnv, resolver *agentcard.Resolver, hc *http.Client, token string) *sdk.AgentCard {
+// goSDKSession runs the SDK client, made from card, through every
+// operation.
+func goSDKSession(t *testing.T, e *testEnv, card *sdk.AgentCard, hc *http.Client, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	card, err := resolver.Resolve(ctx, e.url)
-	if err != nil {
-		t.Fatalf("resolve card: %v", err)
-	}
 	if card.Name != "Test Agent" || len(card.SupportedInterfaces) == 0 || !card.Capabilities.Streaming {
 		t.Fatalf("card = %+v", card)
 	}
@@ -196,5 +155,4 @@ func goSDKSession(t *testing.T, e *testEnv, resolver *agentcard.Resolver, hc *ht
 	if err == nil || !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Errorf("unknown task: %v", err)
 	}
-	return card
 }

@@ -1,35 +1,11 @@
 package server
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-)
 
-// jsInteropDir finds testharness/interop/js from the working directory.
-func jsInteropDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "testharness", "interop", "js")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
 
 // jsStep is one line of client-check.mjs output.
 type jsStep struct {
@@ -59,48 +35,15 @@ type jsStep struct {
 // TestOfficialJSSDKClientInterop drives our server with the official JS SDK
 // client (@a2a-js/sdk 1.3.0) through testharness/interop/js/client-check.mjs.
 func TestOfficialJSSDKClientInterop(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
-	}
-	dir := jsInteropDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
-	}
 	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client-check.mjs", e.url)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokAlice)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	steps := map[string]jsStep{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s jsStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Errorf("client-check printed a non-JSON line: %s", sc.Bytes())
-			continue
-		}
-		t.Logf("js %s", sc.Bytes())
+	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, func(s jsStep) {
 		if s.Step == "subscribed" {
 			e.exec.release(s.TaskID) // the resubscribed task may finish now
-			continue
+			return
 		}
 		steps[s.Step] = s
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("client-check failed: %v\n%s", err, stderr.String())
-	}
+	}, "client-check.mjs", e.url)
 	for _, name := range []string{"card", "send", "stream", "get", "list", "cancel", "resubscribe", "unknown-task", "done"} {
 		s, ok := steps[name]
 		if !ok || !s.OK {

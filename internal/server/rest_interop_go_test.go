@@ -9,7 +9,8 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
 // TestOfficialGoSDKRESTClientInterop drives our HTTP+JSON binding with the
@@ -19,20 +20,10 @@ import (
 // errors, decoded from our google.rpc.Status bodies.
 func TestOfficialGoSDKRESTClientInterop(t *testing.T) {
 	e := newEnv(t)
-	hc := &http.Client{Transport: bearer{token: tokAlice, next: http.DefaultTransport}}
+	hc := sdkclient.Bearer(tokAlice, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*sdk.AgentCard, error) {
-		fixed, err := scopesAsArrays(b) // a2aproject/a2a-go#430, see interop_go_test.go
-		if err != nil {
-			return nil, err
-		}
-		return agentcard.DefaultCardParser(fixed)
-	}}
-	card, err := resolver.Resolve(ctx, e.url)
-	if err != nil {
-		t.Fatalf("resolve card: %v", err)
-	}
+	card := sdkclient.ResolveCard(t, ctx, hc, e.url) // works around a2aproject/a2a-go#430
 	// Only the REST transport is registered, so the client must pick the
 	// HTTP+JSON interface.
 	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(hc))

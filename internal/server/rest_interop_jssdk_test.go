@@ -1,15 +1,10 @@
 package server
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
 // jsRESTStep is one line of client-rest.mjs output.
@@ -44,48 +39,15 @@ type jsRESTStep struct {
 // testharness/interop/js/client-rest.mjs: every operation, push configs
 // included, and the SDK's typed errors decoded from google.rpc.Status.
 func TestOfficialJSSDKRESTClientInterop(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
-	}
-	dir := jsInteropDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
-	}
 	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client-rest.mjs", e.url)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokAlice)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	steps := map[string]jsRESTStep{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s jsRESTStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Errorf("client-rest printed a non-JSON line: %s", sc.Bytes())
-			continue
-		}
-		t.Logf("js %s", sc.Bytes())
+	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, func(s jsRESTStep) {
 		if s.Step == "subscribed" {
 			e.exec.release(s.TaskID) // the resubscribed task may finish now
-			continue
+			return
 		}
 		steps[s.Step] = s
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("client-rest failed: %v\n%s", err, stderr.String())
-	}
+	}, "client-rest.mjs", e.url)
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

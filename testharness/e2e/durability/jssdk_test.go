@@ -1,12 +1,6 @@
 package durability_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,18 +38,6 @@ type jsStep struct {
 // config must be signed with the bearer token.
 func TestOfficialJSSDKClientManagesPushConfigs(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
-	}
-	root, err := testharness.ModuleRoot("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "testharness", "interop", "js")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
-	}
 	const bearer = "js-bearer-token-5c1d93"
 	rcv := newReceiver(t, bearer)
 	for _, name := range []string{"js-1", "js-2", "js-inline", "js-03"} {
@@ -65,35 +47,10 @@ func TestOfficialJSSDKClientManagesPushConfigs(t *testing.T) {
 	url := h.Endpoint(testharness.A2APluginName)
 	hooks := "http://" + rcv.addr + "/hooks"
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client-push.mjs", url, hooks)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_TOKEN="+bearer)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	steps := map[string]jsStep{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s jsStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Errorf("client-push printed a non-JSON line: %s", sc.Bytes())
-			continue
-		}
-		t.Logf("js %s", sc.Bytes())
+	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + bearer}}, func(s jsStep) {
 		steps[s.Step] = s
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("client-push failed: %v\n%s", err, stderr.String())
-	}
+	}, "client-push.mjs", url, hooks)
 	for _, name := range []string{"card", "send", "create", "create-generated-id", "get", "list", "delete", "delete-again",
 		"get-deleted", "list-after-delete", "inline", "legacy", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

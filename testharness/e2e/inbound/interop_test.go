@@ -1,9 +1,7 @@
 package inbound_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,20 +9,16 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
 // Peer tokens of the interop clients: the Go SDK is alice, the JS SDK bob,
@@ -57,18 +51,6 @@ func TestOfficialClientsInterop(t *testing.T) {
 		t.Parallel()
 		jsSDKSession(t, h)
 	})
-}
-
-// bearer adds a bearer token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 // validating checks what the SDK client receives as our own tests check
@@ -161,47 +143,12 @@ func (s *sseChecker) Close() error {
 	return s.body.Close()
 }
 
-// scopesAsArrays rewrites the ProtoJSON form of security requirement
-// scopes ({"list": [...]}, what the proto and the schema define) into the
-// bare arrays the Go SDK v2.4.0 expects (a2aproject/a2a-go#430).
-func scopesAsArrays(body []byte) ([]byte, error) {
-	var card map[string]any
-	if err := json.Unmarshal(body, &card); err != nil {
-		return nil, err
-	}
-	reqs, _ := card["securityRequirements"].([]any)
-	for _, r := range reqs {
-		schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
-		for name, v := range schemes {
-			list, _ := v.(map[string]any)["list"].([]any)
-			if list == nil {
-				list = []any{}
-			}
-			schemes[name] = list
-		}
-	}
-	return json.Marshal(card)
-}
-
 // goSDKSession runs the Go SDK client through discovery, send, direct
 // reply, stream, get, list, cancel, resubscribe and a typed error.
 func goSDKSession(t *testing.T, h *host) {
 	ctx := within(t)
-	hc := &http.Client{Transport: bearer{token: tokGoSDK, next: validating{t: t, next: http.DefaultTransport}}}
-	if _, err := agentcard.NewResolver(hc).Resolve(ctx, h.url); err == nil {
-		t.Log("the Go SDK now parses ProtoJSON security scopes (a2a-go#430 is fixed); scopesAsArrays can go")
-	}
-	resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*sdk.AgentCard, error) {
-		fixed, err := scopesAsArrays(b)
-		if err != nil {
-			return nil, err
-		}
-		return agentcard.DefaultCardParser(fixed)
-	}}
-	card, err := resolver.Resolve(ctx, h.url)
-	if err != nil {
-		t.Fatalf("resolve card: %v", err)
-	}
+	hc := sdkclient.Bearer(tokGoSDK, validating{t: t, next: http.DefaultTransport})
+	card := sdkclient.ResolveCard(t, ctx, hc, h.url)
 	if card.Name != "Agent" || len(card.SupportedInterfaces) < 2 || card.SupportedInterfaces[0].URL != h.url+"/" ||
 		card.SupportedInterfaces[0].ProtocolBinding != sdk.TransportProtocolJSONRPC || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
 		!card.Capabilities.Streaming || len(card.Skills) != 2 || len(card.SecuritySchemes) != 1 {
@@ -353,52 +300,15 @@ type jsStep struct {
 // JS SDK client) against the binary, through a proxy that validates every
 // answer it gets, and checks every step it reports.
 func jsSDKSession(t *testing.T, h *host) {
-	root, err := testharness.ModuleRoot("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "testharness", "interop", "js")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	base := validatingProxy(t, h.url)
-	cmd := exec.CommandContext(ctx, node, "client-check.mjs", base)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokJSSDK)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	steps := map[string]jsStep{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s jsStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Errorf("client-check printed a non-JSON line: %s", sc.Bytes())
-			continue
-		}
-		t.Logf("js %s", sc.Bytes())
+	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokJSSDK}}, func(s jsStep) {
 		if s.Step == "subscribed" {
 			h.agent.release(s.TaskID) // the resubscribed task may finish now
-			continue
+			return
 		}
 		steps[s.Step] = s
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("client-check failed: %v\n%s", err, stderr.String())
-	}
+	}, "client-check.mjs", base)
 	for _, name := range []string{"card", "send", "stream", "get", "list", "cancel", "resubscribe", "unknown-task", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {
 			t.Errorf("step %s: %+v", name, s)
@@ -415,7 +325,7 @@ func jsSDKSession(t *testing.T, h *host) {
 		t.Errorf("send = %+v", send)
 	}
 	if send.TaskID != "" {
-		if hm := h.handleMessage(t, ctx, send.TaskID).HandleMessage(); hm.GetSender().GetId() != "peer:bob" {
+		if hm := h.handleMessage(t, within(t), send.TaskID).HandleMessage(); hm.GetSender().GetId() != "peer:bob" {
 			t.Errorf("the host saw sender %s", hm.GetSender().GetId())
 		}
 	}

@@ -14,18 +14,14 @@
 package inspector_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,20 +38,16 @@ const carolToken = "carol-token-for-the-inspector-test"
 const browserTimeout = 120 * time.Second
 
 func TestInspectorInHeadlessChromium(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the inspector's browser test needs Node.js 20+ (see README)")
+	// Checked before the hosts start: it skips only without node.
+	browser := testharness.NodeOptions{Dir: testharness.InspectorDir(), Needs: "playwright-core",
+		Env: []string{"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CHROMIUM=" + chromium}, Timeout: browserTimeout}
+	testharness.RequireNode(t, browser.Dir, browser.Needs)
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium is missing (%s): run `make deps` (it installs Debian's chromium package with apt)", chromium)
 	}
 	root, err := testharness.ModuleRoot("")
 	if err != nil {
 		t.Fatal(err)
-	}
-	script := filepath.Join(root, "testharness", "inspector", "run.mjs")
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("Chromium is missing (%s): run `make deps` (it installs Debian's chromium package with apt)", chromium)
-	}
-	if _, err := os.Stat(filepath.Join(root, "testharness", "inspector", "node_modules", "playwright-core", "package.json")); err != nil {
-		t.Fatalf("playwright-core is missing in testharness/inspector/node_modules: run `make deps` (npm ci there)")
 	}
 	artifacts := filepath.Join(root, "test-artifacts", "inspector")
 	_ = os.RemoveAll(artifacts) // no screenshot of an earlier run stays behind
@@ -102,61 +94,23 @@ func TestInspectorInHeadlessChromium(t *testing.T) {
 		t.Fatalf("GET /inspector/ with a bad token: %d, want 401", code)
 	}
 
+	// The script says what it needs on stdout and reads the answers on stdin.
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, url, artifacts)
-	cmd.Dir = filepath.Join(root, "testharness", "inspector")
-	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CHROMIUM="+chromium)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-
-	// The script says what it needs on stdout and reads the answers on stdin.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var steps []string
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			mu.Lock()
-			steps = append(steps, line)
-			mu.Unlock()
-			t.Log("browser: " + line)
-			switch strings.TrimSpace(line) {
-			case "need: other-client-task":
-				id, err := sendAsCarol(ctx, url, "hello from carol, another client")
-				if err != nil {
-					t.Errorf("another client's SendMessage: %v", err)
-					id = "none"
-				}
-				_, _ = fmt.Fprintf(stdin, "task %s\n", id)
-			}
+	browser.OnLine = func(line string) string {
+		if strings.TrimSpace(line) != "need: other-client-task" {
+			return ""
 		}
-	}()
-	err = cmd.Wait()
-	wg.Wait()
-	t.Logf("browser run took %s", time.Since(start).Round(100*time.Millisecond))
-	if err != nil {
-		t.Fatalf("the browser test failed (%v):\n%s", err, stderr.String())
+		id, err := sendAsCarol(ctx, url, "hello from carol, another client")
+		if err != nil {
+			t.Errorf("another client's SendMessage: %v", err)
+			id = "none"
+		}
+		return fmt.Sprintf("task %s\n", id)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	steps, stderr := testharness.RunNodeScript(t, browser, "run.mjs", url, artifacts)
 	if len(steps) == 0 || steps[len(steps)-1] != "done" {
-		t.Fatalf("the browser script did not finish; its last lines: %q\n%s", steps, stderr.String())
+		t.Fatalf("the browser script did not finish; its last lines: %q\n%s", steps, stderr)
 	}
 	for _, name := range []string{"01-overview", "02-send-stream", "03-cancel", "04-input-required", "05-task-detail", "06-task-reply", "07-tasks-live", "08-send-peer", "09-peers"} {
 		if fi, err := os.Stat(filepath.Join(artifacts, name+".png")); err != nil || fi.Size() < 10_000 {

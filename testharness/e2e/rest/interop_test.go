@@ -1,62 +1,18 @@
 package rest_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
-
-// bearer adds a bearer token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
-// goSDKCard parses the binary's card for the Go SDK, whose v2.4.0 parser
-// cannot read the ProtoJSON form of security requirement scopes
-// (a2aproject/a2a-go#430): they are rewritten as bare arrays first.
-func goSDKCard(b []byte) (*sdk.AgentCard, error) {
-	var card map[string]any
-	if err := json.Unmarshal(b, &card); err != nil {
-		return nil, err
-	}
-	reqs, _ := card["securityRequirements"].([]any)
-	for _, r := range reqs {
-		schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
-		for name, v := range schemes {
-			list, _ := v.(map[string]any)["list"].([]any)
-			if list == nil {
-				list = []any{}
-			}
-			schemes[name] = list
-		}
-	}
-	fixed, err := json.Marshal(card)
-	if err != nil {
-		return nil, err
-	}
-	return agentcard.DefaultCardParser(fixed)
-}
 
 // TestOfficialGoSDKRESTClientAgainstTheBinary: the official Go SDK with
 // only its REST transport picks the binary's HTTP+JSON interface and runs
@@ -65,11 +21,8 @@ func TestOfficialGoSDKRESTClientAgainstTheBinary(t *testing.T) {
 	h := startHost(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	hc := &http.Client{Transport: bearer{token: tokAlice, next: http.DefaultTransport}}
-	card, err := (&agentcard.Resolver{Client: hc, CardParser: goSDKCard}).Resolve(ctx, h.url)
-	if err != nil {
-		t.Fatalf("resolve card: %v", err)
-	}
+	hc := sdkclient.Bearer(tokAlice, nil)
+	card := sdkclient.ResolveCard(t, ctx, hc, h.url)
 	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(hc))
 	if err != nil {
 		t.Fatal(err)
@@ -144,56 +97,18 @@ type jsStep struct {
 // testharness/interop/js/client-rest.mjs (the official JS SDK's REST
 // transport) against the binary.
 func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the JS SDK interop test needs Node.js 20 or later")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := testharness.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "testharness", "interop", "js")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("the official JS SDK is not installed in %s: run `make deps` (or `npm ci` in that directory) first", dir)
-	}
 	h := startHost(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client-rest.mjs", h.url)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_TOKEN="+tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	steps := map[string]jsStep{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var s jsStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Errorf("client-rest printed a non-JSON line: %s", sc.Bytes())
-			continue
-		}
-		t.Logf("js %s", sc.Bytes())
+	testharness.RunNodeJSONLines(t, testharness.NodeOptions{
+		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
+		Timeout: 90 * time.Second,
+	}, func(s jsStep) {
 		if s.Step == "subscribed" {
 			h.agent.release(s.TaskID)
-			continue
+			return
 		}
 		steps[s.Step] = s
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("client-rest failed: %v\n%s", err, stderr.String())
-	}
+	}, "client-rest.mjs", h.url)
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

@@ -258,6 +258,35 @@ func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, 
 	}, nil
 }
 
+// hostSetup is how every command starts: the settings of the parsed flags
+// and the harness options built from them, logging to stderr.
+func (c *common) hostSetup(stderr io.Writer) (*settings, testharness.Options, error) {
+	s, err := c.settings()
+	if err != nil {
+		return nil, testharness.Options{}, err
+	}
+	opts, err := s.hostOptions(stderrLogger(stderr))
+	if err != nil {
+		return nil, testharness.Options{}, err
+	}
+	return s, opts, nil
+}
+
+// lockedHostSetup is hostSetup for the commands that use the data
+// directory (run and tool): it also locks the directory; release unlocks
+// it.
+func (c *common) lockedHostSetup(stderr io.Writer) (s *settings, opts testharness.Options, release func(), err error) {
+	s, opts, err = c.hostSetup(stderr)
+	if err != nil {
+		return nil, opts, nil, err
+	}
+	release, err = lockDataDir(opts.DataDir)
+	if err != nil {
+		return nil, opts, nil, err
+	}
+	return s, opts, release, nil
+}
+
 // stderrLogger logs lines to w with a timestamp.
 func stderrLogger(w io.Writer) testharness.Logger {
 	l := log.New(w, "", log.Ltime|log.Lmicroseconds)
@@ -274,17 +303,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost run: unexpected arguments %q\n", pos)
 		return exitUsage
 	}
-	s, err := c.settings()
-	if err != nil {
-		fmt.Fprintf(stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	opts, err := s.hostOptions(stderrLogger(stderr))
-	if err != nil {
-		fmt.Fprintf(stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	release, err := lockDataDir(opts.DataDir)
+	s, opts, release, err := c.lockedHostSetup(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
@@ -370,17 +389,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost tool: the arguments must be a JSON object: %v\n", err)
 		return exitUsage
 	}
-	s, err := c.settings()
-	if err != nil {
-		fmt.Fprintf(stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	opts, err := s.hostOptions(stderrLogger(stderr))
-	if err != nil {
-		fmt.Fprintf(stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	release, err := lockDataDir(opts.DataDir)
+	_, opts, release, err := c.lockedHostSetup(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
@@ -449,12 +458,7 @@ func cmdPlugins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost plugins: unexpected arguments %q\n", pos)
 		return exitUsage
 	}
-	s, err := c.settings()
-	if err != nil {
-		fmt.Fprintf(stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	opts, err := s.hostOptions(stderrLogger(stderr))
+	s, opts, err := c.hostSetup(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError

@@ -1,6 +1,10 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/loadresult"
+)
 
 // Results is everything one suite run measured; results.json is this.
 type Results struct {
@@ -36,38 +40,11 @@ type envInfo struct {
 	LoadAvgEnd   string `json:"loadavg_end"`
 }
 
-// loadResult is the part of a2a-load's -json output the suite reads.
-type loadResult struct {
-	Mode            string           `json:"mode"`
-	Concurrency     int              `json:"concurrency"`
-	WindowSec       float64          `json:"window_s"`
-	OK              int64            `json:"ok"`
-	ErrorsTotal     int64            `json:"errors_total"`
-	Errors          map[string]int64 `json:"errors,omitempty"`
-	ErrorSamples    []string         `json:"error_samples,omitempty"`
-	RPS             float64          `json:"rps"`
-	Latency         pct              `json:"latency_ms"`
-	Ack             *pct             `json:"ack_ms,omitempty"`
-	PollsPerTask    float64          `json:"polls_per_task,omitempty"`
-	Events          int64            `json:"events,omitempty"`
-	EventsPerSec    float64          `json:"events_per_s,omitempty"`
-	EventsPerStream float64          `json:"events_per_stream,omitempty"`
-	FirstEvent      *pct             `json:"first_event_ms,omitempty"`
-	AllOps          int64            `json:"all_ops"`
-	HTTPRequests    int64            `json:"http_requests"`
-	LoadCPUSec      float64          `json:"load_cpu_s"`
-	LoadCPUPerOp    float64          `json:"load_cpu_us_per_op"`
-}
+// loadResult is a2a-load's -json output.
+type loadResult = loadresult.Result
 
 // pct are latency percentiles in milliseconds.
-type pct struct {
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-	Mean float64 `json:"mean"`
-	N    int     `json:"n"`
-}
+type pct = loadresult.Percentiles
 
 // runRecord is one load run against one server.
 type runRecord struct {

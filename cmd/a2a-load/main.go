@@ -95,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitErrors
 		}
 	} else {
-		res.WriteText(stdout)
+		writeText(stdout, res)
 	}
 	if res.OK == 0 || (cfg.FailOnError && res.ErrorsTotal > 0) {
 		return exitErrors

@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // callTimeout bounds every tool call and every wait on a recorder; it is a
@@ -67,36 +68,6 @@ func call(t *testing.T, h *testharness.Host, tool string, args map[string]any) (
 	}
 	t.Logf("%s %s\n  progress: %q\n  is_error=%t:\n%s", tool, b, progress, res.GetIsError(), res.GetContent())
 	return res, progress
-}
-
-func mustOK(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	if r.GetIsError() {
-		t.Fatalf("unexpected is_error result:\n%s", r.GetContent())
-	}
-	for _, c := range contains {
-		if !strings.Contains(r.GetContent(), c) {
-			t.Fatalf("result lacks %q:\n%s", c, r.GetContent())
-		}
-	}
-}
-
-// summary is the JSON line a2a_call results end with.
-type summary struct {
-	State     string `json:"state"`
-	TaskID    string `json:"task_id"`
-	ContextID string `json:"context_id"`
-}
-
-func summaryOf(t *testing.T, r *pb.ToolResult) summary {
-	t.Helper()
-	c := r.GetContent()
-	i := strings.LastIndex(c, "\n{\"")
-	var s summary
-	if i < 0 || json.Unmarshal([]byte(c[i+1:]), &s) != nil {
-		t.Fatalf("no JSON summary line in:\n%s", c)
-	}
-	return s
 }
 
 // turnsOf waits for n HandleMessage calls of task taskID on h, in order.
@@ -189,9 +160,9 @@ func TestAuthRequiredIsAnsweredWithARefreshedTokenOnTheSameTask(t *testing.T) {
 	}()
 
 	r, progress := call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "fetch my mail", "timeout_s": 50})
-	mustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-new after: credentials refreshed",
+	e2etest.MustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-new after: credentials refreshed",
 		`mail asked for credentials ("sign in to the mail service")`, "read again from token_command")
-	s := summaryOf(t, r)
+	s := e2etest.SummaryOf(t, r)
 	if s.State != "COMPLETED" || s.TaskID == "" {
 		t.Fatalf("summary %+v", s)
 	}
@@ -233,10 +204,10 @@ func TestAuthRequiredWithAStaticTokenSaysHowToResume(t *testing.T) {
 	caller := startCaller(t, map[string]any{"name": "mail", "url": mail.Endpoint(testharness.A2APluginName), "token": tokOld})
 
 	r, _ := call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "fetch my mail"})
-	mustOK(t, r, "mail needs authentication before it can continue", "state AUTH_REQUIRED",
+	e2etest.MustOK(t, r, "mail needs authentication before it can continue", "state AUTH_REQUIRED",
 		"What mail needs: sign in to the mail service", "No token_file or token_command is configured for mail",
 		`resume the same task: a2a_call agent="mail" task_id=`)
-	s := summaryOf(t, r)
+	s := e2etest.SummaryOf(t, r)
 	if s.State != "AUTH_REQUIRED" || s.TaskID == "" {
 		t.Fatalf("summary %+v", s)
 	}
@@ -245,8 +216,8 @@ func TestAuthRequiredWithAStaticTokenSaysHowToResume(t *testing.T) {
 	}
 
 	r, _ = call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "credentials refreshed", "task_id": s.TaskID, "context_id": s.ContextID})
-	mustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-old after: credentials refreshed")
-	if got := summaryOf(t, r); got.TaskID != s.TaskID || got.State != "COMPLETED" {
+	e2etest.MustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-old after: credentials refreshed")
+	if got := e2etest.SummaryOf(t, r); got.TaskID != s.TaskID || got.State != "COMPLETED" {
 		t.Fatalf("resumed as %+v; want task %s COMPLETED", got, s.TaskID)
 	}
 	if d := delegation(t, caller, s.TaskID); d.GetState() != "TASK_STATE_COMPLETED" || d.GetChatId() != "C-7" {
@@ -274,8 +245,8 @@ func TestTokenFileIsReadAgainWhenThePeerRefusesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ = call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "hello again"})
-	mustOK(t, r, "mail heard: hello again")
-	s := summaryOf(t, r)
+	e2etest.MustOK(t, r, "mail heard: hello again")
+	s := e2etest.SummaryOf(t, r)
 	if hm := turnsOf(t, mail, s.TaskID, 1)[0]; hm.GetSender().GetId() != "peer:alice-new" {
 		t.Fatalf("mail saw %v", hm.GetSender())
 	}

@@ -14,7 +14,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"io"
 	"net"
@@ -29,6 +28,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/cardsign"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // callTimeout bounds every tool call: a guard against hangs, never an
@@ -95,39 +95,8 @@ func freePort(t *testing.T) int {
 
 func callTool(t *testing.T, h *testharness.Host, tool string, args map[string]any) *pb.ToolResult {
 	t.Helper()
-	b, _ := json.Marshal(args)
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, _, err := h.CallTool(ctx, tool, string(b))
-	if err != nil {
-		t.Fatalf("%s %s: the tool call failed instead of answering: %v", tool, b, err)
-	}
+	res, _ := e2etest.CallTool(t, h, tool, args, callTimeout)
 	return res
-}
-
-func mustOK(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	if r.GetIsError() {
-		t.Fatalf("unexpected is_error result:\n%s", r.GetContent())
-	}
-	mustContain(t, r, contains...)
-}
-
-func mustErr(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	if !r.GetIsError() {
-		t.Fatalf("want an is_error result, got:\n%s", r.GetContent())
-	}
-	mustContain(t, r, contains...)
-}
-
-func mustContain(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	for _, c := range contains {
-		if !strings.Contains(r.GetContent(), c) {
-			t.Fatalf("result lacks %q:\n%s", c, r.GetContent())
-		}
-	}
 }
 
 // get fetches a URL from Bob.
@@ -190,20 +159,20 @@ func TestSignedCardsEndToEnd(t *testing.T) {
 	t.Run("discover and call a signed peer", func(t *testing.T) {
 		for _, peer := range []string{"bob", "bob-jwks", "bob-oldkey"} {
 			r := callTool(t, alice, "a2a_discover", map[string]any{"url": peer})
-			mustOK(t, r, "Card signature: signed and verified with the configured key kid="+oldKey.kid+" (EdDSA)", `"signature_verified":true`)
+			e2etest.MustOK(t, r, "Card signature: signed and verified with the configured key kid="+oldKey.kid+" (EdDSA)", `"signature_verified":true`)
 		}
 		r := callTool(t, alice, "a2a_call", map[string]any{"agent": "bob", "message": "signed hello 1"})
-		mustOK(t, r, "signed hello 1")
+		e2etest.MustOK(t, r, "signed hello 1")
 	})
 
 	t.Run("a wrong key is refused", func(t *testing.T) {
 		r := callTool(t, alice, "a2a_discover", map[string]any{"url": "bob-wrongkey"})
-		mustErr(t, r, `peer "bob-wrongkey" is configured as signed, but the card's signature does not verify with key kid=`+oldKey.kid,
+		e2etest.MustErr(t, r, `peer "bob-wrongkey" is configured as signed, but the card's signature does not verify with key kid=`+oldKey.kid,
 			"the card was modified after signing or signed by another key")
 		t.Logf("the model reads:\n%s", r.GetContent())
 		before := len(bob.Recorder().CallsOf(testharness.KindHandleMessage))
 		r = callTool(t, alice, "a2a_call", map[string]any{"agent": "bob-wrongkey", "message": "must not arrive"})
-		mustErr(t, r, "does not verify with key kid="+oldKey.kid)
+		e2etest.MustErr(t, r, "does not verify with key kid="+oldKey.kid)
 		if after := len(bob.Recorder().CallsOf(testharness.KindHandleMessage)); after != before {
 			t.Fatalf("a refused call reached Bob's host (%d → %d messages)", before, after)
 		}
@@ -220,18 +189,18 @@ func TestSignedCardsEndToEnd(t *testing.T) {
 			t.Fatalf("Bob moved from %s to %s", bobURL, got)
 		}
 		r := callTool(t, alice, "a2a_discover", map[string]any{"url": "bob", "refresh": true})
-		mustOK(t, r, "Card signature: signed and verified with the configured key kid="+newKey.kid+" (ES256)")
+		e2etest.MustOK(t, r, "Card signature: signed and verified with the configured key kid="+newKey.kid+" (ES256)")
 		t.Logf("the model reads:\n%s", r.GetContent())
 		r = callTool(t, alice, "a2a_call", map[string]any{"agent": "bob", "message": "signed hello 2"})
-		mustOK(t, r, "signed hello 2")
+		e2etest.MustOK(t, r, "signed hello 2")
 
 		r = callTool(t, alice, "a2a_discover", map[string]any{"url": "bob-oldkey", "refresh": true})
-		mustErr(t, r, `peer "bob-oldkey" is configured as signed, but no signature is by a configured key: the card is signed with kid=`+newKey.kid,
+		e2etest.MustErr(t, r, `peer "bob-oldkey" is configured as signed, but no signature is by a configured key: the card is signed with kid=`+newKey.kid,
 			"the configured keys are kid="+oldKey.kid, "if the peer rotated its signing key")
 		t.Logf("the model reads:\n%s", r.GetContent())
 		// The JWK Set saved before the rotation holds only the old key.
 		r = callTool(t, alice, "a2a_call", map[string]any{"agent": "bob-jwks", "message": "must not arrive"})
-		mustErr(t, r, "kid="+newKey.kid)
+		e2etest.MustErr(t, r, "kid="+newKey.kid)
 	})
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // The task states as they appear on the wire.
@@ -97,8 +98,9 @@ type gatedAgent struct {
 	script *testharness.Scenario
 	rec    *testharness.Recorder // the host's recorder
 
+	gates e2etest.Gates
+
 	mu    sync.Mutex
-	gates map[string]chan struct{}
 	tools []*pb.ToolDefinition // nil: the script's tools
 }
 
@@ -108,31 +110,11 @@ func newGatedAgent(t testing.TB) *gatedAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gatedAgent{script: s, rec: testharness.NewRecorder(), gates: map[string]chan struct{}{}}
-}
-
-func (a *gatedAgent) gate(key string) chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	g := a.gates[key]
-	if g == nil {
-		g = make(chan struct{})
-		a.gates[key] = g
-	}
-	return g
+	return &gatedAgent{script: s, rec: testharness.NewRecorder()}
 }
 
 // release lets every turn waiting on key (now or later) go on.
-func (a *gatedAgent) release(key string) {
-	g := a.gate(key)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	select {
-	case <-g:
-	default:
-		close(g)
-	}
-}
+func (a *gatedAgent) release(key string) { a.gates.Release(key) }
 
 // setTools replaces the host's tool registry.
 func (a *gatedAgent) setTools(tools []*pb.ToolDefinition) {
@@ -160,7 +142,7 @@ func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
 	}
 	waitGate := func(key string) error {
 		select {
-		case <-a.gate(key):
+		case <-a.gates.Gate(key):
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()

@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // TestCallReturnsThePeersReply: a blocking a2a_call reaches Bob's host as
@@ -23,9 +24,9 @@ func TestCallReturnsThePeersReply(t *testing.T) {
 	msg := unique(t, "hello Bob")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg})
-	mustOK(t, r, "bob completed the task", "state COMPLETED", "bob heard (message 1 of this chat): "+msg,
+	e2etest.MustOK(t, r, "bob completed the task", "state COMPLETED", "bob heard (message 1 of this chat): "+msg,
 		`To continue this conversation: a2a_call agent="bob" context_id=`)
-	s := summaryOf(t, r)
+	s := e2etest.SummaryOf(t, r)
 	if s.State != "COMPLETED" || s.TaskID == "" || s.ContextID == "" {
 		t.Fatalf("summary %+v", s)
 	}
@@ -52,12 +53,12 @@ func TestCallContinuesAConversationThroughContextID(t *testing.T) {
 	first, second := unique(t, "my name is Alice"), unique(t, "what is my name?")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": first})
-	mustOK(t, r, "bob heard (message 1 of this chat): "+first)
-	ctxID := summaryOf(t, r).ContextID
+	e2etest.MustOK(t, r, "bob heard (message 1 of this chat): "+first)
+	ctxID := e2etest.SummaryOf(t, r).ContextID
 
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": second, "context_id": ctxID})
-	mustOK(t, r, "bob heard (message 2 of this chat): "+second)
-	s := summaryOf(t, r)
+	e2etest.MustOK(t, r, "bob heard (message 2 of this chat): "+second)
+	s := e2etest.SummaryOf(t, r)
 	if s.ContextID != ctxID {
 		t.Fatalf("the second call answered in context %s, not %s", s.ContextID, ctxID)
 	}
@@ -82,19 +83,19 @@ func TestCallRelaysAQuestionAndContinuesTheTask(t *testing.T) {
 	msg := unique(t, "book a table for two")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg})
-	mustOK(t, r, "bob needs more input before it can continue", "state INPUT_REQUIRED",
+	e2etest.MustOK(t, r, "bob needs more input before it can continue", "state INPUT_REQUIRED",
 		"Question from bob: Which day should I book?", `To answer: a2a_call agent="bob" task_id=`)
-	q := summaryOf(t, r)
+	q := e2etest.SummaryOf(t, r)
 	if q.State != "INPUT_REQUIRED" || q.TaskID == "" || q.ContextID == "" {
 		t.Fatalf("summary %+v", q)
 	}
-	mustContain(t, r, "task "+q.TaskID, "context "+q.ContextID, `task_id="`+q.TaskID+`"`, `context_id="`+q.ContextID+`"`)
+	e2etest.MustContain(t, r, "task "+q.TaskID, "context "+q.ContextID, `task_id="`+q.TaskID+`"`, `context_id="`+q.ContextID+`"`)
 
 	askingTurnOver(t, w.bob, q.TaskID)
 	answer := unique(t, "Friday")
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": answer, "task_id": q.TaskID, "context_id": q.ContextID})
-	mustOK(t, r, "bob completed the task", "booked for "+answer)
-	if s := summaryOf(t, r); s.TaskID != q.TaskID || s.State != "COMPLETED" {
+	e2etest.MustOK(t, r, "bob completed the task", "booked for "+answer)
+	if s := e2etest.SummaryOf(t, r); s.TaskID != q.TaskID || s.State != "COMPLETED" {
 		t.Fatalf("the answer ended as %+v; want task %s COMPLETED", s, q.TaskID)
 	}
 
@@ -117,7 +118,7 @@ func TestCallStreamsProgressFromAStreamingPeer(t *testing.T) {
 	msg := unique(t, "stream me a report")
 
 	r, progress := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg})
-	mustOK(t, r, "bob completed the task", "streamed answer")
+	e2etest.MustOK(t, r, "bob completed the task", "streamed answer")
 	var lines []string
 	for _, p := range progress {
 		lines = append(lines, p.GetMessage())
@@ -135,18 +136,18 @@ func TestCallWithoutWaitingReturnsAReceiptThatTaskGetAndWaitFinish(t *testing.T)
 	msg := unique(t, "later please")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg, "wait": false})
-	mustOK(t, r, "bob is still working on it", "not waiting (wait=false)", `a2a_task agent="bob" task_id=`)
-	s := summaryOf(t, r)
+	e2etest.MustOK(t, r, "bob is still working on it", "not waiting (wait=false)", `a2a_task agent="bob" task_id=`)
+	s := e2etest.SummaryOf(t, r)
 	if !s.Receipt || s.TaskID == "" {
 		t.Fatalf("summary %+v", s)
 	}
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "get"})
-	mustOK(t, r, s.TaskID)
+	e2etest.MustOK(t, r, s.TaskID)
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "wait", "timeout_s": 30})
-	mustOK(t, r, "bob completed the task", "done later")
-	if g := summaryOf(t, r); g.TaskID != s.TaskID || g.State != "COMPLETED" || g.Receipt {
+	e2etest.MustOK(t, r, "bob completed the task", "done later")
+	if g := e2etest.SummaryOf(t, r); g.TaskID != s.TaskID || g.State != "COMPLETED" || g.Receipt {
 		t.Fatalf("wait ended as %+v", g)
 	}
 }
@@ -162,14 +163,14 @@ func TestCallTimeoutReturnsAReceiptAndTaskWaitGetsTheAnswer(t *testing.T) {
 	// Bob works 3s after saying it started; the call waits 2s. (The margin
 	// on both sides is for loaded machines; nothing here is timed.)
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg, "timeout_s": 2})
-	mustOK(t, r, "bob is still working on it", "stopped waiting after 2s", `action="wait"`)
-	s := summaryOf(t, r)
+	e2etest.MustOK(t, r, "bob is still working on it", "stopped waiting after 2s", `action="wait"`)
+	s := e2etest.SummaryOf(t, r)
 	if !s.Receipt || s.TaskID == "" {
 		t.Fatalf("summary %+v", s)
 	}
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "wait", "timeout_s": 30})
-	mustOK(t, r, "bob completed the task", "slow answer")
+	e2etest.MustOK(t, r, "bob completed the task", "slow answer")
 }
 
 // TestCallTimeoutBeforeThePeersFirstOutputIsAReceipt: the same as above
@@ -182,10 +183,10 @@ func TestCallTimeoutBeforeThePeersFirstOutputIsAReceipt(t *testing.T) {
 
 	// Bob is silent for 4s; the call waits 1s.
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg, "timeout_s": 1})
-	mustOK(t, r, "bob is still working on it")
-	s := summaryOf(t, r)
+	e2etest.MustOK(t, r, "bob is still working on it")
+	s := e2etest.SummaryOf(t, r)
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "wait", "timeout_s": 30})
-	mustOK(t, r, "quiet answer")
+	e2etest.MustOK(t, r, "quiet answer")
 }
 
 // TestTaskCancelStopsTheHostTurn: a2a_task cancel on a running task
@@ -197,14 +198,14 @@ func TestTaskCancelStopsTheHostTurn(t *testing.T) {
 	msg := unique(t, "hang around")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg, "wait": false})
-	s := summaryOf(t, r)
+	s := e2etest.SummaryOf(t, r)
 	if !s.Receipt || s.TaskID == "" {
 		t.Fatalf("summary %+v:\n%s", s, r.GetContent())
 	}
 	turn := waitFor(t, w.bob, messageWith(msg))
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "cancel"})
-	mustOK(t, r, "Asked bob to cancel task "+s.TaskID, "its state is now CANCELED")
+	e2etest.MustOK(t, r, "Asked bob to cancel task "+s.TaskID, "its state is now CANCELED")
 
 	ct := waitFor(t, w.bob, func(c testharness.Call) bool {
 		return c.Kind == testharness.KindCancelTurn && c.CancelTurn().GetTaskId() == s.TaskID
@@ -217,10 +218,10 @@ func TestTaskCancelStopsTheHostTurn(t *testing.T) {
 	}
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "get"})
-	mustOK(t, r, "state CANCELED")
+	e2etest.MustOK(t, r, "state CANCELED")
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "cancel"})
-	mustErr(t, r, "has already finished and cannot be canceled")
+	e2etest.MustErr(t, r, "has already finished and cannot be canceled")
 }
 
 // TestCallDeliversFilesAndDataAsParts: a local file, a base64 file and a
@@ -243,7 +244,7 @@ func TestCallDeliversFilesAndDataAsParts(t *testing.T) {
 		},
 		"data": map[string]any{"order": 42, "items": []string{"tea", "cake"}},
 	})
-	mustOK(t, r, "bob completed the task")
+	e2etest.MustOK(t, r, "bob completed the task")
 
 	hm := waitFor(t, w.bob, messageWith(msg)).HandleMessage()
 	var file, image, data *pb.Part
@@ -283,7 +284,7 @@ func TestCallRedactsSecretsBeforeTheyLeave(t *testing.T) {
 	marker := unique(t, "use this key")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": marker + ": " + secret + " for the upload"})
-	mustOK(t, r, "bob completed the task", "1 secret(s) were redacted from the outgoing message")
+	e2etest.MustOK(t, r, "bob completed the task", "1 secret(s) were redacted from the outgoing message")
 	mustNotContain(t, r, secret)
 
 	// Not even part of it: search for the key's body, without its prefix.
@@ -343,10 +344,10 @@ func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
 	})})
 
 	r, _ := callTool(t, caller, "a2a_call", map[string]any{"agent": "painter", "message": "paint the fence"})
-	q := summaryOf(t, r)
+	q := e2etest.SummaryOf(t, r)
 	if q.State != "INPUT_REQUIRED" {
 		t.Fatalf("summary %+v", q)
 	}
 	r, _ = callTool(t, caller, "a2a_call", map[string]any{"agent": "painter", "message": "green", "task_id": q.TaskID, "context_id": q.ContextID})
-	mustOK(t, r, "painted it green")
+	e2etest.MustOK(t, r, "painted it green")
 }

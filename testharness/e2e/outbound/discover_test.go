@@ -2,6 +2,8 @@ package outbound_test
 
 import (
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // TestDiscoverByNameSummarisesSkillsInterfaceCapabilitiesAndAuth: a2a_discover
@@ -15,7 +17,7 @@ func TestDiscoverByNameSummarisesSkillsInterfaceCapabilitiesAndAuth(t *testing.T
 	w := plugins(t)
 
 	r, _ := callTool(t, w.alice, "a2a_discover", map[string]any{"url": "bob"})
-	mustOK(t, r,
+	e2etest.MustOK(t, r,
 		`Agent "Bob"`, `configured peer "bob"`, "Description: Bob translates and proofreads.",
 		"Interface used: JSONRPC, protocol 1.0, "+w.bobURL,
 		"Capabilities: streaming yes, push notifications yes",
@@ -31,10 +33,10 @@ func TestDiscoverByNameSummarisesSkillsInterfaceCapabilitiesAndAuth(t *testing.T
 	mustNotContain(t, r, bobToken)
 
 	r, _ = callTool(t, w.alice, "a2a_discover", map[string]any{"url": "bob", "refresh": true})
-	mustOK(t, r, `Agent "Bob"`, "revalidated now (304 Not Modified)")
+	e2etest.MustOK(t, r, `Agent "Bob"`, "revalidated now (304 Not Modified)")
 
 	r, _ = callTool(t, w.alice, "a2a_discover", map[string]any{"url": "bob"})
-	mustOK(t, r, `Agent "Bob"`, "(from cache;")
+	e2etest.MustOK(t, r, `Agent "Bob"`, "(from cache;")
 }
 
 // TestDiscoverByURLWithAllowUnconfiguredURLs: with allow_unconfigured_urls a
@@ -46,10 +48,10 @@ func TestDiscoverByURLWithAllowUnconfiguredURLs(t *testing.T) {
 	w := plugins(t)
 
 	r, _ := callTool(t, w.carol, "a2a_discover", map[string]any{"url": w.bobURL})
-	mustOK(t, r, `Agent "Bob"`, "Skills (2):", "translate", "Authentication: HTTP Bearer",
+	e2etest.MustOK(t, r, `Agent "Bob"`, "Skills (2):", "translate", "Authentication: HTTP Bearer",
 		"Capabilities: streaming yes", `To delegate: a2a_call agent="`+w.bobURL+`"`)
 	mustNotContain(t, r, "configured peer", "Credential configured")
 
 	r, _ = callTool(t, w.alice, "a2a_discover", map[string]any{"url": w.bobURL})
-	mustOK(t, r, `Agent "Bob"`, `configured peer "bob"`, "Credential configured for it: bearer token")
+	e2etest.MustOK(t, r, `Agent "Bob"`, `configured peer "bob"`, "Credential configured for it: bearer token")
 }

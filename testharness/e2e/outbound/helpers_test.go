@@ -18,7 +18,6 @@ package outbound_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // callTimeout bounds every tool call and every wait on a recorder. It is a
@@ -365,49 +365,7 @@ func (p *peerAgent) Play(ctx context.Context, turn *testharness.Turn) error {
 // result) fails the test: the tools answer every problem as a result.
 func callTool(t *testing.T, h *testharness.Host, tool string, args map[string]any) (*pb.ToolResult, []*pb.ToolProgress) {
 	t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	res, progress, err := h.CallTool(ctx, tool, string(b))
-	if err != nil {
-		t.Fatalf("%s %s: the tool call failed instead of answering: %v", tool, b, err)
-	}
-	var lines []string
-	for _, p := range progress {
-		lines = append(lines, p.GetMessage())
-	}
-	t.Logf("%s %s\n  progress: %q\n  is_error=%t:\n%s", tool, b, lines, res.GetIsError(), res.GetContent())
-	return res, progress
-}
-
-// mustOK fails unless r is a successful result containing every string.
-func mustOK(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	if r.GetIsError() {
-		t.Fatalf("unexpected is_error result:\n%s", r.GetContent())
-	}
-	mustContain(t, r, contains...)
-}
-
-// mustErr fails unless r is an is_error result containing every string.
-func mustErr(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	if !r.GetIsError() {
-		t.Fatalf("want an is_error result, got:\n%s", r.GetContent())
-	}
-	mustContain(t, r, contains...)
-}
-
-func mustContain(t *testing.T, r *pb.ToolResult, contains ...string) {
-	t.Helper()
-	for _, c := range contains {
-		if !strings.Contains(r.GetContent(), c) {
-			t.Fatalf("result lacks %q:\n%s", c, r.GetContent())
-		}
-	}
+	return e2etest.CallTool(t, h, tool, args, callTimeout)
 }
 
 // mustNotContain fails if r contains any of the strings.
@@ -418,26 +376,6 @@ func mustNotContain(t *testing.T, r *pb.ToolResult, absent ...string) {
 			t.Fatalf("result contains %q:\n%s", c, r.GetContent())
 		}
 	}
-}
-
-// summary is the JSON line a2a_call and a2a_task end their results with.
-type summary struct {
-	Peer      string `json:"peer"`
-	State     string `json:"state"`
-	TaskID    string `json:"task_id"`
-	ContextID string `json:"context_id"`
-	Receipt   bool   `json:"receipt"`
-}
-
-func summaryOf(t *testing.T, r *pb.ToolResult) summary {
-	t.Helper()
-	c := r.GetContent()
-	i := strings.LastIndex(c, "\n{\"")
-	var s summary
-	if i < 0 || json.Unmarshal([]byte(c[i+1:]), &s) != nil {
-		t.Fatalf("no JSON summary line in:\n%s", c)
-	}
-	return s
 }
 
 // inOrder fails unless the strings occur in text in this order.

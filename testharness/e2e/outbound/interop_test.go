@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // The peers below are servers this project did not write (see clienttest:
@@ -30,11 +31,11 @@ func callerOf(t *testing.T, peers map[string]string) *testharness.Host {
 func askAndAnswer(t *testing.T, h *testharness.Host, peer string) {
 	t.Helper()
 	r, _ := callTool(t, h, "a2a_call", map[string]any{"agent": peer, "message": "ask me something"})
-	mustOK(t, r, peer+" needs more input", "Question from "+peer+": "+clienttest.Question)
-	q := summaryOf(t, r)
+	e2etest.MustOK(t, r, peer+" needs more input", "Question from "+peer+": "+clienttest.Question)
+	q := e2etest.SummaryOf(t, r)
 	r, _ = callTool(t, h, "a2a_call", map[string]any{"agent": peer, "message": "blue", "task_id": q.TaskID, "context_id": q.ContextID})
-	mustOK(t, r, peer+" completed the task", "echo: blue")
-	if s := summaryOf(t, r); s.TaskID != q.TaskID {
+	e2etest.MustOK(t, r, peer+" completed the task", "echo: blue")
+	if s := e2etest.SummaryOf(t, r); s.TaskID != q.TaskID {
 		t.Fatalf("the answer went to task %s, not %s", s.TaskID, q.TaskID)
 	}
 }
@@ -52,13 +53,13 @@ func TestToolsInteroperateWithTheOfficialGoSDKServer(t *testing.T) {
 	t.Run("discover", func(t *testing.T) {
 		t.Parallel()
 		r, _ := callTool(t, h, "a2a_discover", map[string]any{"url": "gosdk"})
-		mustOK(t, r, `Agent "Go SDK Echo"`, "Interface used: JSONRPC, protocol 1.0, "+streaming.URL+"/rpc",
+		e2etest.MustOK(t, r, `Agent "Go SDK Echo"`, "Interface used: JSONRPC, protocol 1.0, "+streaming.URL+"/rpc",
 			"streaming yes", "- echo (Echo): Repeats what it is told [tags: echo, repeat]", "Authentication: none required")
 	})
 	t.Run("blocking call", func(t *testing.T) {
 		t.Parallel()
 		r, _ := callTool(t, h, "a2a_call", map[string]any{"agent": "gosdk", "message": "hello from the plugin"})
-		mustOK(t, r, "gosdk completed the task", "echo: hello from the plugin")
+		e2etest.MustOK(t, r, "gosdk completed the task", "echo: hello from the plugin")
 	})
 	t.Run("question and answer", func(t *testing.T) {
 		t.Parallel()
@@ -67,7 +68,7 @@ func TestToolsInteroperateWithTheOfficialGoSDKServer(t *testing.T) {
 	t.Run("stream progress", func(t *testing.T) {
 		t.Parallel()
 		r, progress := callTool(t, h, "a2a_call", map[string]any{"agent": "gosdk", "message": "slow report"})
-		mustOK(t, r, "echo: slow report")
+		e2etest.MustOK(t, r, "echo: slow report")
 		var lines []string
 		for _, p := range progress {
 			lines = append(lines, p.GetMessage())
@@ -77,17 +78,17 @@ func TestToolsInteroperateWithTheOfficialGoSDKServer(t *testing.T) {
 	t.Run("polling a peer that does not stream", func(t *testing.T) {
 		t.Parallel()
 		r, _ := callTool(t, h, "a2a_call", map[string]any{"agent": "gosdk-plain", "message": "slow but steady"})
-		mustOK(t, r, "gosdk-plain completed the task", "echo: slow but steady")
+		e2etest.MustOK(t, r, "gosdk-plain completed the task", "echo: slow but steady")
 	})
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()
 		r, _ := callTool(t, h, "a2a_call", map[string]any{"agent": "gosdk-plain", "message": "hang on", "wait": false})
-		s := summaryOf(t, r)
+		s := e2etest.SummaryOf(t, r)
 		if !s.Receipt || s.TaskID == "" {
 			t.Fatalf("summary %+v", s)
 		}
 		r, _ = callTool(t, h, "a2a_task", map[string]any{"agent": "gosdk-plain", "task_id": s.TaskID, "action": "cancel"})
-		mustOK(t, r, "Asked gosdk-plain to cancel task "+s.TaskID)
+		e2etest.MustOK(t, r, "Asked gosdk-plain to cancel task "+s.TaskID)
 		select {
 		case id := <-plain.Canceled:
 			if id != s.TaskID {
@@ -97,7 +98,7 @@ func TestToolsInteroperateWithTheOfficialGoSDKServer(t *testing.T) {
 			t.Fatal("the SDK's executor never saw the cancellation")
 		}
 		r, _ = callTool(t, h, "a2a_task", map[string]any{"agent": "gosdk-plain", "task_id": s.TaskID, "action": "wait", "timeout_s": 30})
-		mustOK(t, r, "CANCELED")
+		e2etest.MustOK(t, r, "CANCELED")
 	})
 }
 
@@ -110,10 +111,10 @@ func TestToolsInteroperateWithTheOfficialJSSDKServer(t *testing.T) {
 	h := callerOf(t, map[string]string{"jssdk": js.URL})
 
 	r, _ := callTool(t, h, "a2a_discover", map[string]any{"url": "jssdk"})
-	mustOK(t, r, `Agent "JS SDK Echo"`, "protocol 1.0")
+	e2etest.MustOK(t, r, `Agent "JS SDK Echo"`, "protocol 1.0")
 
 	r, _ = callTool(t, h, "a2a_call", map[string]any{"agent": "jssdk", "message": "hello JS", "data": map[string]any{"n": 1}})
-	mustOK(t, r, "jssdk completed the task", `echo: hello JS [data {"n":1}]`)
+	e2etest.MustOK(t, r, "jssdk completed the task", `echo: hello JS [data {"n":1}]`)
 
 	askAndAnswer(t, h, "jssdk")
 }

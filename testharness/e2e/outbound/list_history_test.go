@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // TestListShowsReachabilityCardsConversationsAndMetrics: a2a_list on a host
@@ -31,7 +32,7 @@ func TestListShowsReachabilityCardsConversationsAndMetrics(t *testing.T) {
 	}
 
 	r, _ := callTool(t, lister, "a2a_list", nil)
-	mustOK(t, r, "Configured peers (2):",
+	e2etest.MustOK(t, r, "Configured peers (2):",
 		"- bob ("+w.bobURL+", trust trusted): reachable",
 		`card: "Bob" — Bob translates and proofreads.; protocol 1.0; streaming yes; skills: proofread, translate`,
 		"- down ("+downURL+", trust public): unreachable",
@@ -39,15 +40,15 @@ func TestListShowsReachabilityCardsConversationsAndMetrics(t *testing.T) {
 
 	first := unique(t, "first of two")
 	r, _ = callTool(t, lister, "a2a_call", map[string]any{"agent": "bob", "message": first})
-	s := summaryOf(t, r)
+	s := e2etest.SummaryOf(t, r)
 	r, _ = callTool(t, lister, "a2a_call", map[string]any{"agent": "bob", "message": "second of two", "context_id": s.ContextID})
-	mustOK(t, r, "bob completed the task")
-	last := summaryOf(t, r)
+	e2etest.MustOK(t, r, "bob completed the task")
+	last := e2etest.SummaryOf(t, r)
 	r, _ = callTool(t, lister, "a2a_call", map[string]any{"agent": "down", "message": "hello?"})
-	mustErr(t, r, "unreachable")
+	e2etest.MustErr(t, r, "unreachable")
 
 	r, _ = callTool(t, lister, "a2a_list", nil)
-	mustOK(t, r, "Recent conversations (1, newest first",
+	e2etest.MustOK(t, r, "Recent conversations (1, newest first",
 		"- context "+s.ContextID+" with bob: 4 entries, last task "+last.TaskID+" COMPLETED",
 		"bob: 2 calls, 0 errors", "down: 1 calls, 1 errors")
 }
@@ -61,14 +62,14 @@ func TestListShowsAPeerUnreachableOnceItStopped(t *testing.T) {
 		"a2a_agents": []map[string]any{{"name": "peer", "url": peer.Endpoint(testharness.A2APluginName)}},
 	})})
 	r, _ := callTool(t, lister, "a2a_list", nil)
-	mustOK(t, r, "): reachable")
+	e2etest.MustOK(t, r, "): reachable")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := peer.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r, _ = callTool(t, lister, "a2a_list", nil)
-	mustOK(t, r, "): unreachable")
+	e2etest.MustOK(t, r, "): unreachable")
 }
 
 // TestHistoryShowsTheConversationInOrderAndHonoursLimit: after a multi-turn
@@ -80,15 +81,15 @@ func TestHistoryShowsTheConversationInOrderAndHonoursLimit(t *testing.T) {
 	ask, answer, follow := unique(t, "book a room"), unique(t, "Monday"), unique(t, "thanks")
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": ask})
-	q := summaryOf(t, r)
+	q := e2etest.SummaryOf(t, r)
 	askingTurnOver(t, w.bob, q.TaskID)
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": answer, "task_id": q.TaskID, "context_id": q.ContextID})
-	mustOK(t, r, "booked for "+answer)
+	e2etest.MustOK(t, r, "booked for "+answer)
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": follow, "context_id": q.ContextID})
-	mustOK(t, r, "bob heard (message 3 of this chat): "+follow)
+	e2etest.MustOK(t, r, "bob heard (message 3 of this chat): "+follow)
 
 	r, _ = callTool(t, w.alice, "a2a_history", map[string]any{"context_id": q.ContextID})
-	mustOK(t, r, "Conversation "+q.ContextID+" (6 entries, oldest first):")
+	e2etest.MustOK(t, r, "Conversation "+q.ContextID+" (6 entries, oldest first):")
 	inOrder(t, r.GetContent(),
 		"→ sent to bob (task "+q.TaskID+"): "+ask,
 		"← from bob (task "+q.TaskID+", INPUT_REQUIRED): Which day should I book?",
@@ -99,9 +100,9 @@ func TestHistoryShowsTheConversationInOrderAndHonoursLimit(t *testing.T) {
 	)
 
 	r, _ = callTool(t, w.alice, "a2a_history", map[string]any{"context_id": q.ContextID, "limit": 2})
-	mustOK(t, r, "(2 entries, oldest first)", "→ sent to bob", follow, "bob heard (message 3 of this chat)")
+	e2etest.MustOK(t, r, "(2 entries, oldest first)", "→ sent to bob", follow, "bob heard (message 3 of this chat)")
 	mustNotContain(t, r, ask, "booked for")
 
 	r, _ = callTool(t, w.alice, "a2a_history", map[string]any{"context_id": "no-such-context"})
-	mustOK(t, r, `No conversation with context_id "no-such-context" is known`)
+	e2etest.MustOK(t, r, `No conversation with context_id "no-such-context" is known`)
 }

@@ -8,6 +8,7 @@ import (
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // The team (see teamWorld): archive is slow (the test holds its turns),
@@ -71,7 +72,7 @@ func TestOrchestrateAllRunsPeersInParallelAndReturnsEveryReply(t *testing.T) {
 	release()
 
 	r := <-done
-	mustOK(t, r, `Sent to 3 peer(s) advertising "research" (mode all`,
+	e2etest.MustOK(t, r, `Sent to 3 peer(s) advertising "research" (mode all`,
 		"archive completed the task", "archive: 2 papers",
 		"flaky ended the task with state FAILED", "the lab notebook is on fire",
 		"scout completed the task", "scout found three recent sources that answer: "+msg)
@@ -101,7 +102,7 @@ func TestOrchestrateFirstReturnsTheFirstGoodReplyAndCancelsTheOthers(t *testing.
 	releaseScout()
 
 	r := <-done
-	mustOK(t, r, `Sent to 3 peer(s) advertising "research" (mode first`, "First successful reply, from scout:",
+	e2etest.MustOK(t, r, `Sent to 3 peer(s) advertising "research" (mode first`, "First successful reply, from scout:",
 		"scout found three recent sources that answer: "+msg,
 		"Cancelled the others: archive (request cancelled; CancelTask sent for task "+started.TaskID+")")
 	mustNotContain(t, r, "archive: 2 papers")
@@ -116,7 +117,7 @@ func TestOrchestrateFirstReturnsTheFirstGoodReplyAndCancelsTheOthers(t *testing.
 		t.Fatalf("archive's turn ended %v; want CANCELLED", pc)
 	}
 	g, _ := callTool(t, w.boss, "a2a_task", map[string]any{"agent": "archive", "task_id": started.TaskID, "action": "get"})
-	mustOK(t, g, "state CANCELED")
+	e2etest.MustOK(t, g, "state CANCELED")
 	notCalled(t, w, msg)
 }
 
@@ -130,7 +131,7 @@ func TestOrchestrateFirstCancelsAPeerThatHasNotAnsweredYet(t *testing.T) {
 	w.archiveAgent.Hold(t, msg, false)
 
 	r := <-orchestrate(t, w.boss, map[string]any{"capability": "research", "message": msg, "mode": "first", "timeout_s": 60})
-	mustOK(t, r, "First successful reply, from scout:")
+	e2etest.MustOK(t, r, "First successful reply, from scout:")
 	hm := waitFor(t, w.archive, messageWith(msg))
 	// Cancelling takes milliseconds when it happens; 15s is a generous bound.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -151,7 +152,7 @@ func TestOrchestrateBestPicksTheGoodReplyNeverTheError(t *testing.T) {
 	msg := unique(t, "explain the causes of tides")
 
 	r := <-orchestrate(t, w.boss, map[string]any{"capability": "research", "message": msg, "mode": "best", "timeout_s": 60})
-	mustOK(t, r, "Best reply, from scout", "scout found three recent sources that answer: "+msg, "Others:", "- archive: COMPLETED", "- flaky: FAILED")
+	e2etest.MustOK(t, r, "Best reply, from scout", "scout found three recent sources that answer: "+msg, "Others:", "- archive: COMPLETED", "- flaky: FAILED")
 	best := r.GetContent()[strings.Index(r.GetContent(), "Best reply"):strings.Index(r.GetContent(), "Others:")]
 	if strings.Contains(best, "flaky") || strings.Contains(best, "archive: 2 papers") {
 		t.Fatalf("the best reply is not scout's alone:\n%s", best)
@@ -183,12 +184,12 @@ func TestOrchestrateReportsEveryFailureWhenEveryPeerFails(t *testing.T) {
 	for _, mode := range []string{"all", "first"} {
 		t.Run(mode, func(t *testing.T) {
 			r := allFail(t, w, mode)
-			mustContain(t, r, "archive ended the task with state FAILED", "the archive is flooded",
+			e2etest.MustContain(t, r, "archive ended the task with state FAILED", "the archive is flooded",
 				"flaky ended the task with state FAILED", "the lab notebook is on fire",
 				"scout ended the task with state FAILED", "the web is down")
 			mustNotContain(t, r, "First successful reply", "Best reply")
 			if mode == "first" {
-				mustContain(t, r, "No peer succeeded")
+				e2etest.MustContain(t, r, "No peer succeeded")
 			}
 		})
 	}
@@ -204,7 +205,7 @@ func TestOrchestratePicksNoneAndIsAnErrorWhenEveryPeerFails(t *testing.T) {
 	for _, mode := range []string{"all", "first", "best"} {
 		t.Run(mode, func(t *testing.T) {
 			r := allFail(t, w, mode)
-			mustErr(t, r, "the archive is flooded", "the lab notebook is on fire", "the web is down")
+			e2etest.MustErr(t, r, "the archive is flooded", "the lab notebook is on fire", "the web is down")
 			mustNotContain(t, r, "First successful reply", "Best reply")
 		})
 	}
@@ -217,7 +218,7 @@ func TestOrchestrateWithAnUnknownCapabilityCallsNobody(t *testing.T) {
 	w := team(t)
 	msg := unique(t, "bake a cake")
 	r, _ := callTool(t, w.boss, "a2a_orchestrate", map[string]any{"capability": "baking", "message": msg, "mode": "all"})
-	mustErr(t, r, `no configured peer advertises "baking"`, "a2a_list")
+	e2etest.MustErr(t, r, `no configured peer advertises "baking"`, "a2a_list")
 	for _, h := range []*testharness.Host{w.archive, w.flaky, w.scout, w.linguist} {
 		if got := messagesWith(h, msg); len(got) != 0 {
 			t.Fatalf("a peer got the message: %v", got)

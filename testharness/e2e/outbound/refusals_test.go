@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // TestCallWithoutTheRightTokenIsRefusedByThePeer: Bob's card is public but
@@ -17,21 +18,21 @@ func TestCallWithoutTheRightTokenIsRefusedByThePeer(t *testing.T) {
 	noToken, wrongToken := unique(t, "no token"), unique(t, "wrong token")
 
 	r, _ := callTool(t, w.carol, "a2a_call", map[string]any{"agent": w.bobURL, "message": noToken})
-	mustErr(t, r, "a2a_call to "+w.bobURL+" failed", "authentication refused (HTTP 401)", "configure a valid credential for this peer")
+	e2etest.MustErr(t, r, "a2a_call to "+w.bobURL+" failed", "authentication refused (HTTP 401)", "configure a valid credential for this peer")
 
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob-wrong", "message": wrongToken})
-	mustErr(t, r, "a2a_call to bob-wrong failed", "authentication refused (HTTP 401)", "configure a valid credential for this peer")
+	e2etest.MustErr(t, r, "a2a_call to bob-wrong failed", "authentication refused (HTTP 401)", "configure a valid credential for this peer")
 	mustNotContain(t, r, "not-bobs-token")
 
 	// The refusal is about the token, not the card: discovery still works.
 	r, _ = callTool(t, w.alice, "a2a_discover", map[string]any{"url": "bob-wrong"})
-	mustOK(t, r, `Agent "Bob"`, "Authentication: HTTP Bearer")
+	e2etest.MustOK(t, r, `Agent "Bob"`, "Authentication: HTTP Bearer")
 
 	// Bob's plugin turned both away before its host; a later message that
 	// passes shows the recorder was looking.
 	ok := unique(t, "right token")
 	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": ok})
-	mustOK(t, r, "bob completed the task")
+	e2etest.MustOK(t, r, "bob completed the task")
 	waitFor(t, w.bob, messageWith(ok))
 	if got := append(messagesWith(w.bob, noToken), messagesWith(w.bob, wrongToken)...); len(got) != 0 {
 		t.Fatalf("refused messages reached Bob's host: %v", got)
@@ -46,13 +47,13 @@ func TestCallToAPeerThatIsDownIsAnUnreachableErrorResult(t *testing.T) {
 	w := plugins(t)
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "gone", "message": "anyone there?"})
-	mustErr(t, r, "a2a_call to gone failed", `a2a peer "gone" (`+w.goneURL, "unreachable", "check that the agent is running")
+	e2etest.MustErr(t, r, "a2a_call to gone failed", `a2a peer "gone" (`+w.goneURL, "unreachable", "check that the agent is running")
 
 	r, _ = callTool(t, w.alice, "a2a_discover", map[string]any{"url": "gone"})
-	mustErr(t, r, "a2a_discover", "unreachable")
+	e2etest.MustErr(t, r, "a2a_discover", "unreachable")
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "gone", "task_id": "t-1", "action": "get"})
-	mustErr(t, r, "a2a_task get on gone failed", "unreachable")
+	e2etest.MustErr(t, r, "a2a_task get on gone failed", "unreachable")
 }
 
 // TestCallByURLIsRefusedWithoutAllowUnconfiguredURLs: Boss has no
@@ -66,10 +67,10 @@ func TestCallByURLIsRefusedWithoutAllowUnconfiguredURLs(t *testing.T) {
 	msg := unique(t, "let me in")
 
 	r, _ := callTool(t, tw.boss, "a2a_call", map[string]any{"agent": carolURL, "message": msg})
-	mustErr(t, r, "calling agents by URL is disabled", "archive, flaky, scout, linguist")
+	e2etest.MustErr(t, r, "calling agents by URL is disabled", "archive, flaky, scout, linguist")
 
 	r, _ = callTool(t, tw.boss, "a2a_discover", map[string]any{"url": carolURL})
-	mustErr(t, r, "calling agents by URL is disabled")
+	e2etest.MustErr(t, r, "calling agents by URL is disabled")
 
 	if got := messagesWith(pw.carol, msg); len(got) != 0 {
 		t.Fatalf("the refused message reached Carol's host: %v", got)
@@ -85,11 +86,11 @@ func TestSSRFGuardRefusesPrivateAndLinkLocalURLs(t *testing.T) {
 	w := plugins(t)
 	for _, url := range []string{"http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://192.168.1.20:8080/"} {
 		r, _ := callTool(t, w.carol, "a2a_discover", map[string]any{"url": url})
-		mustErr(t, r, url+" is refused by the SSRF guard")
+		e2etest.MustErr(t, r, url+" is refused by the SSRF guard")
 		r, _ = callTool(t, w.carol, "a2a_call", map[string]any{"agent": url, "message": "hello"})
-		mustErr(t, r, url+" is refused by the SSRF guard")
+		e2etest.MustErr(t, r, url+" is refused by the SSRF guard")
 	}
 	// Loopback is allowed for Carol: the guard is selective, not closed.
 	r, _ := callTool(t, w.carol, "a2a_discover", map[string]any{"url": w.bobURL})
-	mustOK(t, r, `Agent "Bob"`)
+	e2etest.MustOK(t, r, `Agent "Bob"`)
 }

@@ -2,6 +2,8 @@ package outbound_test
 
 import (
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // TestRoutePicksThePeerWhoseSkillsMatchAndExplainsWhy: a2a_route reads the
@@ -14,16 +16,16 @@ func TestRoutePicksThePeerWhoseSkillsMatchAndExplainsWhy(t *testing.T) {
 
 	byName := unique(t, "Please translate this sentence into French: good morning")
 	r, _ := callTool(t, w.boss, "a2a_route", map[string]any{"message": byName})
-	mustOK(t, r, `Route: linguist (matched by name: the message names its skill "translate")`, `To send it: a2a_call agent="linguist"`)
+	e2etest.MustOK(t, r, `Route: linguist (matched by name: the message names its skill "translate")`, `To send it: a2a_call agent="linguist"`)
 
 	byWords := unique(t, "Look up the weather forecast on the web for Paris")
 	r, _ = callTool(t, w.boss, "a2a_route", map[string]any{"message": byWords})
-	mustOK(t, r, "Route: scout (matched by keywords: its skills share the words", `"weather"`, `"web"`)
+	e2etest.MustOK(t, r, "Route: scout (matched by keywords: its skills share the words", `"weather"`, `"web"`)
 
 	// Nothing fits and Boss's host has no model to ask: no pick, and the
 	// peers' skills to choose from.
 	r, _ = callTool(t, w.boss, "a2a_route", map[string]any{"message": "What is the meaning of life?"})
-	mustOK(t, r, "No peer clearly fits this message.", "The host offers no model for semantic routing.",
+	e2etest.MustOK(t, r, "No peer clearly fits this message.", "The host offers no model for semantic routing.",
 		"- linguist: translate [language, translation]", "- scout: web_search [research, web]")
 
 	for _, msg := range []string{byName, byWords} {
@@ -42,7 +44,7 @@ func TestRouteWithSendDeliversTheMessageToTheChosenPeer(t *testing.T) {
 	msg := unique(t, "Please translate thank you into German")
 
 	r, _ := callTool(t, w.boss, "a2a_route", map[string]any{"message": msg, "send": true})
-	mustOK(t, r, "Route: linguist (matched by name", "linguist completed the task", "linguist: "+msg+" (translated)")
+	e2etest.MustOK(t, r, "Route: linguist (matched by name", "linguist completed the task", "linguist: "+msg+" (translated)")
 	waitFor(t, w.linguist, messageWith(msg))
 	if got := messagesWith(w.scout, msg); len(got) != 0 {
 		t.Fatalf("the message also reached scout: %v", got)

@@ -19,7 +19,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // waitTimeout bounds every wait for the plugin or the agent; generous on
@@ -52,34 +52,13 @@ const (
 //	fail …      fails the turn
 //	else        "echo: <text>"
 type agent struct {
-	mu    sync.Mutex
-	gates map[string]chan struct{}
+	gates e2etest.Gates
 }
 
-func newAgent() *agent { return &agent{gates: map[string]chan struct{}{}} }
-
-func (a *agent) gate(key string) chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	g := a.gates[key]
-	if g == nil {
-		g = make(chan struct{})
-		a.gates[key] = g
-	}
-	return g
-}
+func newAgent() *agent { return &agent{} }
 
 // release lets the slow turn of task id finish (now or when it starts).
-func (a *agent) release(id string) {
-	g := a.gate(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	select {
-	case <-g:
-	default:
-		close(g)
-	}
-}
+func (a *agent) release(id string) { a.gates.Release(id) }
 
 // Play implements testharness.Behavior.
 func (a *agent) Play(ctx context.Context, t *testharness.Turn) error {
@@ -114,7 +93,7 @@ func (a *agent) Play(ctx context.Context, t *testharness.Turn) error {
 			return err
 		}
 		select {
-		case <-a.gate(t.Request.GetTaskId()):
+		case <-a.gates.Gate(t.Request.GetTaskId()):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -175,16 +154,7 @@ func startHost(t *testing.T, extra map[string]any) *host {
 		t.Fatalf("the a2a plugin has no endpoint (endpoints %v)", h.Endpoints(testharness.A2APluginName))
 	}
 	t.Cleanup(func() {
-		// Let held turns end so the host drains quickly.
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, g := range a.gates {
-			select {
-			case <-g:
-			default:
-				close(g)
-			}
-		}
+		a.gates.ReleaseAll() // let held turns end so the host drains quickly
 	})
 	return &host{Host: h, agent: a, url: strings.TrimRight(ep, "/")}
 }

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -14,26 +13,13 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
 )
 
 // callTool calls a tool of h's plugin as the host's model does.
 func callTool(t *testing.T, h *testharness.Host, tool string, args map[string]any) *pb.ToolResult {
 	t.Helper()
-	b, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	res, progress, err := h.CallTool(ctx, tool, string(b))
-	if err != nil {
-		t.Fatalf("%s %s: %v", tool, b, err)
-	}
-	var lines []string
-	for _, p := range progress {
-		lines = append(lines, p.GetMessage())
-	}
-	t.Logf("%s %s\n  progress: %q\n  is_error=%t:\n%s", tool, b, lines, res.GetIsError(), res.GetContent())
+	res, _ := e2etest.CallTool(t, h, tool, args, waitTimeout)
 	return res
 }
 

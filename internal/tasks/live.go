@@ -100,6 +100,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	if lt.rec.Task.Status.State.Terminal() {
 		return fmt.Errorf("task %s is already %s", lt.rec.Task.ID, lt.rec.Task.Status.State)
 	}
+	// Keep the record as it was: if the update cannot be saved, memory must
+	// not run ahead of the store (clients read memory first).
+	before := lt.rec
+	before.Task = lt.snapshot()
+	type transition struct{ from, to a2a.TaskState }
+	var transitions []transition
 	t := &lt.rec.Task
 	events := make([]Event, 0, len(changes))
 	now := m.now()
@@ -127,8 +133,15 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 		events = append(events, Event{Response: a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 			TaskID: t.ID, ContextID: t.ContextID, Status: t.Status,
 		}}})
-		if m.opts.Observer != nil && from != st {
-			m.opts.Observer.TaskTransition(from, st)
+		if from != st {
+			transitions = append(transitions, transition{from, st})
+		}
+	}
+	observe := func() {
+		if m.opts.Observer != nil {
+			for _, tr := range transitions {
+				m.opts.Observer.TaskTransition(tr.from, tr.to)
+			}
 		}
 	}
 	state := t.Status.State
@@ -136,10 +149,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	if (settled || lt.revealNext) && !lt.revealed {
 		lt.revealNext = false
 		lt.pending = append(lt.pending, events...)
+		observe()
 		return m.revealLocked(ctx, lt, true)
 	}
 	if !lt.revealed {
 		lt.pending = append(lt.pending, events...)
+		observe()
 		return nil
 	}
 	if state == a2a.TaskStateAuthRequired && m.opts.Cluster != nil && len(lt.subs) > 0 {
@@ -152,9 +167,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	if err := m.persistLocked(ctx, lt, events); err != nil {
 		if errors.Is(err, ErrTakenOver) {
 			m.dropTakenOverLocked(ctx, lt)
+			return err
 		}
+		lt.rec = before
 		return err
 	}
+	observe()
 	m.broadcastLocked(lt, events)
 	if settled {
 		m.settleLocked(lt)
@@ -202,6 +220,9 @@ func (m *Manager) revealLocked(ctx context.Context, lt *liveTask, settleAfter bo
 // persistLocked writes lt's record and, atomically with it, one push delivery
 // per event and registered webhook.
 func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Event) error {
+	// An update is saved even when the request that caused it goes away
+	// (a client that cancels and hangs up): the task has changed.
+	ctx = context.WithoutCancel(ctx)
 	var deliveries []store.Delivery
 	if len(lt.push) > 0 && len(events) > 0 {
 		now := m.now()

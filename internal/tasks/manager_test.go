@@ -789,3 +789,68 @@ func TestInlinePushConfigOnAContinuationIsKept(t *testing.T) {
 		t.Fatalf("the continuation's updates were not queued for the new webhook: %+v", ds)
 	}
 }
+
+// failingStore fails SaveTask while fail is set.
+type failingStore struct {
+	store.Store
+	mu   sync.Mutex
+	fail bool
+}
+
+func (f *failingStore) SaveTask(ctx context.Context, rec *store.TaskRecord, ds []store.Delivery) error {
+	f.mu.Lock()
+	fail := f.fail
+	f.mu.Unlock()
+	if fail {
+		return errors.New("disk full")
+	}
+	return f.Store.SaveTask(ctx, rec, ds)
+}
+
+func TestAFailedSaveLeavesTheTaskAsTheStoreHasIt(t *testing.T) {
+	fs := &failingStore{Store: store.NewMemory(100)}
+	e := newEnv(t, func(o *Options) { o.Store = fs })
+	ctx := context.Background()
+	r, err := e.m.Send(ctx, sendParams(alice, "x", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}))
+	must(t, err)
+	turn := e.exec.next(t)
+	fs.mu.Lock()
+	fs.fail = true
+	fs.mu.Unlock()
+	if _, err := e.m.Cancel(ctx, alice.ID, &a2a.CancelTaskRequest{ID: r.Task.ID}); err == nil {
+		t.Fatal("cancel succeeded although the save failed")
+	}
+	got, err := e.m.Get(ctx, alice.ID, &a2a.GetTaskRequest{ID: r.Task.ID})
+	must(t, err)
+	if got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("memory ran ahead of the store: %s", got.Status.State)
+	}
+	fs.mu.Lock()
+	fs.fail = false
+	fs.mu.Unlock()
+	// The host's answer still lands, and the context is free afterwards.
+	must(t, e.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("done")}))
+	e.sendAsync(sendParams(alice, "next", func(r *a2a.SendMessageRequest) { r.Message.ContextID = turn.ContextID }))
+	e.exec.next(t)
+}
+
+func TestACanceledRequestStillSavesTheUpdateItCaused(t *testing.T) {
+	e := newEnv(t, nil)
+	r, err := e.m.Send(context.Background(), sendParams(alice, "x", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}))
+	must(t, err)
+	e.exec.next(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.m.Cancel(ctx, alice.ID, &a2a.CancelTaskRequest{ID: r.Task.ID}); err != nil {
+		t.Fatalf("cancel with a gone client: %v", err)
+	}
+	rec, err := e.store.GetTask(context.Background(), r.Task.ID, "")
+	must(t, err)
+	if rec.Task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("stored state = %s", rec.Task.Status.State)
+	}
+}

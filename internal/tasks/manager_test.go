@@ -854,3 +854,27 @@ func TestACanceledRequestStillSavesTheUpdateItCaused(t *testing.T) {
 		t.Fatalf("stored state = %s", rec.Task.Status.State)
 	}
 }
+
+func TestRefusedMessagesToStoredTasksDoNotPinThemInMemory(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ch := e.sendAsync(sendParams(alice, "x", nil))
+	done := e.exec.next(t)
+	must(t, e.m.Apply(ctx, done.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("y")}))
+	wait(t, ch)
+	ch = e.sendAsync(sendParams(alice, "q", nil))
+	asking := e.exec.next(t)
+	must(t, e.m.Apply(ctx, asking.TaskID, Update{Kind: UpdateInputRequired, Message: agentMsg("?")}))
+	wait(t, ch)
+	for _, id := range []string{done.TaskID, asking.TaskID} {
+		_, _ = e.m.Send(ctx, sendParams(bob, "intrude", func(r *a2a.SendMessageRequest) { r.Message.TaskID = id }))
+	}
+	_, _ = e.m.Send(ctx, sendParams(alice, "again", func(r *a2a.SendMessageRequest) { r.Message.TaskID = done.TaskID }))
+	if n := e.m.ActiveCount(); n != 0 {
+		t.Fatalf("ActiveCount = %d after refused messages", n)
+	}
+	// A task waiting for its client takes no host output.
+	if err := e.m.Apply(ctx, asking.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("unasked")}); !errors.Is(err, ErrTaskNotRunning) {
+		t.Fatalf("output for a waiting task: %v", err)
+	}
+}

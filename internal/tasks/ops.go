@@ -284,6 +284,11 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 	if lt.rec.Task.Status.State.Terminal() {
 		return fmt.Errorf("task %s is already %s: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
 	}
+	if !lt.turnRunning {
+		// In memory for another reason (a stream following a task that
+		// waits for its client): the host has no turn on it.
+		return fmt.Errorf("task %s is %s and has no turn: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
+	}
 	lt.lastActive = m.now()
 	first := !lt.output
 	lt.output = true

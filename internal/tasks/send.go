@@ -179,7 +179,15 @@ func (lt *liveTask) settledChan() chan struct{} {
 func (m *Manager) failUnstarted(lt *liveTask, err error) error {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	if lt.revealed && !lt.rec.Task.Status.State.Terminal() {
+	if t := lt.turn; t != nil && t.Continuation {
+		// An answer to a waiting task that could not be queued: the task
+		// keeps waiting, as if the message never came.
+		if h := lt.rec.Task.History; len(h) > 0 && h[len(h)-1].MessageID == t.Message.MessageID {
+			lt.rec.Task.History = h[:len(h)-1]
+		}
+		lt.turn = nil
+		m.forgetIdleLocked(lt)
+	} else if lt.revealed && !lt.rec.Task.Status.State.Terminal() {
 		_ = m.applyLocked(context.Background(), lt, []change{{state: a2a.TaskStateFailed, history: true,
 			msg: agentText(lt, "The message could not be queued: "+err.Error())}})
 	}
@@ -266,6 +274,12 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	accepted := false
+	defer func() {
+		if !accepted {
+			m.forgetIdleLocked(lt)
+		}
+	}()
 	t := &lt.rec.Task
 	if !lt.revealed || (p.Scope != "" && lt.rec.Owner != p.Scope) {
 		return nil, a2a.ErrTaskNotFound(msg.TaskID)
@@ -311,7 +325,22 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 	turn.TaskID, turn.ContextID, turn.Message, turn.Continuation = t.ID, t.ContextID, msg, true
 	lt.turn = turn
 	lt.trace = turn.Trace
+	accepted = true
 	return lt, nil
+}
+
+// forgetIdleLocked takes lt out of memory when nothing keeps it there: no
+// turn, no stream. A refused message to a stored task must not pin it.
+// lt.mu must be held.
+func (m *Manager) forgetIdleLocked(lt *liveTask) {
+	if lt.turn != nil || len(lt.subs) > 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.live[lt.rec.Task.ID] == lt {
+		delete(m.live, lt.rec.Task.ID)
+	}
+	m.mu.Unlock()
 }
 
 // loadLive returns the live task for rec, creating it (with its push

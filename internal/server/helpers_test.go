@@ -298,6 +298,13 @@ func (e *testEnv) post(token string, body []byte, hdr map[string]string) (int, h
 		e.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return e.do(req, token, hdr)
+}
+
+// do sends req as version 1.0 with token (when not empty) and hdr (an
+// empty value removes a header) and returns the answer, read whole.
+func (e *testEnv) do(req *http.Request, token string, hdr map[string]string) (int, http.Header, []byte) {
+	e.t.Helper()
 	req.Header.Set("A2A-Version", "1.0")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -43,32 +43,13 @@ func (e *testEnv) restDo(token, method, path string, body []byte, hdr map[string
 	if body != nil {
 		req.Header.Set("Content-Type", "application/a2a+json")
 	}
-	req.Header.Set("A2A-Version", "1.0")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out := restResult{status: resp.StatusCode, header: resp.Header, body: b}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/a2a+json" && ct != "application/json" {
+	status, header, b := e.do(req, token, hdr)
+	out := restResult{status: status, header: header, body: b}
+	if ct := header.Get("Content-Type"); ct != "application/a2a+json" && ct != "application/json" {
 		e.t.Errorf("%s %s: Content-Type %q, want application/a2a+json", method, path, ct)
 	}
-	if resp.StatusCode != http.StatusOK {
-		out.err = checkStatusBody(e.t, resp.StatusCode, b)
+	if status != http.StatusOK {
+		out.err = checkStatusBody(e.t, status, b)
 	}
 	return out
 }

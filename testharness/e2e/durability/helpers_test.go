@@ -326,7 +326,23 @@ func (c client) stream(t testing.TB, m msg) []json.RawMessage {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": m.params()})
+	resp := c.postStream(t, ctx, 7, m)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(bufio.NewReader(resp.Body))
+	if err != nil {
+		t.Fatalf("SendStreamingMessage: reading the stream: %v", err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("SendStreamingMessage: Content-Type %q, body %s", ct, out)
+	}
+	return a2atest.ValidateSSE(t, out, "Stream Response")
+}
+
+// postStream sends m with SendStreamingMessage (JSON-RPC id id) and
+// returns the answer, whose body is the stream.
+func (c client) postStream(t testing.TB, ctx context.Context, id int, m msg) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "SendStreamingMessage", "params": m.params()})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
@@ -338,15 +354,7 @@ func (c client) stream(t testing.TB, m msg) []json.RawMessage {
 	if err != nil {
 		t.Fatalf("SendStreamingMessage: %v", err)
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(bufio.NewReader(resp.Body))
-	if err != nil {
-		t.Fatalf("SendStreamingMessage: reading the stream: %v", err)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("SendStreamingMessage: Content-Type %q, body %s", ct, out)
-	}
-	return a2atest.ValidateSSE(t, out, "Stream Response")
+	return resp
 }
 
 // getTask returns GetTask's raw result (validated as a Task).

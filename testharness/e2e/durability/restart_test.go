@@ -2,11 +2,9 @@ package durability_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -337,18 +335,7 @@ func (c client) openStream(t testing.TB, m msg) <-chan a2a.StreamResponse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "SendStreamingMessage", "params": m.params()})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("A2A-Version", "1.0")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("SendStreamingMessage: %v", err)
-	}
+	resp := c.postStream(t, ctx, 9, m)
 	out := make(chan a2a.StreamResponse, 64)
 	go func() {
 		defer close(out)

@@ -47,6 +47,8 @@ type App struct {
 	parts   *parts
 	stopBg  context.CancelFunc
 	bgDone  chan struct{}
+	// draining is set while Drain runs (without a.mu held).
+	draining bool
 }
 
 // New returns an unconfigured plugin. getenv is usually os.Getenv.
@@ -201,20 +203,29 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 		defer cancel()
 	}
+	// Draining runs without holding a.mu: the host's Send and
+	// ProcessingComplete must still reach the bridge while open streams
+	// finish, or every drain with a stream would wait out its timeout.
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.tasks == nil {
+	if a.tasks == nil || a.draining {
+		a.mu.Unlock()
 		return &pb.DrainResponse{}, nil
 	}
+	a.draining = true
+	p, mgr, st, stopBg, bgDone := a.parts, a.tasks, a.store, a.stopBg, a.bgDone
+	a.mu.Unlock()
+
 	var errs []error
-	errs = append(errs, a.parts.stopServing(ctx))
-	abandoned := a.tasks.ActiveCount()
-	errs = append(errs, a.tasks.Close(ctx))
-	errs = append(errs, a.parts.close(ctx))
-	a.stopBg()
-	<-a.bgDone
-	errs = append(errs, a.store.Close())
+	errs = append(errs, p.stopServing(ctx))
+	abandoned := mgr.ActiveCount()
+	errs = append(errs, mgr.Close(ctx))
+	errs = append(errs, p.close(ctx))
+	stopBg()
+	<-bgDone
+	errs = append(errs, st.Close())
+	a.mu.Lock()
 	a.tasks = nil
+	a.mu.Unlock()
 	if err := errors.Join(errs...); err != nil {
 		a.log.Warn("drain finished with errors", "error", err)
 	}

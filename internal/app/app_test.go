@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
 	"github.com/a2a-plugin/a2a-plugin/internal/app"
@@ -100,5 +101,39 @@ func TestConnectServesTheAgentAndMetricsToTheLocalOperator(t *testing.T) {
 	}
 	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "a2a_requests_total") {
 		t.Fatalf("metrics: %d %.200s", code, body)
+	}
+}
+
+func TestDrainLetsTheHostFinishAnOpenStream(t *testing.T) {
+	agent, err := testharness.NewAgent(&testharness.Scenario{Name: "slow", Default: &testharness.Rule{
+		Actions: []testharness.Action{testharness.Wait(300 * time.Millisecond), testharness.Reply("finished")}}},
+		testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{Host: agent})
+	plat, _ := p.Platform()
+	agent.Attach(plat)
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}`
+	resp, err := http.Post(p.Endpoints()[0], "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := agent.Recorder().WaitFor(ctx, func(c testharness.Call) bool { return c.Kind == testharness.KindHandleMessage }); err != nil {
+		t.Fatal(err)
+	}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		_, _ = p.Lifecycle().Drain(context.Background(), &pb.DrainRequest{TimeoutMs: 5000})
+	}()
+	stream, _ := io.ReadAll(resp.Body)
+	<-drained
+	if !strings.Contains(string(stream), "TASK_STATE_COMPLETED") || !strings.Contains(string(stream), "finished") {
+		t.Fatalf("the host's answer during the drain was lost; the stream said:\n%s", stream)
 	}
 }

@@ -166,3 +166,59 @@ func RunNodeJSONLines[S any](t testing.TB, opts NodeOptions, each func(S), scrip
 	}
 	RunNodeScript(t, opts, script, args...)
 }
+
+// JSClientStep is one line of what the official JS SDK's client scripts
+// client-check.mjs (JSON-RPC) and client-rest.mjs (HTTP+JSON) of JSDir
+// print: a step, whether it went as expected, and what it saw.
+type JSClientStep struct {
+	Step  string `json:"step"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+
+	Name            string   `json:"name"`
+	Streaming       bool     `json:"streaming"`
+	Interfaces      []string `json:"interfaces"`
+	Skills          []string `json:"skills"`
+	SecuritySchemes []string `json:"securitySchemes"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	TaskID          string   `json:"taskId"`
+	ContextID       string   `json:"contextId"`
+	State           string   `json:"state"`
+	Before          string   `json:"before"`
+	Answer          string   `json:"answer"`
+	History         int      `json:"history"`
+	Events          []string `json:"events"`
+	Count           int      `json:"count"`
+	TotalSize       int      `json:"totalSize"`
+	NextPageToken   *string  `json:"nextPageToken"`
+	SecondCancel    string   `json:"secondCancel"`
+
+	// client-rest.mjs: the SDK's typed REST errors, push configs and the
+	// requests the server saw.
+	StatusCode  int      `json:"statusCode"`
+	Transport   string   `json:"transport"`
+	Artifacts   int      `json:"artifacts"`
+	Created     string   `json:"created"`
+	Token       string   `json:"token"`
+	Listed      int      `json:"listed"`
+	AfterDelete *int     `json:"afterDelete"`
+	Requests    []string `json:"requests"`
+}
+
+// RunJSClient runs one of JSDir's JS SDK client scripts (client-check.mjs,
+// client-rest.mjs) like RunNodeJSONLines and returns the last step of each
+// name. When the script has subscribed to a task the test holds, it prints
+// the step "subscribed" with the task's id: onSubscribed lets the task
+// finish.
+func RunJSClient(t testing.TB, opts NodeOptions, onSubscribed func(taskID string), script string, args ...string) map[string]JSClientStep {
+	t.Helper()
+	steps := map[string]JSClientStep{}
+	RunNodeJSONLines(t, opts, func(s JSClientStep) {
+		if s.Step == "subscribed" {
+			onSubscribed(s.TaskID)
+			return
+		}
+		steps[s.Step] = s
+	}, script, args...)
+	return steps
+}

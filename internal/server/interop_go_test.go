@@ -127,12 +127,27 @@ func goSDKSession(t *testing.T, e *testEnv, card *sdk.AgentCard, hc *http.Client
 		t.Error("second cancel succeeded")
 	}
 
-	other := e.startGated(token, "slow again")
+	goSDKResubscribe(t, ctx, e, client, token, "slow again")
+
+	// Errors surface as the SDK's typed errors.
+	_, err = client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"})
+	if err == nil || !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("unknown task: %v", err)
+	}
+}
+
+// goSDKResubscribe starts a task as token that the agent holds,
+// resubscribes to it with the SDK client, releases it 100 ms later and
+// checks that the client sees three events, the WORKING task first and the
+// completion last. It returns the task's id.
+func goSDKResubscribe(t *testing.T, ctx context.Context, e *testEnv, client *a2aclient.Client, token, text string) string {
+	t.Helper()
+	other := e.startGated(token, text)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		e.exec.release(other.ID)
 	}()
-	kinds = nil
+	var kinds []string
 	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(other.ID)}) {
 		if err != nil {
 			t.Fatalf("resubscribe: %v", err)
@@ -149,10 +164,5 @@ func goSDKSession(t *testing.T, e *testEnv, card *sdk.AgentCard, hc *http.Client
 	if len(kinds) != 3 || kinds[0] != "task:TASK_STATE_WORKING" || kinds[2] != "status:TASK_STATE_COMPLETED" {
 		t.Fatalf("resubscribe events = %v", kinds)
 	}
-
-	// Errors surface as the SDK's typed errors.
-	_, err = client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"})
-	if err == nil || !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Errorf("unknown task: %v", err)
-	}
+	return other.ID
 }

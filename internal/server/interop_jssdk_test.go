@@ -7,43 +7,11 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
-// jsStep is one line of client-check.mjs output.
-type jsStep struct {
-	Step  string `json:"step"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-
-	Name            string   `json:"name"`
-	Streaming       bool     `json:"streaming"`
-	Interfaces      []string `json:"interfaces"`
-	Skills          []string `json:"skills"`
-	SecuritySchemes []string `json:"securitySchemes"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	TaskID          string   `json:"taskId"`
-	ContextID       string   `json:"contextId"`
-	State           string   `json:"state"`
-	Before          string   `json:"before"`
-	Answer          string   `json:"answer"`
-	History         int      `json:"history"`
-	Events          []string `json:"events"`
-	Count           int      `json:"count"`
-	TotalSize       int      `json:"totalSize"`
-	NextPageToken   *string  `json:"nextPageToken"`
-	SecondCancel    string   `json:"secondCancel"`
-}
-
 // TestOfficialJSSDKClientInterop drives our server with the official JS SDK
 // client (@a2a-js/sdk 1.3.0) through testharness/interop/js/client-check.mjs.
 func TestOfficialJSSDKClientInterop(t *testing.T) {
 	e := newEnv(t)
-	steps := map[string]jsStep{}
-	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, func(s jsStep) {
-		if s.Step == "subscribed" {
-			e.exec.release(s.TaskID) // the resubscribed task may finish now
-			return
-		}
-		steps[s.Step] = s
-	}, "client-check.mjs", e.url)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, e.exec.release, "client-check.mjs", e.url)
 	for _, name := range []string{"card", "send", "stream", "get", "list", "cancel", "resubscribe", "unknown-task", "done"} {
 		s, ok := steps[name]
 		if !ok || !s.OK {

@@ -101,29 +101,8 @@ func TestOfficialGoSDKRESTClientInterop(t *testing.T) {
 		t.Errorf("second cancel: %v", err)
 	}
 
-	other := e.startGated(tokAlice, "slow rest again")
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		e.exec.release(other.ID)
-	}()
-	kinds = nil
-	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(other.ID)}) {
-		if err != nil {
-			t.Fatalf("resubscribe: %v", err)
-		}
-		switch v := ev.(type) {
-		case *sdk.Task:
-			kinds = append(kinds, "task:"+string(v.Status.State))
-		case *sdk.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(v.Status.State))
-		case *sdk.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
-		}
-	}
-	if len(kinds) != 3 || kinds[0] != "task:TASK_STATE_WORKING" || kinds[2] != "status:TASK_STATE_COMPLETED" {
-		t.Fatalf("resubscribe events = %v", kinds)
-	}
-	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(other.ID)}) {
+	other := goSDKResubscribe(t, ctx, e, client, tokAlice, "slow rest again")
+	for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(other)}) {
 		if !errors.Is(err, sdk.ErrUnsupportedOperation) {
 			t.Errorf("subscribe to a terminal task: %v %v", ev, err)
 		}

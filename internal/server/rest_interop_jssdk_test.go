@@ -7,47 +7,13 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
-// jsRESTStep is one line of client-rest.mjs output.
-type jsRESTStep struct {
-	Step  string `json:"step"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-
-	Name          string   `json:"name"`
-	StatusCode    int      `json:"statusCode"`
-	Transport     string   `json:"transport"`
-	Interfaces    []string `json:"interfaces"`
-	TaskID        string   `json:"taskId"`
-	ContextID     string   `json:"contextId"`
-	State         string   `json:"state"`
-	Answer        string   `json:"answer"`
-	History       int      `json:"history"`
-	Events        []string `json:"events"`
-	Count         int      `json:"count"`
-	TotalSize     int      `json:"totalSize"`
-	NextPageToken *string  `json:"nextPageToken"`
-	Artifacts     int      `json:"artifacts"`
-	Created       string   `json:"created"`
-	Token         string   `json:"token"`
-	Listed        int      `json:"listed"`
-	AfterDelete   *int     `json:"afterDelete"`
-	Requests      []string `json:"requests"`
-}
-
 // TestOfficialJSSDKRESTClientInterop drives our HTTP+JSON binding with the
 // official JS SDK's REST transport (@a2a-js/sdk 1.3.0) through
 // testharness/interop/js/client-rest.mjs: every operation, push configs
 // included, and the SDK's typed errors decoded from google.rpc.Status.
 func TestOfficialJSSDKRESTClientInterop(t *testing.T) {
 	e := newEnv(t)
-	steps := map[string]jsRESTStep{}
-	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, func(s jsRESTStep) {
-		if s.Step == "subscribed" {
-			e.exec.release(s.TaskID) // the resubscribed task may finish now
-			return
-		}
-		steps[s.Step] = s
-	}, "client-rest.mjs", e.url)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, e.exec.release, "client-rest.mjs", e.url)
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

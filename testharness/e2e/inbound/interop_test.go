@@ -271,44 +271,12 @@ func goSDKSession(t *testing.T, h *host) {
 	}
 }
 
-// jsStep is one line of client-check.mjs output.
-type jsStep struct {
-	Step  string `json:"step"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-
-	Name            string   `json:"name"`
-	Streaming       bool     `json:"streaming"`
-	Interfaces      []string `json:"interfaces"`
-	Skills          []string `json:"skills"`
-	SecuritySchemes []string `json:"securitySchemes"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	TaskID          string   `json:"taskId"`
-	ContextID       string   `json:"contextId"`
-	State           string   `json:"state"`
-	Before          string   `json:"before"`
-	Answer          string   `json:"answer"`
-	History         int      `json:"history"`
-	Events          []string `json:"events"`
-	Count           int      `json:"count"`
-	TotalSize       int      `json:"totalSize"`
-	NextPageToken   *string  `json:"nextPageToken"`
-	SecondCancel    string   `json:"secondCancel"`
-}
-
 // jsSDKSession runs testharness/interop/js/client-check.mjs (the official
 // JS SDK client) against the binary, through a proxy that validates every
 // answer it gets, and checks every step it reports.
 func jsSDKSession(t *testing.T, h *host) {
 	base := validatingProxy(t, h.url)
-	steps := map[string]jsStep{}
-	testharness.RunNodeJSONLines(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokJSSDK}}, func(s jsStep) {
-		if s.Step == "subscribed" {
-			h.agent.release(s.TaskID) // the resubscribed task may finish now
-			return
-		}
-		steps[s.Step] = s
-	}, "client-check.mjs", base)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokJSSDK}}, h.agent.release, "client-check.mjs", base)
 	for _, name := range []string{"card", "send", "stream", "get", "list", "cancel", "resubscribe", "unknown-task", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {
 			t.Errorf("step %s: %+v", name, s)

@@ -79,36 +79,15 @@ func TestOfficialGoSDKRESTClientAgainstTheBinary(t *testing.T) {
 	}
 }
 
-// jsStep is one line of client-rest.mjs output.
-type jsStep struct {
-	Step       string   `json:"step"`
-	OK         bool     `json:"ok"`
-	Error      string   `json:"error"`
-	Name       string   `json:"name"`
-	StatusCode int      `json:"statusCode"`
-	TaskID     string   `json:"taskId"`
-	State      string   `json:"state"`
-	Answer     string   `json:"answer"`
-	Events     []string `json:"events"`
-	Requests   []string `json:"requests"`
-}
-
 // TestOfficialJSSDKRESTClientAgainstTheBinary runs
 // testharness/interop/js/client-rest.mjs (the official JS SDK's REST
 // transport) against the binary.
 func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
 	h := startHost(t, nil)
-	steps := map[string]jsStep{}
-	testharness.RunNodeJSONLines(t, testharness.NodeOptions{
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{
 		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
 		Timeout: 90 * time.Second,
-	}, func(s jsStep) {
-		if s.Step == "subscribed" {
-			h.agent.release(s.TaskID)
-			return
-		}
-		steps[s.Step] = s
-	}, "client-rest.mjs", h.url)
+	}, h.agent.release, "client-rest.mjs", h.url)
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"html/template"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
@@ -227,18 +227,7 @@ func (in *Inspector) guard(next http.Handler) http.Handler {
 // hostAllowed accepts IP literals (no DNS name is involved, so no rebinding
 // is possible), localhost names and the public URL's host.
 func (in *Inspector) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "" {
-		return false
-	}
-	if net.ParseIP(host) != nil || in.hosts[host] || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	return false
+	return security.SafeLocalHost(hostport, in.hosts)
 }
 
 // sameOrigin checks a state-changing request: the CSRF header, and when

@@ -64,6 +64,7 @@ func serveBench(b *testing.B, h http.Handler, body []byte, want string) {
 		rb := &reusableBody{}
 		req := httptest.NewRequest(http.MethodPost, "/", nil)
 		req.RemoteAddr = "127.0.0.1:4242"
+		req.Host = "127.0.0.1:41241"
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
 		req.ContentLength = int64(len(body))

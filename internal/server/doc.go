@@ -75,7 +75,11 @@
 //     both bindings: loopback callers are the Local tier, and a web page
 //     open in the operator's browser must not drive the local agent.
 //     A2A clients are not browsers and send neither header; the inspector
-//     is same-origin.
+//     is same-origin. And a caller that is Local only because it connects
+//     over loopback (no token) must name a loopback host in Host — an IP
+//     literal, localhost, or the public_url host — or it gets HTTP 421: a
+//     DNS-rebinding page is same-origin with itself and would otherwise
+//     reach the agent as Local through the operator's browser.
 //   - Envelope. A body that is not JSON is -32700 with id null; invalid
 //     UTF-8 is -32700; nesting deeper than Limits.MaxJSONDepth is -32600;
 //     a batch is -32600. A notification (no id) gets HTTP 204 and is not

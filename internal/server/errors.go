@@ -104,6 +104,13 @@ func errContentType(ct string) *a2a.Error {
 
 // errUnavailable is -32603 for a request that arrives while the server
 // shuts down (HTTP 503).
+// errMisdirected refuses a loopback caller that names a DNS host.
+func errMisdirected(host string) *a2a.Error {
+	return a2a.NewError(a2a.CodeUnauthorized, "MISDIRECTED_REQUEST", fmt.Sprintf(
+		"loopback callers must address the agent as 127.0.0.1, [::1] or localhost (or the configured public_url host), not %q; "+
+			"this protects the local agent from DNS-rebinding web pages", host))
+}
+
 // errCrossSite refuses a request a browser sent from another origin.
 func errCrossSite(origin string) *a2a.Error {
 	return a2a.NewError(a2a.CodeUnauthorized, "CROSS_SITE_REQUEST", fmt.Sprintf(

@@ -99,3 +99,39 @@ func TestBrowserPagesOfOtherOriginsCannotDriveTheAgent(t *testing.T) {
 		t.Errorf("REST from another origin: HTTP %d, want 403", resp.StatusCode)
 	}
 }
+
+func TestLoopbackCallersNamingADNSHostAreNotLocal(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Auth = testAuth(t, true) }) // loopback is Local
+	body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": map[string]any{}})
+	for host, want := range map[string]int{
+		"rebind.evil.example:41241": 421, // a DNS-rebinding page sends its own name
+		"localhost:41241":           200,
+		"127.0.0.1:41241":           200,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/", strings.NewReader(string(body)))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://"+host) // same-origin from the page's point of view
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: HTTP %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	// With a token the caller is identified by it, whatever the Host.
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/", strings.NewReader(string(body)))
+	req.Host = "agent.internal.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tokAlice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("token holder via a DNS name: HTTP %d", resp.StatusCode)
+	}
+}

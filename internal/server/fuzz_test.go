@@ -55,6 +55,7 @@ func FuzzJSONRPCHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, version, contentType string) {
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		req.RemoteAddr = "127.0.0.1:4242"
+		req.Host = "127.0.0.1:41241" // a loopback caller names a loopback host
 		if version != "" && validHeaderValue(version) {
 			req.Header.Set("A2A-Version", version)
 		}

@@ -22,6 +22,7 @@ func serveRESTBench(b *testing.B, h http.Handler, method, target string, body []
 		rb := &reusableBody{}
 		req := httptest.NewRequest(method, target, nil)
 		req.RemoteAddr = "127.0.0.1:4242"
+		req.Host = "127.0.0.1:41241"
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
 		req.ContentLength = int64(len(body))

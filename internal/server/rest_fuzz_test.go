@@ -60,6 +60,7 @@ func FuzzRESTHandler(f *testing.F) {
 			return
 		}
 		req.RemoteAddr = "127.0.0.1:4242"
+		req.Host = "127.0.0.1:41241" // a loopback caller names a loopback host
 		req.Header.Set("A2A-Version", "1.0")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -223,6 +223,13 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *exchange) boo
 		return false
 	}
 	ex.ident = ident
+	if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, s.localHosts) {
+		// Local by virtue of the loopback connection alone, but addressed
+		// by a DNS name: a rebinding web page in the operator's browser
+		// would look exactly like this.
+		s.refuse(w, ex, http.StatusMisdirectedRequest, errMisdirected(r.Host))
+		return false
+	}
 	if rl := s.opts.RateLimit; rl != nil {
 		if ok, wait := rl.Allow(ident.ID); !ok {
 			w.Header().Set("Retry-After", retryAfter(wait))

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,6 +49,9 @@ type Server struct {
 	stopOnce    sync.Once
 	streams     sync.WaitGroup
 	active      atomic.Int64 // open streams
+	// localHosts are the DNS names (besides localhost) a loopback caller
+	// may use in Host and still be Local: the public URL's host.
+	localHosts map[string]bool
 }
 
 // New checks opts, fills in defaults and returns a server.
@@ -76,6 +81,10 @@ func New(opts Options) (*Server, error) {
 	probe := s.buildCard(context.Background(), "http://127.0.0.1/", false, nil)
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
+	}
+	s.localHosts = map[string]bool{}
+	if u, err := url.Parse(o.Card.PublicURL); err == nil && u.Hostname() != "" {
+		s.localHosts[strings.ToLower(u.Hostname())] = true
 	}
 	s.handler = s.traceRequests(s.routes())
 	return s, nil

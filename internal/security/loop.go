@@ -112,8 +112,20 @@ func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
 	return c.n, true
 }
 
+// Release gives back a turn Admit counted for a message that was refused
+// afterwards for another reason (another client's context, a task that is
+// still working, …): such a message never reached the agent, so it must
+// not use up the conversation's turns.
+func (g *TurnGuard) Release(contextID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.turns[contextID]; c != nil && c.n > 0 {
+		c.n--
+	}
+}
+
 // Reset forgets the count of contextID, for instance when the local user
-// takes part in the conversation again.
+// takes part in the conversation again (CancelTask starts it over).
 func (g *TurnGuard) Reset(contextID string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

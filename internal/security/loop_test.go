@@ -238,3 +238,17 @@ func TestCheckDepthDefault(t *testing.T) {
 		t.Fatalf("depth past default limit: %v", err)
 	}
 }
+
+func TestReleaseGivesBackARefusedTurn(t *testing.T) {
+	g := NewTurnGuard(2)
+	g.Admit("c")
+	g.Admit("c")
+	g.Release("c")
+	if _, ok := g.Admit("c"); !ok {
+		t.Fatal("a released turn was not given back")
+	}
+	if _, ok := g.Admit("c"); ok {
+		t.Fatal("the cap no longer holds")
+	}
+	g.Release("unknown") // no effect, no panic
+}

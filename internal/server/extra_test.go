@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -133,5 +134,18 @@ func TestLoopbackCallersNamingADNSHostAreNotLocal(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("token holder via a DNS name: HTTP %d", resp.StatusCode)
+	}
+}
+
+func TestRefusedSendsDoNotUseUpAConversationsTurns(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Turns = security.NewTurnGuard(2) })
+	first := e.send(tokAlice, "one", nil)
+	// Bob knocks on alice's conversation many times and is refused.
+	for i := 0; i < 5; i++ {
+		e.fails(tokBob, "SendMessage", sendParams("intrude", func(r *a2a.SendMessageRequest) { r.Message.ContextID = first.ContextID }))
+	}
+	second := e.send(tokAlice, "two", func(r *a2a.SendMessageRequest) { r.Message.ContextID = first.ContextID })
+	if second.Status.State == a2a.TaskStateRejected {
+		t.Fatal("alice's second turn was rejected by the turn cap after bob's refused messages")
 	}
 }

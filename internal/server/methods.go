@@ -134,13 +134,26 @@ func (s *Server) loopGuard(ctx context.Context, ex *exchange, msg *a2a.Message, 
 	if cid == "" {
 		return "", nil
 	}
-	if turn, ok := g.Admit(cid); !ok {
+	turn, ok := g.Admit(cid)
+	if ok {
+		ex.turnContext = cid
+	}
+	if !ok {
 		s.log.Warn("rejected a message over the per-conversation turn cap", ex.logArgs("turn_context_id", cid, "turn", turn)...)
 		return fmt.Sprintf("Rejected to stop an agent-to-agent loop: conversation %s reached its cap of %d turns (this would be turn %d). "+
 			"Start a new conversation (omit contextId), or ask the agent's operator to raise A2A_MAX_PINGPONG_TURNS.",
 			cid, g.Max(), turn), nil
 	}
 	return "", nil
+}
+
+// releaseTurn gives back the turn counted for a send the task manager then
+// refused, so refused messages (e.g. another client's contextId) cannot use
+// up a conversation's turns.
+func (s *Server) releaseTurn(ex *exchange) {
+	if s.opts.Turns != nil && ex.turnContext != "" {
+		s.opts.Turns.Release(ex.turnContext)
+	}
 }
 
 // checkPushURL runs a webhook URL through the SSRF guard.
@@ -163,6 +176,7 @@ func (s *Server) sendMessage(r *http.Request, ex *exchange, req *a2a.SendMessage
 	}
 	resp, err := s.opts.Tasks.Send(r.Context(), sp)
 	if err != nil {
+		s.releaseTurn(ex)
 		return nil, s.taskError(ex, err)
 	}
 	if t := resp.Task; t != nil {

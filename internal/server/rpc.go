@@ -29,6 +29,9 @@ type exchange struct {
 	id     json.RawMessage
 
 	taskID, contextID string
+	// turnContext is the context whose turn the loop guard counted for
+	// this send ("" when none was).
+	turnContext string
 
 	// rest marks an exchange of the HTTP+JSON binding; ctype is the
 	// media type of its JSON answers (see restContentType).

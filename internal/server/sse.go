@@ -29,6 +29,7 @@ func (s *Server) sendStreamingMessage(w http.ResponseWriter, r *http.Request, ex
 	}
 	sub, err := s.opts.Tasks.Stream(r.Context(), sp)
 	if err != nil {
+		s.releaseTurn(ex)
 		release()
 		s.refuse(w, ex, http.StatusOK, s.taskError(ex, err))
 		return

@@ -138,8 +138,11 @@ func (l *AuditLog) Log(rec AuditRecord) error {
 		rec.Time = l.now()
 	}
 	rec.Time = rec.Time.UTC()
-	rec.Error, _ = Redact(truncate(rec.Error, auditMaxError))
-	rec.Peer, _ = Redact(truncate(rec.Peer, auditMaxField))
+	// Redact before cutting: a secret cut in half may no longer look like one.
+	rec.Error, _ = Redact(rec.Error)
+	rec.Error = truncate(rec.Error, auditMaxError)
+	rec.Peer, _ = Redact(rec.Peer)
+	rec.Peer = truncate(rec.Peer, auditMaxField)
 	for _, s := range []*string{&rec.Direction, &rec.Identity, &rec.Tier, &rec.Method, &rec.TaskID, &rec.ContextID, &rec.Outcome} {
 		*s = truncate(*s, auditMaxField)
 	}

@@ -65,7 +65,7 @@ func (m *Manager) Get(ctx context.Context, scope string, req *a2a.GetTaskRequest
 // List handles ListTasks for the caller's scope.
 func (m *Manager) List(ctx context.Context, scope string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	size := int32(50)
-	if req.PageSize != nil {
+	if req.PageSize != nil && *req.PageSize != 0 { // 0: the default, as proto3 reads it
 		size = *req.PageSize
 		if size < 1 || size > 100 {
 			return nil, a2a.ErrInvalidParams("pageSize", fmt.Sprintf("is %d; it must be between 1 and 100 (default 50)", size))

@@ -77,7 +77,7 @@ func (a *App) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.Descri
 // opens the store, recovers tasks a previous run left behind and builds every
 // part. Any misconfiguration fails Configure with a message naming the
 // setting.
-func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plugin.Host) (*pb.ConfigureResponse, error) {
+func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plugin.Host) (_ *pb.ConfigureResponse, err error) {
 	cfg, err := config.Load(req.GetConfigJson(), a.getenv)
 	if err != nil {
 		return nil, err
@@ -87,20 +87,29 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if a.tasks != nil {
 		return nil, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration")
 	}
+	// Whatever was built is taken down again when a later step fails, so
+	// a failed Configure leaves nothing running (Configure may be retried).
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
 	var warnings []string
 	st, w, err := openStore(cfg, req.GetDataDir(), a.log)
 	if err != nil {
 		return nil, err
 	}
+	undo = append(undo, func() { _ = st.Close() })
 	warnings = append(warnings, w...)
 	p, err := newParts(cfg, req.GetDataDir(), a.version, host, hostRPCs(req), st, a.log)
 	if err != nil {
-		_ = st.Close()
 		return nil, err
 	}
+	undo = append(undo, func() { _ = p.close(context.WithoutCancel(ctx)) })
 	if host == nil {
-		_ = p.close(ctx)
-		_ = st.Close()
 		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
 	}
 	mgr, err := tasks.NewManager(tasks.Options{
@@ -109,27 +118,23 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		Notifier: p.notifier(), Observer: p.observer(), Cluster: clusterOf(st),
 	})
 	if err != nil {
-		_ = st.Close()
 		return nil, err
 	}
 	br, err := bridge.New(bridge.Options{Host: host, Tasks: mgr, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver(), Tracer: p.tracer})
 	if err != nil {
-		_ = st.Close()
 		return nil, err
 	}
 	mgr.SetExecutor(br)
 	failed, err := mgr.Start(ctx)
 	if err != nil {
-		_ = st.Close()
 		return nil, err
 	}
+	undo = append(undo, func() { _ = mgr.Close(context.WithoutCancel(ctx)) })
 	if failed > 0 {
 		warnings = append(warnings, fmt.Sprintf("failed %d task(s) that were running when the plugin last stopped", failed))
 	}
 	runCluster(st, mgr)
-	if err := p.start(mgr); err != nil {
-		_ = mgr.Close(ctx)
-		_ = st.Close()
+	if err = p.start(mgr); err != nil {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())

@@ -171,11 +171,15 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 // cancelOnHost tells the host to stop a turn without making the caller wait
 // for it.
 func (m *Manager) cancelOnHost(turn *Turn, reason string) {
-	exec := m.executor()
-	if exec == nil {
+	m.mu.Lock()
+	exec, closed := m.exec, m.closed
+	if exec != nil && !closed {
+		m.wg.Add(1) // under m.mu: Close waits for it only after closing
+	}
+	m.mu.Unlock()
+	if exec == nil || closed {
 		return
 	}
-	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)

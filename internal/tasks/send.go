@@ -142,6 +142,12 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 	}
 	if !revealNow {
 		time.AfterFunc(streamFirstEventWait, func() {
+			m.mu.Lock()
+			closed := m.closed
+			m.mu.Unlock()
+			if closed {
+				return // Close failed (and saved) whatever was still running
+			}
 			lt.mu.Lock()
 			defer lt.mu.Unlock()
 			if !lt.revealed && lt.direct == nil && !lt.rec.Task.Status.State.Terminal() {

@@ -310,6 +310,13 @@ func filterParts(parts []a2a.Part, filter func(string) string) []a2a.Part {
 	return out
 }
 
+// redactValue redacts a decoded JSON value: every string through redact,
+// and values under secret-looking keys (password, token, …) as a whole, as
+// security.RedactValue does.
+func redactValue(v any, redact func(string) string) any {
+	return security.RedactValue(filterValue(v, redact))
+}
+
 // filterValue passes every string of a decoded JSON value through filter,
 // returning a copy.
 func filterValue(v any, filter func(string) string) any {
@@ -420,7 +427,10 @@ func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
 		if err != nil {
 			return tasks.Update{}, err
 		}
-		art := &a2a.Artifact{ArtifactID: pa.GetArtifactId(), Name: pa.GetName(), Description: pa.GetDescription(), Parts: aparts, Metadata: md}
+		if md != nil {
+			md = redactValue(md, redact).(map[string]any)
+		}
+		art := &a2a.Artifact{ArtifactID: pa.GetArtifactId(), Name: redact(pa.GetName()), Description: redact(pa.GetDescription()), Parts: aparts, Metadata: md}
 		return tasks.Update{Kind: tasks.UpdateArtifact, Artifact: art, Append: pa.GetAppend(), LastChunk: pa.GetLastChunk()}, nil
 	}
 	if text != "" {
@@ -432,6 +442,9 @@ func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
 	md, err := fromStruct(req.GetMetadata())
 	if err != nil {
 		return tasks.Update{}, err
+	}
+	if md != nil {
+		md = redactValue(md, redact).(map[string]any)
 	}
 	msg := a2a.NewMessage(a2a.RoleAgent, parts...)
 	msg.Metadata = md
@@ -570,7 +583,7 @@ func PartsFromProto(parts []*pb.Part, redact func(string) string) ([]a2a.Part, e
 		case *pb.Part_Raw:
 			p = a2a.Part{Raw: c.Raw}
 		case *pb.Part_Url:
-			u := c.Url
+			u := redact(c.Url)
 			p = a2a.Part{URL: &u}
 		case *pb.Part_Data:
 			b, err := protojson.Marshal(c.Data)
@@ -581,11 +594,14 @@ func PartsFromProto(parts []*pb.Part, redact func(string) string) ([]a2a.Part, e
 			if err := json.Unmarshal(b, &v); err != nil {
 				return nil, fmt.Errorf("part %d data: %w", i, err)
 			}
-			p = a2a.DataPart(security.RedactValue(v))
+			p = a2a.DataPart(redactValue(v, redact))
 		default:
 			return nil, fmt.Errorf("part %d has no content (set text, raw, url or data)", i)
 		}
-		p.MediaType, p.Filename, p.Metadata = q.GetMediaType(), q.GetFilename(), md
+		if md != nil {
+			md = redactValue(md, redact).(map[string]any)
+		}
+		p.MediaType, p.Filename, p.Metadata = q.GetMediaType(), redact(q.GetFilename()), md
 		out = append(out, p)
 	}
 	return out, nil

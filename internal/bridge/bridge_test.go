@@ -311,3 +311,25 @@ func TestEveryPeerWrittenStringIsDefangedNotOnlyTheText(t *testing.T) {
 		t.Fatalf("content lost: %v", req.GetParts())
 	}
 }
+
+func TestEveryStringOfAReplyIsRedacted(t *testing.T) {
+	br, mgr, host := setup(t)
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	ch := send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hi")))
+	req := next(t, host)
+	md, _ := structpb.NewStruct(map[string]any{"note": "key " + key, "api_key": "plain-looking-value"})
+	art := &pb.Artifact{ArtifactId: "a", Name: "report " + key, Description: key, Metadata: md,
+		Parts: []*pb.Part{{Content: &pb.Part_Url{Url: "https://x.test/?k=" + key}, Filename: key + ".txt", Metadata: md}}}
+	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done", Metadata: md,
+		Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "t"}, Filename: key, Metadata: md}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	b, _ := a2a.Marshal(r.Task)
+	if strings.Contains(string(b), key) || strings.Contains(string(b), "plain-looking-value") {
+		t.Fatalf("a secret reached the peer: %s", b)
+	}
+}

@@ -116,6 +116,7 @@ type Agent struct {
 	fallback  plugin.Platform
 	caller    ToolCaller
 	convs     map[string]*conversation
+	idle      chan *conversation // hands a conversation to a lingering worker
 	seq       int
 	pending   int
 	closed    bool
@@ -169,6 +170,7 @@ func NewAgent(b Behavior, opts AgentOptions) (*Agent, error) {
 		platforms: map[string]plugin.Platform{},
 		caller:    opts.CallTool,
 		convs:     map[string]*conversation{},
+		idle:      make(chan *conversation),
 	}, nil
 }
 
@@ -255,15 +257,44 @@ func (a *Agent) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest)
 	a.rec.Record(Call{Time: start, Duration: time.Since(start), Kind: KindHandleMessage, TurnID: t.ID, Request: req, Response: resp})
 	if !c.working {
 		c.working = true
-		a.wg.Add(1)
-		go a.work(c)
+		select {
+		case a.idle <- c: // a worker between conversations takes it
+		default:
+			a.wg.Add(1)
+			go a.worker(c)
+		}
 	}
 	return resp, nil
 }
 
-// work plays the queued turns of one conversation, then exits.
-func (a *Agent) work(c *conversation) {
+// workerLinger is how long a worker that ran out of turns waits for
+// another conversation before it exits. Reusing a worker spares a busy
+// host a new goroutine per conversation, whose stack would grow again
+// through every Send.
+const workerLinger = time.Second
+
+// worker plays conversation c, then others handed to it while it
+// lingers. Each conversation has at most one worker at a time.
+func (a *Agent) worker(c *conversation) {
 	defer a.wg.Done()
+	linger := time.NewTimer(workerLinger)
+	defer linger.Stop()
+	for {
+		a.work(c)
+		linger.Reset(workerLinger)
+		select {
+		case c = <-a.idle:
+		case <-linger.C:
+			return
+		case <-a.ctx.Done():
+			return
+		}
+	}
+}
+
+// work plays the queued turns of one conversation until its queue is
+// empty.
+func (a *Agent) work(c *conversation) {
 	for {
 		a.mu.Lock()
 		if len(c.queue) == 0 {

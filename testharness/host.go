@@ -196,7 +196,11 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 	hl := NewHCLogger(h.log, "host", opts.LogLevel)
 	agentLog := hl.Named("agent")
 	agent, err := NewAgent(behavior, AgentOptions{Tools: opts.Tools, Recorder: opts.Recorder,
-		Logger: LoggerFunc(func(format string, args ...any) { agentLog.Info(fmt.Sprintf(format, args...)) })})
+		Logger: LoggerFunc(func(format string, args ...any) {
+			if agentLog.IsInfo() { // a line per turn: not formatted when nobody reads it
+				agentLog.Info(fmt.Sprintf(format, args...))
+			}
+		})})
 	if err != nil {
 		h.removeTmp()
 		return nil, err

@@ -211,6 +211,7 @@ func (c *Client) getCard(ctx context.Context, p *Peer, e *cardEntry, cardURL str
 	fail := func(kind Kind, status int, err error) (*CardInfo, bool, error) {
 		return nil, false, &Error{Kind: kind, Peer: p.name(), URL: cardURL, Op: "fetch agent card", HTTPStatus: status, Err: err}
 	}
+	ctx = c.scoped(ctx, p)
 	if err := c.checkURL(ctx, cardURL); err != nil {
 		return fail(ErrBlocked, 0, err)
 	}
@@ -220,7 +221,7 @@ func (c *Client) getCard(ctx context.Context, p *Peer, e *cardEntry, cardURL str
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(a2a.HeaderVersion, a2a.ProtocolVersion)
-	c.decorate(ctx, req, p)
+	c.decorate(ctx, req, p, false)
 	revalidating := e.info != nil && e.info.CardURL == cardURL
 	if revalidating {
 		if e.etag != "" {

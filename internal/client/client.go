@@ -107,7 +107,7 @@ func New(opts Options) *Client {
 		dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 		dial := dialer.DialContext
 		if opts.Guard != nil {
-			dial = guardedDial(opts.Guard)
+			dial = guardedDial(opts.Guard, dialer.DialContext)
 		}
 		c.tr = &http.Transport{
 			Proxy:                 nil, // a proxy would bypass the SSRF guard's address checks
@@ -132,9 +132,13 @@ func New(opts Options) *Client {
 			if err := c.checkURL(req.Context(), req.URL.String()); err != nil {
 				return err
 			}
-			// Credentials go only to the origin they were configured for.
-			if req.URL.Host != via[0].URL.Host {
+			// Credentials go only to the origin they were sent to: a
+			// redirect to another scheme, host or port loses them.
+			if originOfURL(req.URL) != originOfURL(via[0].URL) {
 				req.Header.Del("Authorization")
+				if sc, _ := req.Context().Value(scopeKey{}).(*scope); sc != nil && sc.header != "" {
+					req.Header.Del(sc.header)
+				}
 			}
 			return nil
 		},
@@ -157,15 +161,96 @@ func (c *Client) now() time.Time {
 	return time.Now()
 }
 
-// checkURL passes raw through the guard, if any.
+// checkURL passes raw through the guard, if any. A URL on the origin of
+// the configured peer a request is made for (see scoped) skips it: the
+// operator chose that address.
 func (c *Client) checkURL(ctx context.Context, raw string) error {
 	if c.opts.Guard == nil {
+		return nil
+	}
+	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc != nil && sc.exempt != "" && originOf(raw) == sc.exempt {
 		return nil
 	}
 	if err := c.opts.Guard.CheckURL(ctx, raw); err != nil {
 		return blockedError{err}
 	}
 	return nil
+}
+
+// scopeKey is the context key of a request's *scope.
+type scopeKey struct{}
+
+// scope is what the guard, the dialer and the redirect policy must know of
+// a request beyond its URL: on whose behalf it is made.
+type scope struct {
+	// exempt is the origin (see originOf) of the configured peer the
+	// request is made for; URLs and connections on exactly that origin
+	// skip the guard. Empty for an unconfigured URL.
+	exempt string
+	// exemptAddr is exempt's host:port as the transport dials it.
+	exemptAddr string
+	// header is the peer's extra credential header, dropped with
+	// Authorization when a redirect leaves the origin.
+	header string
+}
+
+// scoped returns ctx carrying the scope of requests made for p.
+func (c *Client) scoped(ctx context.Context, p *Peer) context.Context {
+	sc := &scope{header: p.ep.Auth.HeaderName}
+	if p.ep.Configured && p.origin != "" {
+		sc.exempt, sc.exemptAddr = p.origin, originAddr(p.origin)
+	}
+	return context.WithValue(ctx, scopeKey{}, sc)
+}
+
+// originOf returns the origin of an absolute http(s) URL as
+// "scheme://host:port": lower case, the port made explicit (80 for http,
+// 443 for https), IPv6 hosts in brackets. It returns "" for anything else.
+func originOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	return originOfURL(u)
+}
+
+// originOfURL is originOf for a parsed URL.
+func originOfURL(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	switch scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+	default:
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return ""
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// originAddr is the host:port of an origin made by originOf.
+func originAddr(origin string) string {
+	_, addr, _ := strings.Cut(origin, "://")
+	return addr
+}
+
+// sameAddr reports whether a dial address ("host:port", as the transport
+// passes it) is addr (from originAddr).
+func sameAddr(dial, addr string) bool {
+	h, port, err := net.SplitHostPort(dial)
+	if err != nil {
+		return false
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(h), "."), port) == addr
 }
 
 // blockedError marks an error of the SSRF guard, so that it is reported as
@@ -177,9 +262,16 @@ func (b blockedError) Unwrap() error { return b.err }
 func (b blockedError) blocked() bool { return true }
 
 // guardedDial wraps the guard's dialer so that its refusals (as opposed to
-// ordinary network errors) are recognisable.
-func guardedDial(g Guard) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// ordinary network errors) are recognisable. A connection to exactly the
+// host and port of the configured peer a request is made for (its scope)
+// is dialed directly: that request's URL was checked by checkURL, and the
+// operator chose the address. Any other address — a redirect elsewhere, an
+// interface URL on another origin — goes through the guard.
+func guardedDial(g Guard, direct func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if sc, _ := ctx.Value(scopeKey{}).(*scope); sc != nil && sc.exemptAddr != "" && sameAddr(addr, sc.exemptAddr) {
+			return direct(ctx, network, addr)
+		}
 		conn, err := g.DialContext(ctx, network, addr)
 		if err != nil {
 			var ne net.Error
@@ -254,6 +346,12 @@ type Endpoint struct {
 	// signature that verifies with one of these keys, or every call fails
 	// with ErrUntrustedCard. The card used is then the signed content.
 	CardKeys *cardsign.KeySet
+	// Configured marks a peer the operator configured by its URL (not an
+	// ad-hoc URL): requests on behalf of this peer to exactly the origin of
+	// URL — scheme, host and port, 80/443 when omitted — skip the SSRF
+	// guard. Every other origin (a card's interface URL elsewhere, a
+	// redirect) passes the guard like an unconfigured URL.
+	Configured bool
 }
 
 // Peer is a handle on one remote agent. It is cheap to create; the card
@@ -261,12 +359,15 @@ type Endpoint struct {
 type Peer struct {
 	c  *Client
 	ep Endpoint
+	// origin is the origin of ep.URL (originOf): where credentials go and,
+	// for a configured peer, what the guard exempts.
+	origin string
 }
 
 // Peer returns a handle on the agent described by ep.
 func (c *Client) Peer(ep Endpoint) *Peer {
 	ep.URL = strings.TrimSpace(ep.URL)
-	return &Peer{c: c, ep: ep}
+	return &Peer{c: c, ep: ep, origin: originOf(ep.URL)}
 }
 
 // Endpoint returns the endpoint the peer was created with.
@@ -318,9 +419,44 @@ func (p *Peer) CachedCard() *CardInfo {
 	return p.c.cards.peek(p)
 }
 
-// decorate sets the headers every request to p carries.
-func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer) {
+// hasCredentials reports whether requests to p carry a credential.
+func (p *Peer) hasCredentials() bool {
+	a := p.ep.Auth
+	return a.Token != "" || a.TokenFunc != nil || a.HeaderName != ""
+}
+
+// credentialsFor reports whether p's credentials may go to target: only to
+// the origin p was configured with, or to the interface URL of a card
+// whose signature verified with the peer's keys (verified).
+func (p *Peer) credentialsFor(target *url.URL, verified bool) bool {
+	return verified || (p.origin != "" && originOfURL(target) == p.origin)
+}
+
+// checkCredentialOrigin refuses a call to an interface URL on another
+// origin than the peer's configured one when the peer has credentials and
+// its card is not verified: they are not sent there, and a call without
+// them would only be refused (or, worse, quietly served as anonymous).
+func (p *Peer) checkCredentialOrigin(in a2a.AgentInterface, verified bool) error {
+	if !p.hasCredentials() {
+		return nil
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil || p.credentialsFor(u, verified) {
+		return nil
+	}
+	return fmt.Errorf("the agent card moves the interface to %s, another origin than the configured %s; "+
+		"the peer's credentials are sent only to its configured origin (or to the interface of a card whose signature verifies), so nothing was sent",
+		originOfURL(u), p.origin)
+}
+
+// decorate sets the headers every request to p carries. Credentials are
+// set only when credentialsFor allows them for the request's URL.
+func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer, verified bool) {
 	req.Header.Set("User-Agent", c.opts.UserAgent)
+	setTraceHeaders(ctx, req.Header)
+	if !p.credentialsFor(req.URL, verified) {
+		return
+	}
 	token := p.ep.Auth.Token
 	if f := p.ep.Auth.TokenFunc; f != nil {
 		if v := f(); v != "" {
@@ -333,7 +469,6 @@ func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer) {
 	if p.ep.Auth.HeaderName != "" {
 		req.Header.Set(p.ep.Auth.HeaderName, p.ep.Auth.HeaderValue)
 	}
-	setTraceHeaders(ctx, req.Header)
 }
 
 // versionHeader sets A2A-Version for a v1.0 interface; 0.3 peers get no

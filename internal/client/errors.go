@@ -56,6 +56,11 @@ const (
 	// CardKeys) and its card is unsigned, signed by an unknown key or does
 	// not verify; the cardsign reason is in the chain (errors.Is).
 	ErrUntrustedCard Kind = "untrusted agent card"
+	// ErrCrossOrigin: the peer has credentials and its card (unsigned, or
+	// not verified) names an interface URL on another origin (scheme, host
+	// or port) than the peer's configured URL; credentials are never sent
+	// there, so the call is refused before anything is sent.
+	ErrCrossOrigin Kind = "interface on another origin"
 )
 
 // Error implements error so that a Kind can be the target of errors.Is.
@@ -141,6 +146,8 @@ func (e *Error) hint() string {
 		return "outbound calls to loopback, private and link-local addresses are refused unless the configuration allows them"
 	case ErrUntrustedCard:
 		return untrustedCardHint(e.Err)
+	case ErrCrossOrigin:
+		return "configure the peer with the URL of the interface its card names (after checking with the peer's operator that it is theirs), or require a signed card for it (signed: true with card_keys)"
 	}
 	return ""
 }

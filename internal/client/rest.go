@@ -122,6 +122,10 @@ func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
+	if err := cn.prepare(op); err != nil {
+		return nil, err
+	}
+	ctx = cn.p.c.scoped(ctx, cn.p)
 	if err := cn.p.c.checkURL(ctx, u); err != nil {
 		return nil, cn.fail(ErrBlocked, op, 0, err)
 	}
@@ -151,7 +155,7 @@ func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any
 		req.Header.Set("Accept", restAccept)
 	}
 	versionHeader(req.Header, cn.info.Interface)
-	cn.p.c.decorate(ctx, req, cn.p)
+	cn.p.c.decorate(ctx, req, cn.p, cn.info.Verified != nil)
 	return req, nil
 }
 

@@ -54,6 +54,15 @@ func (cn *conn) fail(kind Kind, op a2a.Operation, status int, err error) *Error 
 	return &Error{Kind: kind, Peer: cn.p.name(), URL: cn.info.Interface.URL, Op: op.String(), HTTPStatus: status, Err: err}
 }
 
+// prepare refuses a call whose credentials could not go to the card's
+// interface URL (see Peer.checkCredentialOrigin).
+func (cn *conn) prepare(op a2a.Operation) error {
+	if err := cn.p.checkCredentialOrigin(cn.info.Interface, cn.info.Verified != nil); err != nil {
+		return cn.fail(ErrCrossOrigin, op, 0, err)
+	}
+	return nil
+}
+
 // newRequest builds the HTTP request of one JSON-RPC call (or, for an
 // HTTP+JSON interface, of the call on its route; the id is then 0).
 func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, int64, error) {
@@ -70,6 +79,10 @@ func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, st
 	if err != nil {
 		return nil, 0, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
 	}
+	if err := cn.prepare(op); err != nil {
+		return nil, 0, err
+	}
+	ctx = cn.p.c.scoped(ctx, cn.p)
 	url := cn.info.Interface.URL
 	if err := cn.p.c.checkURL(ctx, url); err != nil {
 		return nil, 0, cn.fail(ErrBlocked, op, 0, err)
@@ -85,7 +98,7 @@ func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, st
 		req.Header.Set("Accept", "application/json")
 	}
 	versionHeader(req.Header, cn.info.Interface)
-	cn.p.c.decorate(ctx, req, cn.p)
+	cn.p.c.decorate(ctx, req, cn.p, cn.info.Verified != nil)
 	return req, id, nil
 }
 

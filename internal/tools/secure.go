@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
@@ -45,27 +44,20 @@ func redactData(raw json.RawMessage) (json.RawMessage, int, error) {
 	return json.RawMessage(out), n, nil
 }
 
-// newGuard returns the guard of the shared client: configured peers' hosts
-// are exempt (the operator named them), everything else follows the
-// loopback/private settings.
-func newGuard(cfg Config, peerHosts []string) *security.SSRFGuard {
-	g := &security.SSRFGuard{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate}
-	seen := map[string]bool{}
-	for _, h := range peerHosts {
-		h = strings.ToLower(strings.Trim(h, "[]"))
-		if h != "" && !seen[h] {
-			seen[h] = true
-			g.AllowHosts = append(g.AllowHosts, h)
-		}
-	}
-	return g
+// newGuard returns the guard of the shared client: loopback and private
+// addresses as the configuration allows, nothing else exempt. A configured
+// peer is exempt only on its own origin (scheme, host and port) and only
+// for requests made on its behalf: client.Endpoint.Configured. A card's
+// interface URL on another origin, a redirect elsewhere and an
+// unconfigured URL all pass this guard.
+func newGuard(cfg Config) *security.SSRFGuard {
+	return &security.SSRFGuard{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate}
 }
 
 // checkUnconfiguredURL applies the SSRF rules to a URL that is not a
-// configured peer, without the configured peers' host exemptions.
+// configured peer.
 func checkUnconfiguredURL(ctx context.Context, cfg Config, raw string) error {
-	g := &security.SSRFGuard{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate}
-	return g.CheckURL(ctx, raw)
+	return newGuard(cfg).CheckURL(ctx, raw)
 }
 
 type chainKey struct{}

@@ -93,8 +93,10 @@ type Config struct {
 	// not only configured peers.
 	AllowUnconfigured bool
 	// AllowLoopback and AllowPrivate relax the SSRF guard for URLs that
-	// are not configured peers (configured peers' hosts are always
-	// allowed: the operator named them).
+	// are not configured peers. A configured peer is always reachable on
+	// its own origin (scheme, host and port: the operator named it), but
+	// only for requests made on its behalf; its card's interface URL on
+	// another origin, and redirects elsewhere, pass the guard.
 	AllowLoopback bool
 	AllowPrivate  bool
 	// DefaultTimeout is the per-request timeout and the default wait when
@@ -293,17 +295,12 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
-	var hosts []string
-	for _, p := range cfg.Agents {
-		u, _ := url.Parse(strings.TrimSpace(p.URL))
-		hosts = append(hosts, u.Hostname())
-	}
 	opts := client.Options{}
 	if deps.clientOptions != nil {
 		opts = *deps.clientOptions
 	}
 	if opts.Guard == nil {
-		opts.Guard = newGuard(cfg, hosts)
+		opts.Guard = newGuard(cfg)
 	}
 	opts.UserAgent = cfg.UserAgent
 	if opts.Timeout == 0 {
@@ -321,7 +318,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	}
 	t.client = client.New(opts)
 	for i, p := range cfg.Agents {
-		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i]}
+		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i], Configured: true}
 		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
 		tokens := newTokenSource(p, t.log.Named("token"))

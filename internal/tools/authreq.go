@@ -54,7 +54,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outc
 			TaskID: o.tr.taskID, MessageID: msg.MessageID, Text: AuthResumeText, Parts: msg.Parts, Time: t.now().Add(-r.elapsed)})
 	}
 	if r.err != nil {
-		o.authNote = fmt.Sprintf("Refreshed the credentials from %s, but resuming the task failed: %v", src.what(), r.err)
+		o.authNote = fmt.Sprintf("Refreshed the credentials from %s, but resuming the task failed: %s", src.what(), errLine(r.err, 500))
 		return o
 	}
 	if r.tr.taskID == "" {
@@ -66,7 +66,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outc
 	r.elapsed += o.elapsed
 	r.authNote = fmt.Sprintf("%s asked for credentials", target.name)
 	if asked != "" {
-		r.authNote += fmt.Sprintf(" (%q)", oneLine(asked, 200))
+		r.authNote += fmt.Sprintf(" (%q)", peerLine(asked, 200))
 	}
 	r.authNote += fmt.Sprintf("; the token was read again from %s and the task resumed.", src.what())
 	if !wait {
@@ -108,6 +108,6 @@ func writeAuthHelp(b *strings.Builder, peer string, o *outcome) {
 	case !o.refreshable:
 		fmt.Fprintf(b, "No token_file or token_command is configured for %s, so the plugin cannot refresh the credentials itself.\n", peer)
 	}
-	fmt.Fprintf(b, "Once the credentials are in place, resume the same task: a2a_call agent=%q task_id=%q context_id=%q message=%q\n",
-		peer, o.tr.taskID, o.tr.contextID, AuthResumeText)
+	fmt.Fprintf(b, "Once the credentials are in place, resume the same task: a2a_call agent=%q task_id=%s context_id=%s message=%q\n",
+		peer, peerID(o.tr.taskID), peerID(o.tr.contextID), AuthResumeText)
 }

@@ -226,9 +226,9 @@ func firstNonEmpty(ss ...string) string {
 func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.ToolResult {
 	var b strings.Builder
 	if o.err != nil {
-		fmt.Fprintf(&b, "a2a_call to %s failed: %v", target.name, o.err)
+		fmt.Fprintf(&b, "a2a_call to %s failed: %s", target.name, o.voice().errText(o.err))
 		if o.tr.taskID != "" {
-			fmt.Fprintf(&b, "\nThe task %s may still exist on the peer: check it with a2a_task agent=%q task_id=%q action=\"get\".", o.tr.taskID, target.name, o.tr.taskID)
+			fmt.Fprintf(&b, "\nThe task %s may still exist on the peer: check it with a2a_task agent=%q task_id=%s action=\"get\".", peerID(o.tr.taskID), target.name, peerID(o.tr.taskID))
 		}
 		if prep.redactions > 0 {
 			fmt.Fprintf(&b, "\n%d secret(s) were redacted from the outgoing message.", prep.redactions)
@@ -247,55 +247,54 @@ func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.T
 }
 
 // writeOutcome describes an outcome: the answer, a question, or a receipt,
-// with the ids and the next step.
+// with the ids and the next step. What the peer wrote is framed or
+// defanged by its trust (untrusted.go), and the ids it chose are quoted.
 func writeOutcome(b *strings.Builder, peer string, o *outcome) {
 	tr := &o.tr
+	v := o.voice()
 	ids := ""
 	if tr.taskID != "" {
-		ids = fmt.Sprintf("task %s, ", tr.taskID)
+		ids = fmt.Sprintf("task %s, ", peerID(tr.taskID))
 	}
 	if tr.contextID != "" {
-		ids += fmt.Sprintf("context %s, ", tr.contextID)
+		ids += fmt.Sprintf("context %s, ", peerID(tr.contextID))
 	}
 	switch {
 	case tr.message != nil:
-		fmt.Fprintf(b, "%s replied (%sdirect message):\n%s\n", peer, ids, clip(tr.answer()))
+		fmt.Fprintf(b, "%s replied (%sdirect message):\n%s\n", peer, ids, v.text(clip(tr.answer())))
 		if tr.contextID != "" {
-			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%q message=\"…\"\n", peer, tr.contextID)
+			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%s message=\"…\"\n", peer, peerID(tr.contextID))
 		}
 	case o.receipt && !tr.done():
 		fmt.Fprintf(b, "%s is still working on it (%sstate %s) — %s.\n", peer, ids, stateName(tr.state), o.why)
 		if partial := strings.TrimSpace(tr.answer()); partial != "" {
-			fmt.Fprintf(b, "Latest from the peer: %s\n", clip(partial))
+			fmt.Fprintf(b, "Latest from the peer:\n%s\n", v.text(clip(partial)))
 		}
-		fmt.Fprintf(b, "Follow up with a2a_task agent=%q task_id=%q action=\"wait\" (or \"get\" for the current state, \"cancel\" to stop it).\n", peer, tr.taskID)
+		fmt.Fprintf(b, "Follow up with a2a_task agent=%q task_id=%s action=\"wait\" (or \"get\" for the current state, \"cancel\" to stop it).\n", peer, peerID(tr.taskID))
 	case tr.state == a2a.TaskStateInputRequired:
-		q := tr.question()
-		if q == "" {
-			q = "(the peer gave no question text)"
-		}
-		fmt.Fprintf(b, "%s needs more input before it can continue (%sstate INPUT_REQUIRED).\nQuestion from %s: %s\n", peer, ids, peer, clip(q))
-		fmt.Fprintf(b, "To answer: a2a_call agent=%q task_id=%q context_id=%q message=\"<your answer>\"\n", peer, tr.taskID, tr.contextID)
+		q := v.textOr(tr.question(), "(the peer gave no question text)")
+		fmt.Fprintf(b, "%s needs more input before it can continue (%sstate INPUT_REQUIRED).\nQuestion from %s:\n%s\n", peer, ids, peer, q)
+		fmt.Fprintf(b, "To answer: a2a_call agent=%q task_id=%s context_id=%s message=\"<your answer>\"\n", peer, peerID(tr.taskID), peerID(tr.contextID))
 	case tr.state == a2a.TaskStateAuthRequired:
-		what := tr.question()
-		if what == "" {
-			what = "(the peer did not say what it needs)"
-		}
-		fmt.Fprintf(b, "%s needs authentication before it can continue (%sstate AUTH_REQUIRED).\nWhat %s needs: %s\n", peer, ids, peer, clip(what))
+		what := v.textOr(tr.question(), "(the peer did not say what it needs)")
+		fmt.Fprintf(b, "%s needs authentication before it can continue (%sstate AUTH_REQUIRED).\nWhat %s needs:\n%s\n", peer, ids, peer, what)
 		writeAuthHelp(b, peer, o)
 	case tr.state == a2a.TaskStateCompleted:
-		fmt.Fprintf(b, "%s completed the task (%sstate COMPLETED):\n%s\n", peer, ids, clip(orNone(tr.answer())))
+		fmt.Fprintf(b, "%s completed the task (%sstate COMPLETED):\n%s\n", peer, ids, v.textOr(tr.answer(), noAnswer))
 		if tr.contextID != "" {
-			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%q message=\"…\"\n", peer, tr.contextID)
+			fmt.Fprintf(b, "To continue this conversation: a2a_call agent=%q context_id=%s message=\"…\"\n", peer, peerID(tr.contextID))
 		}
 	default:
-		fmt.Fprintf(b, "%s ended the task with state %s (%s):\n%s\n", peer, stateName(tr.state), strings.TrimSuffix(ids, ", "), clip(orNone(tr.answer())))
+		fmt.Fprintf(b, "%s ended the task with state %s (%s):\n%s\n", peer, stateName(tr.state), strings.TrimSuffix(ids, ", "), v.textOr(tr.answer(), noAnswer))
 	}
 }
 
+// noAnswer stands for an answer without text.
+const noAnswer = "(no text in the answer)"
+
 func orNone(s string) string {
 	if strings.TrimSpace(s) == "" {
-		return "(no text in the answer)"
+		return noAnswer
 	}
 	return s
 }
@@ -315,10 +314,10 @@ func writeJSONLine(b *strings.Builder, peer string, o *outcome) {
 		v["state"] = "MESSAGE"
 	}
 	if o.tr.taskID != "" {
-		v["task_id"] = o.tr.taskID
+		v["task_id"] = jsonID(o.tr.taskID)
 	}
 	if o.tr.contextID != "" {
-		v["context_id"] = o.tr.contextID
+		v["context_id"] = jsonID(o.tr.contextID)
 	}
 	if o.receipt && !o.tr.done() {
 		v["receipt"] = true

@@ -36,30 +36,38 @@ func (t *Toolset) discover(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		info, err = t.card(ctx, target)
 	}
 	if err != nil {
-		return errorResult("a2a_discover: %v", err)
+		return errorResult("a2a_discover: %s", voiceOf(target).errText(err))
 	}
 	var b strings.Builder
 	writeCard(&b, target, info)
 	return textResult(b.String())
 }
 
-// writeCard summarises a card for a model.
+// writeCard summarises a card for a model. What the card says of the
+// agent (name, description, provider, skills) is the peer's text: framed or
+// defanged by its trust (untrusted.go).
 func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	c := info.Card
-	fmt.Fprintf(b, "Agent %q", c.Name)
-	if c.Version != "" {
-		fmt.Fprintf(b, " (version %s)", c.Version)
-	}
 	if target.conf != nil {
-		fmt.Fprintf(b, " — configured peer %q (trust: %s)", target.conf.Name, target.conf.Trust)
+		fmt.Fprintf(b, "Card of configured peer %q (trust: %s):\n", target.conf.Name, target.conf.Trust)
+	} else {
+		fmt.Fprintf(b, "Card of the agent at %s (an unconfigured URL, untrusted):\n", target.name)
 	}
-	b.WriteString("\n")
+	var said strings.Builder
+	fmt.Fprintf(&said, "Agent %q", c.Name)
+	if c.Version != "" {
+		fmt.Fprintf(&said, " (version %s)", c.Version)
+	}
+	said.WriteString("\n")
 	if d := strings.TrimSpace(c.Description); d != "" {
-		fmt.Fprintf(b, "Description: %s\n", d)
+		fmt.Fprintf(&said, "Description: %s\n", d)
 	}
 	if c.Provider != nil && c.Provider.Organization != "" {
-		fmt.Fprintf(b, "Provider: %s\n", c.Provider.Organization)
+		fmt.Fprintf(&said, "Provider: %s\n", c.Provider.Organization)
 	}
+	writeSkills(&said, c)
+	b.WriteString(voiceOf(target).block(clip(said.String())))
+	b.WriteString("\n")
 	in := info.Interface
 	fmt.Fprintf(b, "Interface used: %s, protocol %s, %s", in.ProtocolBinding, in.ProtocolVersion, in.URL)
 	if in.ProtocolVersion == a2a.ProtocolVersionV03 {
@@ -67,7 +75,7 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(b, "Capabilities: streaming %s, push notifications %s\n", yesNo(c.Capabilities.SupportsStreaming()), yesNo(c.Capabilities.SupportsPushNotifications()))
-	fmt.Fprintf(b, "Authentication: %s\n", authSummary(c))
+	fmt.Fprintf(b, "Authentication: %s\n", peerLine(authSummary(c), 500))
 	fmt.Fprintf(b, "Card signature: %s\n", signatureSummary(target, info))
 	if target.conf != nil {
 		cred := "none"
@@ -87,6 +95,23 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	if len(c.DefaultInputModes) > 0 || len(c.DefaultOutputModes) > 0 {
 		fmt.Fprintf(b, "Accepts: %s; produces: %s\n", strings.Join(c.DefaultInputModes, ", "), strings.Join(c.DefaultOutputModes, ", "))
 	}
+	src := "fetched now"
+	switch {
+	case info.Revalidated:
+		src = "cached, revalidated now (304 Not Modified)"
+	case info.FromCache:
+		src = "from cache"
+	}
+	fmt.Fprintf(b, "Card: %s (%s; fresh until %s)\n", info.CardURL, src, info.Expires.UTC().Format("2006-01-02 15:04:05Z"))
+	fmt.Fprintf(b, "To delegate: a2a_call agent=%q message=\"…\"\n", target.name)
+	j, _ := json.Marshal(map[string]any{"name": peerLine(c.Name, 200), "agent": target.name, "protocol": in.ProtocolVersion,
+		"streaming": c.Capabilities.SupportsStreaming(), "skills": skillIDs(c),
+		"signed": len(c.Signatures) > 0, "signature_verified": info.Verified != nil})
+	b.Write(j)
+}
+
+// writeSkills lists a card's skills.
+func writeSkills(b *strings.Builder, c *a2a.AgentCard) {
 	fmt.Fprintf(b, "Skills (%d):\n", len(c.Skills))
 	for _, s := range c.Skills {
 		fmt.Fprintf(b, "- %s", s.ID)
@@ -104,19 +129,6 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 		}
 		b.WriteString("\n")
 	}
-	src := "fetched now"
-	switch {
-	case info.Revalidated:
-		src = "cached, revalidated now (304 Not Modified)"
-	case info.FromCache:
-		src = "from cache"
-	}
-	fmt.Fprintf(b, "Card: %s (%s; fresh until %s)\n", info.CardURL, src, info.Expires.UTC().Format("2006-01-02 15:04:05Z"))
-	fmt.Fprintf(b, "To delegate: a2a_call agent=%q message=\"…\"\n", target.name)
-	j, _ := json.Marshal(map[string]any{"name": c.Name, "agent": target.name, "protocol": in.ProtocolVersion,
-		"streaming": c.Capabilities.SupportsStreaming(), "skills": skillIDs(c),
-		"signed": len(c.Signatures) > 0, "signature_verified": info.Verified != nil})
-	b.Write(j)
 }
 
 func yesNo(v bool) string {
@@ -203,7 +215,7 @@ func signatureSummary(target *resolved, info *client.CardInfo) string {
 	}
 	var kids []string
 	for _, s := range info.Card.Signatures {
-		if kid := protectedKid(s.Protected); kid != "" && !slices.Contains(kids, "kid="+kid) {
+		if kid := peerLine(protectedKid(s.Protected), 64); kid != "" && !slices.Contains(kids, "kid="+kid) {
 			kids = append(kids, "kid="+kid)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,9 @@ import (
 
 // maxAnswerChars bounds the answer text put into a tool result.
 const maxAnswerChars = 12000
+
+// maxProgressChars bounds a peer's text in one progress message.
+const maxProgressChars = 300
 
 // sendSpec is one message to deliver to one peer.
 type sendSpec struct {
@@ -35,7 +39,10 @@ type sendSpec struct {
 // outcome is what came of a sendSpec (or of following a task).
 type outcome struct {
 	peer string
-	tr   tracker
+	// trusted: the peer is configured with trust: trusted, so its texts
+	// reach the model defanged but not framed (see untrusted.go).
+	trusted bool
+	tr      tracker
 	// receipt: we stopped waiting before the task finished; why says why.
 	receipt bool
 	why     string
@@ -53,6 +60,15 @@ type outcome struct {
 // done reports whether the task reached a terminal or interrupted state or
 // the peer replied with a message.
 func (o *outcome) done() bool { return o.err == nil && o.tr.done() }
+
+// newOutcome is the empty outcome of an exchange with target.
+func newOutcome(target *resolved) *outcome {
+	return &outcome{peer: target.name, trusted: voiceOf(target).trusted,
+		refreshable: target.conf != nil && target.conf.tokens != nil}
+}
+
+// voice is how the outcome's peer texts reach the model.
+func (o *outcome) voice() peerVoice { return peerVoice{name: o.peer, trusted: o.trusted} }
 
 // failed reports an outcome that is a failure: an error, or a task the
 // peer ended FAILED, REJECTED or CANCELED.
@@ -126,7 +142,7 @@ func (tr *tracker) apply(ev client.Event) string {
 	switch {
 	case r.Task != nil:
 		tr.applyTask(r.Task)
-		return fmt.Sprintf("task %s: %s", r.Task.ID, stateName(r.Task.Status.State))
+		return fmt.Sprintf("task %s: %s", peerID(r.Task.ID), stateName(r.Task.Status.State))
 	case r.Message != nil:
 		tr.applyMessage(r.Message)
 		return ""
@@ -141,7 +157,7 @@ func (tr *tracker) apply(ev client.Event) string {
 		if u.Status.Message != nil {
 			tr.statusMsg = u.Status.Message
 			if txt := strings.TrimSpace(partsText(u.Status.Message.Parts)); txt != "" {
-				line += ": " + txt
+				line += ": " + peerLine(txt, maxProgressChars)
 			}
 		}
 		return line
@@ -153,7 +169,7 @@ func (tr *tracker) apply(ev client.Event) string {
 		if name == "" {
 			name = u.Artifact.ArtifactID
 		}
-		return "received artifact " + name
+		return "received artifact " + strconv.Quote(peerLine(name, 100))
 	}
 	return ""
 }
@@ -258,7 +274,7 @@ const ackGrace = 10 * time.Second // Toolset.ackGrace; tests shorten it
 // that ends early is a receipt the model can follow up, never a lost task.
 func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 	start := t.now()
-	o := &outcome{peer: spec.target.name, refreshable: spec.target.conf != nil && spec.target.conf.tokens != nil}
+	o := newOutcome(spec.target)
 	defer func() {
 		o.elapsed = t.now().Sub(start)
 		t.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
@@ -617,7 +633,7 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 			if o.tr.state != prev && progress != nil {
 				line := target.name + ": " + stateName(o.tr.state)
 				if q := o.tr.question(); q != "" {
-					line += ": " + q
+					line += ": " + peerLine(q, maxProgressChars)
 				}
 				if !progress(line) {
 					o.err = fmt.Errorf("the caller went away; stopped following the task")

@@ -43,7 +43,7 @@ func (t *Toolset) history(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		return textResult(fmt.Sprintf("No conversation with context_id %q is known. a2a_list shows the known conversations.", cid))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Conversation %s (%d entries, oldest first):\n", cid, len(entries))
+	fmt.Fprintf(&b, "Conversation %s (%d entries, oldest first):\n", peerID(cid), len(entries))
 	for _, e := range entries {
 		arrow, verb := "→", "sent to"
 		if e.Direction == store.DirectionReceived {
@@ -52,13 +52,17 @@ func (t *Toolset) history(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		fmt.Fprintf(&b, "%s %s %s %s", e.Time.UTC().Format(time.RFC3339), arrow, verb, e.Peer)
 		var meta []string
 		if e.TaskID != "" {
-			meta = append(meta, "task "+e.TaskID)
+			meta = append(meta, "task "+peerID(e.TaskID))
 		}
 		if e.State != "" {
 			meta = append(meta, strings.TrimPrefix(e.State, "TASK_STATE_"))
 		}
 		if len(meta) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(meta, ", "))
+		}
+		if e.Direction == store.DirectionReceived {
+			fmt.Fprintf(&b, ":\n%s\n", t.voiceOfName(e.Peer).textOr(e.Text, noAnswer))
+			continue
 		}
 		fmt.Fprintf(&b, ": %s\n", clip(orNone(e.Text)))
 	}

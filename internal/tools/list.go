@@ -33,8 +33,8 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 			fmt.Fprintf(&b, "- %s (%s, trust %s): %s\n", pc.Name, pc.URL, pc.Trust, reach[pc.Name].status())
 			if info := pc.peer.CachedCard(); info != nil {
 				c := info.Card
-				fmt.Fprintf(&b, "  card: %q — %s; protocol %s; streaming %s; skills: %s\n", c.Name, oneLine(c.Description, 120),
-					info.Interface.ProtocolVersion, yesNo(c.Capabilities.SupportsStreaming()), strings.Join(skillIDs(c), ", "))
+				fmt.Fprintf(&b, "  card: %q — %s; protocol %s; streaming %s; skills: %s\n", peerLine(c.Name, 100), peerLine(c.Description, 120),
+					info.Interface.ProtocolVersion, yesNo(c.Capabilities.SupportsStreaming()), peerLine(strings.Join(skillIDs(c), ", "), 300))
 			}
 		}
 	}
@@ -51,8 +51,12 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		default:
 			fmt.Fprintf(&b, "Recent conversations (%d, newest first; see a2a_history context_id=…):\n", len(convs))
 			for _, c := range convs {
-				fmt.Fprintf(&b, "- context %s with %s: %d entries, last task %s %s, last at %s\n", c.ContextID, c.Peer, c.Entries,
-					orDash(c.LastTaskID), strings.TrimPrefix(c.LastState, "TASK_STATE_"), c.LastAt.UTC().Format(time.RFC3339))
+				last := "-"
+				if c.LastTaskID != "" {
+					last = peerID(c.LastTaskID)
+				}
+				fmt.Fprintf(&b, "- context %s with %s: %d entries, last task %s %s, last at %s\n", peerID(c.ContextID), c.Peer, c.Entries,
+					last, strings.TrimPrefix(c.LastState, "TASK_STATE_"), c.LastAt.UTC().Format(time.RFC3339))
 			}
 		}
 	}

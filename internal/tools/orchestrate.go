@@ -155,9 +155,9 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 			if id := o.tr.taskID; id != "" {
 				target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
 				if err := t.cancelRemote(ctx, target, id); err != nil {
-					note += fmt.Sprintf("; CancelTask for task %s failed: %s", id, kindOrErr(err))
+					note += fmt.Sprintf("; CancelTask for task %s failed: %s", peerID(id), kindOrErr(err))
 				} else {
-					note += fmt.Sprintf("; CancelTask sent for task %s", id)
+					note += fmt.Sprintf("; CancelTask sent for task %s", peerID(id))
 				}
 			}
 			cancelled = append(cancelled, note+")")
@@ -221,7 +221,7 @@ func writeAll(b *strings.Builder, picked []*peerConf, results []*outcome) {
 		fmt.Fprintf(b, "%d. ", i+1)
 		o := results[i]
 		if o.err != nil {
-			fmt.Fprintf(b, "%s failed after %s: %v\n", pc.Name, roundDur(o.elapsed), o.err)
+			fmt.Fprintf(b, "%s failed after %s: %s\n", pc.Name, roundDur(o.elapsed), o.voice().errText(o.err))
 			continue
 		}
 		writeOutcome(b, pc.Name, o)
@@ -246,14 +246,15 @@ func briefOutcome(o *outcome) string {
 	case o.tr.message != nil:
 		return fmt.Sprintf("replied in %s (%d characters)", roundDur(o.elapsed), len(o.tr.answer()))
 	case o.receipt && !o.tr.done():
-		return fmt.Sprintf("still %s after %s (task %s)", stateName(o.tr.state), roundDur(o.elapsed), o.tr.taskID)
+		return fmt.Sprintf("still %s after %s (task %s)", stateName(o.tr.state), roundDur(o.elapsed), peerID(o.tr.taskID))
 	}
 	return fmt.Sprintf("%s in %s (%d characters)", stateName(o.tr.state), roundDur(o.elapsed), len(o.tr.answer()))
 }
 
-// kindOrErr shortens a client error to its kind and cause.
+// kindOrErr shortens a client error to its kind and cause, on one line
+// (what came from the peer defanged).
 func kindOrErr(err error) string {
-	return oneLine(err.Error(), 300)
+	return errLine(err, 300)
 }
 
 // stateRank orders outcomes for mode best: completed (or a direct reply)

@@ -91,7 +91,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		fmt.Fprintf(&b, "No peer clearly fits this message. %s\n", considered)
 		b.WriteString("Peers and their skills:\n")
 		for _, c := range avail {
-			fmt.Fprintf(&b, "- %s: %s\n", c.pc.Name, strings.Join(skillLabels(c.info.Card), "; "))
+			fmt.Fprintf(&b, "- %s: %s\n", c.pc.Name, peerLine(strings.Join(skillLabels(c.info.Card), "; "), 500))
 		}
 		b.WriteString("Pick one yourself and use a2a_call, or rephrase the task with the skill you need.")
 		if len(skipped) > 0 {
@@ -147,7 +147,7 @@ func (t *Toolset) choose(ctx context.Context, msg string, avail []candidate) (*r
 		}
 		for _, s := range c.info.Card.Skills {
 			if mentions(msg, s.ID) || (s.Name != "" && mentions(msg, s.Name)) {
-				named = append(named, &routeChoice{pc: c.pc, stage: "name", reason: fmt.Sprintf("the message names its skill %q", s.Name)})
+				named = append(named, &routeChoice{pc: c.pc, stage: "name", reason: fmt.Sprintf("the message names its skill %q", peerLine(s.Name, 100))})
 				break
 			}
 		}
@@ -202,7 +202,7 @@ func (t *Toolset) choose(ctx context.Context, msg string, avail []candidate) (*r
 	var prompt strings.Builder
 	prompt.WriteString("Task:\n" + oneLine(msg, 2000) + "\n\nCandidate agents:\n")
 	for _, c := range avail {
-		fmt.Fprintf(&prompt, "- %s: %s. Skills: %s\n", c.pc.Name, oneLine(c.info.Card.Description, 300), strings.Join(skillLabels(c.info.Card), "; "))
+		fmt.Fprintf(&prompt, "- %s: %s. Skills: %s\n", c.pc.Name, peerLine(c.info.Card.Description, 300), peerLine(strings.Join(skillLabels(c.info.Card), "; "), 1000))
 	}
 	prompt.WriteString("\nAnswer with the name of the single best agent for the task, exactly as listed, or NONE if no agent fits. Answer with the name only.")
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -38,15 +38,15 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if err := t.ensureToken(ctx, target); err != nil {
 		return errorResult("a2a_task %s on %s failed: %v", action, target.name, err)
 	}
-	refreshable := target.conf != nil && target.conf.tokens != nil
+	v := voiceOf(target)
 	switch action {
 	case "get":
 		task, err := t.getTask(ctx, target, taskID)
 		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
 		if err != nil {
-			return errorResult("a2a_task get on %s failed: %v", target.name, err)
+			return errorResult("a2a_task get on %s failed: %s", target.name, v.errText(err))
 		}
-		o := &outcome{peer: target.name, refreshable: refreshable}
+		o := newOutcome(target)
 		o.tr.applyTask(task)
 		o.receipt, o.why = !o.tr.done(), "current state"
 		t.recordReceived(ctx, target.name, o)
@@ -59,21 +59,21 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		if err != nil {
 			return errorResult("a2a_task: %v", err)
 		}
-		o := &outcome{peer: target.name, refreshable: refreshable}
+		o := newOutcome(target)
 		o.tr.taskID = taskID
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
 		o = t.follow(ctx, target, o, waitCtx, ci.report, true)
 		t.metrics.Outbound(target.name, "SubscribeToTask", t.now().Sub(start), o.err)
 		if o.err != nil {
-			return errorResult("a2a_task wait on %s failed: %v", target.name, o.err)
+			return errorResult("a2a_task wait on %s failed: %s", target.name, v.errText(o.err))
 		}
 		if o.receipt {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
 		t.recordReceived(ctx, target.name, o)
 		d := t.remembered(target.name, taskID)
-		if needsAuth(o) && refreshable {
+		if needsAuth(o) && o.refreshable {
 			chain, err := t.chainFor(ctx, target, taskID)
 			if err != nil {
 				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
@@ -96,16 +96,16 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
-				return errorResult("a2a_task cancel: task %s on %s has already finished and cannot be canceled (%s). Use action=\"get\" to see its result.", taskID, target.name, re.Message)
+				return errorResult("a2a_task cancel: task %s on %s has already finished and cannot be canceled (%q). Use action=\"get\" to see its result.", peerID(taskID), target.name, peerLine(re.Message, 300))
 			}
-			return errorResult("a2a_task cancel on %s failed: %v", target.name, err)
+			return errorResult("a2a_task cancel on %s failed: %s", target.name, v.errText(err))
 		}
-		o := &outcome{peer: target.name}
+		o := newOutcome(target)
 		o.tr.applyTask(task)
 		t.recordReceived(ctx, target.name, o)
-		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, taskID, stateName(task.Status.State))
+		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
 		if !task.Status.State.Terminal() {
-			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%q action=\"get\".", target.name, taskID)
+			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%s action=\"get\".", target.name, peerID(taskID))
 		}
 		return textResult(msg)
 	case "":

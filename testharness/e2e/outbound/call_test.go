@@ -84,12 +84,12 @@ func TestCallRelaysAQuestionAndContinuesTheTask(t *testing.T) {
 
 	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": msg})
 	e2etest.MustOK(t, r, "bob needs more input before it can continue", "state INPUT_REQUIRED",
-		"Question from bob: Which day should I book?", `To answer: a2a_call agent="bob" task_id=`)
+		"Question from bob:\n[A2A UNTRUSTED INPUT BEGIN from bob]", "Which day should I book?\n[A2A UNTRUSTED INPUT END from bob]", `To answer: a2a_call agent="bob" task_id=`)
 	q := e2etest.SummaryOf(t, r)
 	if q.State != "INPUT_REQUIRED" || q.TaskID == "" || q.ContextID == "" {
 		t.Fatalf("summary %+v", q)
 	}
-	e2etest.MustContain(t, r, "task "+q.TaskID, "context "+q.ContextID, `task_id="`+q.TaskID+`"`, `context_id="`+q.ContextID+`"`)
+	e2etest.MustContain(t, r, `task "`+q.TaskID+`"`, `context "`+q.ContextID+`"`, `task_id="`+q.TaskID+`"`, `context_id="`+q.ContextID+`"`)
 
 	askingTurnOver(t, w.bob, q.TaskID)
 	answer := unique(t, "Friday")
@@ -205,7 +205,7 @@ func TestTaskCancelStopsTheHostTurn(t *testing.T) {
 	turn := waitFor(t, w.bob, messageWith(msg))
 
 	r, _ = callTool(t, w.alice, "a2a_task", map[string]any{"agent": "bob", "task_id": s.TaskID, "action": "cancel"})
-	e2etest.MustOK(t, r, "Asked bob to cancel task "+s.TaskID, "its state is now CANCELED")
+	e2etest.MustOK(t, r, "Asked bob to cancel task \""+s.TaskID+"\"", "its state is now CANCELED")
 
 	ct := waitFor(t, w.bob, func(c testharness.Call) bool {
 		return c.Kind == testharness.KindCancelTurn && c.CancelTurn().GetTaskId() == s.TaskID

@@ -31,7 +31,7 @@ func callerOf(t *testing.T, peers map[string]string) *testharness.Host {
 func askAndAnswer(t *testing.T, h *testharness.Host, peer string) {
 	t.Helper()
 	r, _ := callTool(t, h, "a2a_call", map[string]any{"agent": peer, "message": "ask me something"})
-	e2etest.MustOK(t, r, peer+" needs more input", "Question from "+peer+": "+clienttest.Question)
+	e2etest.MustOK(t, r, peer+" needs more input", "Question from "+peer+":\n[A2A UNTRUSTED INPUT BEGIN from "+peer+"]", clienttest.Question+"\n[A2A UNTRUSTED INPUT END from "+peer+"]")
 	q := e2etest.SummaryOf(t, r)
 	r, _ = callTool(t, h, "a2a_call", map[string]any{"agent": peer, "message": "blue", "task_id": q.TaskID, "context_id": q.ContextID})
 	e2etest.MustOK(t, r, peer+" completed the task", "echo: blue")
@@ -88,7 +88,7 @@ func TestToolsInteroperateWithTheOfficialGoSDKServer(t *testing.T) {
 			t.Fatalf("summary %+v", s)
 		}
 		r, _ = callTool(t, h, "a2a_task", map[string]any{"agent": "gosdk-plain", "task_id": s.TaskID, "action": "cancel"})
-		e2etest.MustOK(t, r, "Asked gosdk-plain to cancel task "+s.TaskID)
+		e2etest.MustOK(t, r, "Asked gosdk-plain to cancel task \""+s.TaskID+"\"")
 		select {
 		case id := <-plain.Canceled:
 			if id != s.TaskID {

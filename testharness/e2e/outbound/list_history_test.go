@@ -49,7 +49,7 @@ func TestListShowsReachabilityCardsConversationsAndMetrics(t *testing.T) {
 
 	r, _ = callTool(t, lister, "a2a_list", nil)
 	e2etest.MustOK(t, r, "Recent conversations (1, newest first",
-		"- context "+s.ContextID+" with bob: 4 entries, last task "+last.TaskID+" COMPLETED",
+		"- context \""+s.ContextID+"\" with bob: 4 entries, last task \""+last.TaskID+"\" COMPLETED",
 		"bob: 2 calls, 0 errors", "down: 1 calls, 1 errors")
 }
 
@@ -89,14 +89,14 @@ func TestHistoryShowsTheConversationInOrderAndHonoursLimit(t *testing.T) {
 	e2etest.MustOK(t, r, "bob heard (message 3 of this chat): "+follow)
 
 	r, _ = callTool(t, w.alice, "a2a_history", map[string]any{"context_id": q.ContextID})
-	e2etest.MustOK(t, r, "Conversation "+q.ContextID+" (6 entries, oldest first):")
+	e2etest.MustOK(t, r, "Conversation \""+q.ContextID+"\" (6 entries, oldest first):")
 	inOrder(t, r.GetContent(),
-		"→ sent to bob (task "+q.TaskID+"): "+ask,
-		"← from bob (task "+q.TaskID+", INPUT_REQUIRED): Which day should I book?",
-		"→ sent to bob (task "+q.TaskID+"): "+answer,
-		"← from bob (task "+q.TaskID+", COMPLETED): booked for "+answer,
+		"→ sent to bob (task \""+q.TaskID+"\"): "+ask,
+		"← from bob (task \""+q.TaskID+"\", INPUT_REQUIRED):\n[A2A UNTRUSTED INPUT BEGIN from bob]", "Which day should I book?",
+		"→ sent to bob (task \""+q.TaskID+"\"): "+answer,
+		"← from bob (task \""+q.TaskID+"\", COMPLETED):\n[A2A UNTRUSTED INPUT BEGIN from bob]", "booked for "+answer,
 		"→ sent to bob", follow,
-		"← from bob", "COMPLETED): bob heard (message 3 of this chat): "+follow,
+		"← from bob", "COMPLETED):\n[A2A UNTRUSTED INPUT BEGIN from bob]", "bob heard (message 3 of this chat): "+follow,
 	)
 
 	r, _ = callTool(t, w.alice, "a2a_history", map[string]any{"context_id": q.ContextID, "limit": 2})

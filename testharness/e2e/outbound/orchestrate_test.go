@@ -104,7 +104,7 @@ func TestOrchestrateFirstReturnsTheFirstGoodReplyAndCancelsTheOthers(t *testing.
 	r := <-done
 	e2etest.MustOK(t, r, `Sent to 3 peer(s) advertising "research" (mode first`, "First successful reply, from scout:",
 		"scout found three recent sources that answer: "+msg,
-		"Cancelled the others: archive (request cancelled; CancelTask sent for task "+started.TaskID+")")
+		"Cancelled the others: archive (request cancelled; CancelTask sent for task \""+started.TaskID+"\")")
 	mustNotContain(t, r, "archive: 2 papers")
 
 	ct := waitFor(t, w.archive, func(c testharness.Call) bool {

@@ -86,7 +86,7 @@ func TestToolsCallAnOfficialRESTOnlyPeer(t *testing.T) {
 		t.Fatalf("no summary line in:\n%s", c)
 	}
 	r = callTool(t, h, "a2a_task", map[string]any{"agent": "gorest", "task_id": s.TaskID, "action": "cancel"})
-	contains(t, r, false, "Asked gorest to cancel task "+s.TaskID)
+	contains(t, r, false, "Asked gorest to cancel task \""+s.TaskID+"\"")
 	select {
 	case id := <-peer.Canceled:
 		if id != s.TaskID {

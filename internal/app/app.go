@@ -116,6 +116,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		Store: st, Logger: a.log.Named("tasks"),
 		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
 		Notifier: p.notifier(), Observer: p.observer(), Cluster: clusterOf(st),
+		MaxPushConfigsPerTask: cfg.MaxPushConfigsPerTask,
 	})
 	if err != nil {
 		return nil, err

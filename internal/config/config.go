@@ -155,9 +155,10 @@ type Config struct {
 	Inspector    bool   `json:"inspector" env:"A2A_INSPECTOR" default:"false" help:"Serve the operator's web inspector at /inspector/ — live card, tasks, peers, calls, metrics, a send form (Local callers only; see Inspector below)."`
 
 	// Push notifications.
-	PushEnabled     bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
-	PushSecret      string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token, else a random key generated into <data dir>/push-secret)."`
-	PushMaxAttempts int    `json:"push_max_attempts" env:"A2A_PUSH_MAX_ATTEMPTS" default:"12" help:"Delivery attempts (with exponential backoff) before a webhook notification is given up."`
+	PushEnabled           bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
+	PushSecret            string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token, else a random key generated into <data dir>/push-secret)."`
+	PushMaxAttempts       int    `json:"push_max_attempts" env:"A2A_PUSH_MAX_ATTEMPTS" default:"12" help:"Delivery attempts (with exponential backoff) before a webhook notification is given up."`
+	MaxPushConfigsPerTask int    `json:"max_push_configs_per_task" env:"A2A_MAX_PUSH_CONFIGS_PER_TASK" default:"10" help:"Push notification configs one task may have; one more is refused with -32602 (replacing a config by its id does not count)."`
 }
 
 // Setting describes one configuration setting.
@@ -423,7 +424,8 @@ func (c *Config) Validate() error {
 		"max_parts (A2A_MAX_PARTS)": int64(c.MaxParts), "max_part_bytes (A2A_MAX_PART_BYTES)": int64(c.MaxPartBytes),
 		"max_streams_per_peer (A2A_MAX_STREAMS_PER_PEER)": int64(c.MaxStreamsPerPeer), "max_pingpong_turns (A2A_MAX_PINGPONG_TURNS)": int64(c.MaxPingPongTurns),
 		"max_delegation_depth (A2A_MAX_DELEGATION_DEPTH)": int64(c.MaxDelegationDepth), "push_max_attempts (A2A_PUSH_MAX_ATTEMPTS)": int64(c.PushMaxAttempts),
-		"audit_max_bytes (A2A_AUDIT_MAX_BYTES)": c.AuditMaxBytes,
+		"max_push_configs_per_task (A2A_MAX_PUSH_CONFIGS_PER_TASK)": int64(c.MaxPushConfigsPerTask),
+		"audit_max_bytes (A2A_AUDIT_MAX_BYTES)":                     c.AuditMaxBytes,
 	}
 	names := make([]string, 0, len(positive))
 	for k := range positive {

@@ -120,7 +120,14 @@ type Options struct {
 	// Cluster, when set, connects this manager to other replicas sharing
 	// the store (see Cluster). Nil: one process, the default.
 	Cluster Cluster
+	// MaxPushConfigsPerTask bounds the push notification configs one task
+	// may have (default DefaultMaxPushConfigsPerTask); one more is refused
+	// with -32602. Replacing a config by its id does not count.
+	MaxPushConfigsPerTask int
 }
+
+// DefaultMaxPushConfigsPerTask is Options.MaxPushConfigsPerTask's default.
+const DefaultMaxPushConfigsPerTask = 10
 
 // Manager runs the lifecycle of every inbound task.
 type Manager struct {
@@ -142,6 +149,10 @@ type Manager struct {
 	// above zero belongs to an earlier turn and must not settle the task.
 	hostTurns map[string]int
 	closed    bool
+	// pushMu serialises counting a task's push configs with storing a new
+	// one (see putPushConfig), so concurrent creations cannot pass the
+	// limit together. It is never held while taking a liveTask's lock.
+	pushMu sync.Mutex
 	// watch holds the functions Watch registered (see watch.go).
 	watch watchers
 
@@ -180,6 +191,9 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	if opts.MaxQueuedPerContext <= 0 {
 		opts.MaxQueuedPerContext = 64
+	}
+	if opts.MaxPushConfigsPerTask <= 0 {
+		opts.MaxPushConfigsPerTask = DefaultMaxPushConfigsPerTask
 	}
 	return &Manager{
 		opts:   opts,

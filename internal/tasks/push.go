@@ -3,6 +3,8 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
@@ -19,8 +21,8 @@ func (m *Manager) CreatePushConfig(ctx context.Context, scope, owner string, cfg
 	if cfg.ID == "" {
 		cfg.ID = a2a.NewID()
 	}
-	if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: cfg, Owner: owner, CreatedAt: m.now()}); err != nil {
-		return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
+	if err := m.putPushConfig(ctx, &store.PushConfig{Config: cfg, Owner: owner, CreatedAt: m.now()}, "id"); err != nil {
+		return nil, err
 	}
 	if lt := m.visibleLive(cfg.TaskID, scope); lt != nil {
 		lt.mu.Lock()
@@ -38,6 +40,30 @@ func (m *Manager) CreatePushConfig(ctx context.Context, scope, owner string, cfg
 		m.forwardPushConfigs(ctx, cfg.TaskID)
 	}
 	return &cfg, nil
+}
+
+// putPushConfig stores a push config of a stored task unless the task has
+// Options.MaxPushConfigsPerTask configs already and this one would be
+// another (a config with the id of an existing one replaces it, and
+// does not count). field names the request field the refusal points at.
+func (m *Manager) putPushConfig(ctx context.Context, pc *store.PushConfig, field string) error {
+	m.pushMu.Lock()
+	defer m.pushMu.Unlock()
+	existing, err := m.store.ListPushConfigs(ctx, pc.Config.TaskID)
+	if err != nil {
+		return a2a.ErrInternal("reading the task's push notification configs: " + err.Error())
+	}
+	if max := m.opts.MaxPushConfigsPerTask; len(existing) >= max && !slices.ContainsFunc(existing, func(e *store.PushConfig) bool {
+		return e.Config.ID == pc.Config.ID
+	}) {
+		return a2a.ErrInvalidParams(field, fmt.Sprintf(
+			"task %s already has %d push notification configs, the most one task may have (max_push_configs_per_task); "+
+				"delete one (DeleteTaskPushNotificationConfig) or replace one by giving its id", pc.Config.TaskID, max))
+	}
+	if err := m.store.PutPushConfig(ctx, pc); err != nil {
+		return a2a.ErrInternal("storing the push notification config: " + err.Error())
+	}
+	return nil
 }
 
 // GetPushConfig handles GetTaskPushNotificationConfig.

@@ -311,8 +311,8 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 		if pc.ID == "" {
 			pc.ID = a2a.NewID()
 		}
-		if err := m.store.PutPushConfig(ctx, &store.PushConfig{Config: pc, Owner: p.Caller.ID, CreatedAt: m.now()}); err != nil {
-			return nil, a2a.ErrInternal("storing the push notification config: " + err.Error())
+		if err := m.putPushConfig(ctx, &store.PushConfig{Config: pc, Owner: p.Caller.ID, CreatedAt: m.now()}, "configuration.taskPushNotificationConfig"); err != nil {
+			return nil, err
 		}
 		replaced := false
 		for i := range lt.push {

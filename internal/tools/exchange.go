@@ -62,9 +62,46 @@ type outcome struct {
 func (o *outcome) done() bool { return o.err == nil && o.tr.done() }
 
 // newOutcome is the empty outcome of an exchange with target.
-func newOutcome(target *resolved) *outcome {
-	return &outcome{peer: target.name, trusted: voiceOf(target).trusted,
+func (t *Toolset) newOutcome(target *resolved) *outcome {
+	o := &outcome{peer: target.name, trusted: voiceOf(target).trusted,
 		refreshable: target.conf != nil && target.conf.tokens != nil}
+	o.tr.limit = t.maxCallBytes
+	return o
+}
+
+// checkOver turns a tracker that had to drop artifacts (see maxCallBytes)
+// into the outcome's error; it reports whether it did.
+func (o *outcome) checkOver() bool {
+	if !o.tr.over {
+		return false
+	}
+	if o.err == nil {
+		o.err = overError(o.peer, &o.tr)
+	}
+	return true
+}
+
+// overError says that a peer sent more artifact content than one call
+// keeps.
+func overError(peer string, tr *tracker) error {
+	limit := tr.limit
+	if limit <= 0 {
+		limit = maxCallBytes
+	}
+	what := "the task"
+	if tr.taskID != "" {
+		what = "task " + peerID(tr.taskID)
+	}
+	return fmt.Errorf("%s sent more than %s of artifacts for %s, more than one call keeps; stopped reading them. "+
+		"The task may still be running on the peer: ask for a shorter answer, or stop it with a2a_task action=\"cancel\"", peer, sizeText(limit), what)
+}
+
+// sizeText formats a byte count for a model.
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // voice is how the outcome's peer texts reach the model.
@@ -88,6 +125,16 @@ func (o *outcome) success() bool {
 	return o.err == nil && (o.tr.message != nil || o.tr.state == a2a.TaskStateCompleted)
 }
 
+// maxCallBytes bounds the artifact content one call keeps in memory (every
+// chunk of every artifact a peer streams), so that a peer streaming without
+// end cannot grow the plugin's memory for as long as the call may wait
+// (up to MaxWait). Past it the call stops reading and says so.
+const maxCallBytes = 8 << 20 // Toolset.maxCallBytes; tests lower it
+
+// partOverhead is what an empty part counts against maxCallBytes, so that
+// a stream of empty chunks is bounded too.
+const partOverhead = 64
+
 // tracker accumulates what a peer told us about one task.
 type tracker struct {
 	taskID, contextID string
@@ -96,6 +143,44 @@ type tracker struct {
 	message           *a2a.Message // a direct reply (no task)
 	artifacts         []a2a.Artifact
 	lastAgentMsg      *a2a.Message // from history
+	// size is the artifact content held (partsSize of every artifact);
+	// limit bounds it (0: maxCallBytes). over is set once an artifact or
+	// chunk would have taken it past limit; that one was dropped.
+	size, limit int
+	over        bool
+}
+
+// partsSize is what parts count against maxCallBytes.
+func partsSize(ps []a2a.Part) int {
+	n := 0
+	for i := range ps {
+		p := &ps[i]
+		n += partOverhead + len(p.TextValue()) + len(p.Raw) + len(p.URLValue()) + len(p.Data) + len(p.Filename) + len(p.MediaType)
+	}
+	return n
+}
+
+// artifactsSize is partsSize over artifacts.
+func artifactsSize(as []a2a.Artifact) int {
+	n := 0
+	for i := range as {
+		n += partsSize(as[i].Parts)
+	}
+	return n
+}
+
+// fits reports whether holding n more bytes stays within the limit, and
+// marks the tracker over it when not.
+func (tr *tracker) fits(n int) bool {
+	limit := tr.limit
+	if limit <= 0 {
+		limit = maxCallBytes
+	}
+	if tr.size+n > limit {
+		tr.over = true
+		return false
+	}
+	return true
 }
 
 func (tr *tracker) done() bool {
@@ -113,7 +198,14 @@ func (tr *tracker) applyTask(t *a2a.Task) {
 		tr.statusMsg = t.Status.Message
 	}
 	if len(t.Artifacts) > 0 {
-		tr.artifacts = append([]a2a.Artifact(nil), t.Artifacts...)
+		// A snapshot replaces what was held (one event is bounded by the
+		// client's MaxResponseBytes).
+		tr.size = 0
+		if n := artifactsSize(t.Artifacts); tr.fits(n) {
+			tr.artifacts, tr.size = append([]a2a.Artifact(nil), t.Artifacts...), n
+		} else {
+			tr.artifacts = nil
+		}
 	}
 	for i := len(t.History) - 1; i >= 0; i-- {
 		if t.History[i].Role == a2a.RoleAgent {
@@ -174,19 +266,32 @@ func (tr *tracker) apply(ev client.Event) string {
 	return ""
 }
 
-// mergeArtifact adds an artifact or appends a chunk to an earlier one.
+// mergeArtifact adds an artifact or appends a chunk to an earlier one,
+// unless that would take what the call holds past its limit: then the
+// artifact or chunk is dropped and tr.over is set.
 func (tr *tracker) mergeArtifact(a a2a.Artifact, appendParts bool) {
+	n := partsSize(a.Parts)
 	for i := range tr.artifacts {
 		if tr.artifacts[i].ArtifactID == a.ArtifactID {
 			if appendParts {
-				tr.artifacts[i].Parts = append(tr.artifacts[i].Parts, a.Parts...)
+				if tr.fits(n) {
+					tr.artifacts[i].Parts = append(tr.artifacts[i].Parts, a.Parts...)
+					tr.size += n
+				}
 			} else {
-				tr.artifacts[i] = a
+				old := partsSize(tr.artifacts[i].Parts)
+				if tr.fits(n - old) {
+					tr.artifacts[i] = a
+					tr.size += n - old
+				}
 			}
 			return
 		}
 	}
-	tr.artifacts = append(tr.artifacts, a)
+	if tr.fits(n) {
+		tr.artifacts = append(tr.artifacts, a)
+		tr.size += n
+	}
 }
 
 // answer is the text of what the peer produced: its direct reply, else its
@@ -274,7 +379,7 @@ const ackGrace = 10 * time.Second // Toolset.ackGrace; tests shorten it
 // that ends early is a receipt the model can follow up, never a lost task.
 func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 	start := t.now()
-	o := newOutcome(spec.target)
+	o := t.newOutcome(spec.target)
 	defer func() {
 		o.elapsed = t.now().Sub(start)
 		t.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
@@ -364,7 +469,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 	}
 	o.tr.applyTask(resp.Task)
 	switch {
-	case o.tr.done():
+	case o.checkOver(), o.tr.done():
 		return o
 	case !spec.wait:
 		o.receipt, o.why = true, "not waiting (wait=false)"
@@ -412,6 +517,9 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		snapshot := first && spec.msg.TaskID != "" && ev.Response.Task != nil
 		first = false
 		line := o.tr.apply(ev)
+		if o.tr.over {
+			return errTooMuchOutput
+		}
 		if line != "" && !snapshot && spec.progress != nil && !spec.progress(name+": "+line) {
 			return errCallerGone
 		}
@@ -426,6 +534,9 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 	})
 	expired, abandoned := w.state()
 	switch {
+	case errors.Is(err, errTooMuchOutput):
+		o.checkOver()
+		return o
 	case err == nil || errors.Is(err, errStreamDone), answered && ctx.Err() == nil:
 		return o
 	case errors.Is(err, errCallerGone):
@@ -585,6 +696,9 @@ var (
 	errStreamDone = errors.New("task done")
 	// errStopWaiting: the wait ended and the task id is known.
 	errStopWaiting = errors.New("stopped waiting")
+	// errTooMuchOutput: the peer sent more artifact content than one
+	// call keeps (maxCallBytes).
+	errTooMuchOutput = errors.New("too much output")
 )
 
 // follow waits for a known task to finish or be interrupted: by
@@ -599,6 +713,9 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 			answered := false
 			err = t.subscribe(subCtx, target, o.tr.taskID, func(ev client.Event) error {
 				line := o.tr.apply(ev)
+				if o.tr.over {
+					return errTooMuchOutput
+				}
 				if line != "" && progress != nil && !progress(target.name+": "+line) {
 					return errCallerGone
 				}
@@ -611,6 +728,8 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 			end.close()
 			cancelSub()
 			switch {
+			case o.checkOver():
+				return o
 			case (err == nil || errors.Is(err, errStreamDone) || (answered && waitCtx.Err() == nil)) && o.tr.done():
 				return o
 			case errors.Is(err, errCallerGone):
@@ -630,6 +749,9 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 		if err == nil {
 			prev := o.tr.state
 			o.tr.applyTask(task)
+			if o.checkOver() {
+				return o
+			}
 			if o.tr.state != prev && progress != nil {
 				line := target.name + ": " + stateName(o.tr.state)
 				if q := o.tr.question(); q != "" {

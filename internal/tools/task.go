@@ -46,8 +46,11 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %s", target.name, v.errText(err))
 		}
-		o := newOutcome(target)
+		o := t.newOutcome(target)
 		o.tr.applyTask(task)
+		if o.checkOver() {
+			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
+		}
 		o.receipt, o.why = !o.tr.done(), "current state"
 		t.recordReceived(ctx, target.name, o)
 		var b strings.Builder
@@ -59,7 +62,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 		if err != nil {
 			return errorResult("a2a_task: %v", err)
 		}
-		o := newOutcome(target)
+		o := t.newOutcome(target)
 		o.tr.taskID = taskID
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
@@ -100,7 +103,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
 			}
 			return errorResult("a2a_task cancel on %s failed: %s", target.name, v.errText(err))
 		}
-		o := newOutcome(target)
+		o := t.newOutcome(target)
 		o.tr.applyTask(task)
 		t.recordReceived(ctx, target.name, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))

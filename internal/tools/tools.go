@@ -158,6 +158,9 @@ type Toolset struct {
 	// ackGrace is how long a call may wait past its wait for the peer to
 	// name its task (ackGrace; tests shorten it).
 	ackGrace time.Duration
+	// maxCallBytes bounds the artifact content one call keeps
+	// (maxCallBytes; tests lower it).
+	maxCallBytes int
 	// noDelegations is set once the host answered RecordDelegation with
 	// Unimplemented (or said it lacks it).
 	noDelegations atomic.Bool
@@ -291,6 +294,8 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		recorded: map[string]bool{},
 		tasks:    map[string]*delegationInfo{},
 		ackGrace: ackGrace,
+
+		maxCallBytes: maxCallBytes,
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()

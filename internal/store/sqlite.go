@@ -433,10 +433,10 @@ func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 		return TaskPage{}, err
 	}
 	defer s.release(r)
-	if _, err := r.begin.ExecContext(ctx); err != nil {
+	defer r.endRead() // whatever beginRead returns, see there
+	if err := r.beginRead(); err != nil {
 		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 	}
-	defer r.rollback.Exec() //nolint:errcheck // ends the read transaction; nothing to undo
 	var page TaskPage
 	count, hasAfter := r.count[v], p.after != math.MinInt64
 	if hasAfter {

@@ -180,6 +180,30 @@ func newReader(ctx context.Context, db *sql.DB) (*reader, error) {
 	return r, nil
 }
 
+// beginRead starts a read transaction on r, for reads that must see one
+// snapshot. The caller defers r.endRead() before calling it: a BEGIN can
+// take effect although its call failed.
+//
+// BEGIN takes no context. It takes no lock (the snapshot is taken by the
+// first read) and so has nothing to wait for or to cancel; and with a
+// context the driver reports the context's error whenever the context
+// ended during the call, even when the statement completed: a BEGIN
+// reported failed may have opened the transaction. Were the ROLLBACK then
+// skipped, r would go back to the pool inside a transaction, and every
+// later BEGIN on it would fail ("cannot start a transaction within a
+// transaction").
+func (r *reader) beginRead() error {
+	_, err := r.begin.Exec()
+	return err
+}
+
+// endRead ends the read transaction of beginRead, if one is open. ROLLBACK
+// takes no context so that it runs even for a canceled read and cannot be
+// interrupted; without a transaction it fails, harmlessly.
+func (r *reader) endRead() {
+	_, _ = r.rollback.Exec()
+}
+
 // close closes the statements and returns the connection to its pool.
 func (r *reader) close() {
 	for _, s := range r.statements() {

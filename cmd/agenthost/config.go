@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -79,23 +78,6 @@ func (c *hostConfig) pluginConfigs() (map[string]json.RawMessage, error) {
 		out[name] = b
 	}
 	return out, nil
-}
-
-// pluginEnv returns each plugin's extra environment as KEY=VALUE lists,
-// sorted for stable output.
-func (c *hostConfig) pluginEnv() map[string][]string {
-	out := map[string][]string{}
-	for name, vars := range c.Env {
-		keys := make([]string, 0, len(vars))
-		for k := range vars {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out[name] = append(out[name], k+"="+vars[k])
-		}
-	}
-	return out
 }
 
 // sectionJSON converts a plugin's YAML section to a JSON object ("{}" for

@@ -95,11 +95,10 @@ func asIter(run func(func(Event) error) error) iter.Seq2[Event, error] {
 
 // streamState follows a stream to tell a normal end from a cut one.
 type streamState struct {
-	taskID    string
-	state     a2a.TaskState
-	done      bool // a message, final flag, terminal or interrupted state
-	events    int
-	lastEvent time.Time
+	taskID string
+	state  a2a.TaskState
+	done   bool // a message, final flag, terminal or interrupted state
+	events int
 }
 
 func (s *streamState) observe(ev Event) {

@@ -44,16 +44,6 @@ func WithSpan(ctx context.Context, traceparent, tracestate string) context.Conte
 	return context.WithValue(ctx, spanKey{}, traceContext{parent: traceparent, state: tracestate})
 }
 
-// Traceparent returns the trace context ctx continues (WithSpan's, else
-// WithTraceparent's), if any.
-func Traceparent(ctx context.Context) (string, bool) {
-	if tc, ok := ctx.Value(spanKey{}).(traceContext); ok {
-		return tc.parent, true
-	}
-	tc, ok := ctx.Value(traceKey{}).(traceContext)
-	return tc.parent, ok
-}
-
 // setTraceHeaders sets the W3C trace headers of one outbound request: the
 // span of WithSpan as it is, else a child of WithTraceparent's trace, else
 // a new trace, so a chain of agents is one trace from its first call on.

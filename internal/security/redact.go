@@ -124,7 +124,6 @@ var (
 	csKey          = charset("A-Za-z0-9_.-")
 	csEmailLocal   = charset("A-Za-z0-9._%+-")
 	csEmailDomain  = charset("A-Za-z0-9.-")
-	csWord         = charset("A-Za-z0-9_")
 	csValueStopper = charset(" \t\r\n,;&\"'<>)]}")
 )
 

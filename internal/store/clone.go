@@ -192,20 +192,6 @@ func cloneValue(v any) (any, error) {
 	return out, nil
 }
 
-// clonePushConfig deep-copies a push config through its JSON form: configs
-// are small, rarely written and their type belongs to another package.
-func clonePushConfig(pc *PushConfig) (*PushConfig, error) {
-	b, err := a2a.Marshal(&pc.Config)
-	if err != nil {
-		return nil, err
-	}
-	out := &PushConfig{Owner: pc.Owner, CreatedAt: pc.CreatedAt}
-	if err := a2a.Unmarshal(b, &out.Config); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // cloneEntry deep-copies a conversation entry.
 func cloneEntry(e *ConversationEntry) (ConversationEntry, error) {
 	out := *e

@@ -57,10 +57,6 @@ type outcome struct {
 	authNote    string
 }
 
-// done reports whether the task reached a terminal or interrupted state or
-// the peer replied with a message.
-func (o *outcome) done() bool { return o.err == nil && o.tr.done() }
-
 // newOutcome is the empty outcome of an exchange with target.
 func (t *Toolset) newOutcome(target *resolved) *outcome {
 	o := &outcome{peer: target.name, trusted: voiceOf(target).trusted,

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -477,17 +476,6 @@ func statusText(tk a2a.Task) string {
 	return textOf(tk.Status.Message.Parts)
 }
 
-// freePort returns a TCP port on loopback that is free right now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // database opens the plugin's SQLite database read-only, to check what
 // the plugin recorded (give-ups, the outbox) while it runs.
 func database(t testing.TB, dataDir string) *sql.DB {
@@ -520,14 +508,4 @@ func toolJSON(t testing.TB, content string) map[string]any {
 		t.Fatalf("tool result has no JSON summary line: %q", content)
 	}
 	return v
-}
-
-// atoi parses a decimal number or fails the test.
-func atoi(t testing.TB, s string) int64 {
-	t.Helper()
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("%q is not a number", s)
-	}
-	return n
 }

@@ -39,16 +39,6 @@ const callTimeout = 60 * time.Second
 // bobToken is the shared bearer token Bob's plugin requires.
 const bobToken = "bob-secret-token-0123456789"
 
-// knownBug skips a test that demonstrates a bug outside this package (see
-// the report that came with the test). Set E2E_KNOWN_BUGS=1 to run it and
-// watch it fail; remove the call once the bug is fixed.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("E2E_KNOWN_BUGS") == "" {
-		t.Skip("BUG: " + what + " (E2E_KNOWN_BUGS=1 runs it)")
-	}
-}
-
 // peerConfig is the A2A plugin configuration of a peer host, with extra
 // settings. The rate limit is off because every call of this package comes
 // from one identity (127.0.0.1 with one token), which the default limit of

@@ -278,17 +278,7 @@ func (h platformHandle) Send(ctx context.Context, req *pb.SendRequest) (*pb.Send
 		}
 		old := proto.CloneOf(req)
 		old.EndsTurn = false
-		resp, err := pf.Send(ctx, old)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := pf.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
-			Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
-			Outcome: pb.Outcome_OUTCOME_SUCCESS,
-		}); err != nil {
-			return nil, fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err)
-		}
-		return resp, nil
+		return plugin.SendThenEndTurn(ctx, pf, old)
 	})
 }
 

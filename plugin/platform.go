@@ -67,16 +67,25 @@ func (s *platformServer) Send(ctx context.Context, req *pb.SendRequest) (*pb.Sen
 		return nil, status.Errorf(codes.InvalidArgument,
 			"send: ends_turn is for a turn's last output (FINAL, DIRECT_REPLY, INPUT_REQUIRED, AUTH_REQUIRED), not %s; end the turn with ProcessingComplete", req.GetKind())
 	}
-	resp, err := s.impl.Send(ctx, req)
+	resp, err := SendThenEndTurn(ctx, s.impl, req)
+	return resp, toStatus(err)
+}
+
+// SendThenEndTurn is what a Send with ends_turn means, for a receiver that
+// does not read the field: p.Send delivers req, then, if it was delivered,
+// p.ProcessingComplete ends the turn with OUTCOME_SUCCESS. A failed send leaves the
+// turn open, for the host to end with ProcessingComplete. Serve uses it for
+// every Platform, and the host SDK for plugins older than protocol 1.1.
+func SendThenEndTurn(ctx context.Context, p Platform, req *pb.SendRequest) (*pb.SendResponse, error) {
+	resp, err := p.Send(ctx, req)
 	if err != nil {
-		// The turn goes on: the host ends it with ProcessingComplete.
-		return nil, toStatus(err)
+		return nil, err
 	}
-	if _, err := s.impl.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
+	if _, err := p.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
 		Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
 		Outcome: pb.Outcome_OUTCOME_SUCCESS,
 	}); err != nil {
-		return nil, toStatus(fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err))
+		return nil, fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err)
 	}
 	return resp, nil
 }

@@ -257,6 +257,9 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 	if err != nil {
 		return nil, 0, err
 	}
+	// FrameUntrusted filters the flattened text once more, on purpose:
+	// joining parts that were clean one by one can make a pattern across
+	// their boundary.
 	clean := FlattenParts(inParts)
 	md, err := toStruct(filterValue(t.Message.Metadata, filter).(map[string]any))
 	if err != nil {

@@ -98,8 +98,7 @@ func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string,
 		key = "delegation|" + peer + "|msg|" + o.tr.message.MessageID
 	}
 	t.mu.Lock()
-	seen := t.recorded[key]
-	t.recorded[key] = true
+	seen := t.recorded.add(key)
 	t.mu.Unlock()
 	if seen {
 		return

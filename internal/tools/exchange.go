@@ -822,8 +822,7 @@ func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
 		return // nothing final came back yet
 	}
 	t.mu.Lock()
-	seen := t.recorded[key]
-	t.recorded[key] = true
+	seen := t.recorded.add(key)
 	t.mu.Unlock()
 	if seen {
 		return

@@ -152,7 +152,7 @@ type Toolset struct {
 	metrics *metrics.Metrics
 
 	mu       sync.Mutex
-	recorded map[string]bool            // taskID|state already written to the store
+	recorded *seenSet                   // replies and delegations already written (bounded)
 	tasks    map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
 	taskSeq  int64
 	// ackGrace is how long a call may wait past its wait for the peer to
@@ -291,7 +291,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		log:      deps.Logger,
 		byName:   map[string]*peerConf{},
 		metrics:  deps.Metrics,
-		recorded: map[string]bool{},
+		recorded: newSeenSet(maxRemembered),
 		tasks:    map[string]*delegationInfo{},
 		ackGrace: ackGrace,
 

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,6 +181,10 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		Tracer:             p.tracer,
 	}
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
+	if cfg.Pprof {
+		// Profiles show the process's inner workings: Local callers only.
+		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "/debug/pprof/", Handler: pprofHandler()})
+	}
 	if cfg.Metrics {
 		// The local operator and trusted peers may scrape.
 		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "GET /metrics", Handler: p.metrics.Handler(),
@@ -356,4 +362,16 @@ func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent t
 		tc = tasks.TraceContext{Traceparent: tracing.NewRoot()}
 	}
 	return client.WithTraceparent(ctx, tc.Traceparent, tc.Tracestate), tracing.Span{}
+}
+
+// pprofHandler serves net/http/pprof's index, profiles and traces under
+// /debug/pprof/, without touching http.DefaultServeMux.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }

@@ -153,6 +153,7 @@ type Config struct {
 	Metrics      bool   `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
 	OtelEndpoint string `json:"otel_endpoint" env:"A2A_OTEL_ENDPOINT" help:"OTLP/HTTP collector to export OpenTelemetry spans to, e.g. http://127.0.0.1:4318 (empty: no export; W3C traceparent headers are passed on either way)."`
 	Inspector    bool   `json:"inspector" env:"A2A_INSPECTOR" default:"false" help:"Serve the operator's web inspector at /inspector/ — live card, tasks, peers, calls, metrics, a send form (Local callers only; see Inspector below)."`
+	Pprof        bool   `json:"pprof" env:"A2A_PPROF" default:"false" help:"Serve Go's runtime profiles (net/http/pprof) at /debug/pprof/ to Local callers only, for finding where CPU and memory go."`
 
 	// Push notifications.
 	PushEnabled           bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`

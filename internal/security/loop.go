@@ -1,10 +1,12 @@
 package security
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -39,14 +41,19 @@ type TurnGuard struct {
 	now   func() time.Time
 	limit int // tracked contexts; MaxTrackedContexts outside tests
 
-	mu    sync.Mutex
-	turns map[string]*turnCount
+	mu sync.Mutex
+	// turns is keyed by a seeded 64-bit hash of the context id, not the
+	// id: an entry is 16 bytes plus the map's own, where a peer-chosen
+	// id of any length would be kept as well. Two ids that collide share
+	// one count, which can only refuse sooner, never later.
+	seed  maphash.Seed
+	turns map[uint64]turnCount
 	calls int
 }
 
 type turnCount struct {
-	n    int
-	last time.Time
+	n    int32
+	last int64 // unix nanoseconds of the latest turn
 }
 
 // NewTurnGuard builds a guard allowing maxTurns inbound turns per context: 0 or
@@ -71,7 +78,8 @@ func NewTurnGuardWithClock(maxTurns int, idle time.Duration, now func() time.Tim
 	if now == nil {
 		now = time.Now
 	}
-	return &TurnGuard{max: maxTurns, idle: idle, now: now, limit: MaxTrackedContexts, turns: map[string]*turnCount{}}
+	return &TurnGuard{max: maxTurns, idle: idle, now: now, limit: MaxTrackedContexts,
+		seed: maphash.MakeSeed(), turns: map[uint64]turnCount{}}
 }
 
 // Max returns the effective cap after defaults and clamping.
@@ -86,30 +94,36 @@ func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
 	if contextID == "" {
 		return 1, true
 	}
-	now := g.now()
+	now := g.now().UnixNano()
+	key := maphash.String(g.seed, contextID)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.calls++
 	if g.calls >= max(1024, len(g.turns)) {
 		g.sweep(now)
 	}
-	c := g.turns[contextID]
-	if c == nil || now.Sub(c.last) > g.idle {
-		if c == nil && len(g.turns) >= g.limit {
+	c, found := g.turns[key]
+	if !found || g.idled(c, now) {
+		if !found && len(g.turns) >= g.limit {
 			g.sweep(now)
 			if len(g.turns) >= g.limit {
 				g.evictOldest(len(g.turns)/8 + 1)
 			}
 		}
-		c = &turnCount{}
-		g.turns[contextID] = c
+		c = turnCount{}
 	}
 	c.last = now
-	if c.n >= g.max {
-		return c.n + 1, false
+	defer func() { g.turns[key] = c }()
+	if int(c.n) >= g.max {
+		return int(c.n) + 1, false
 	}
 	c.n++
-	return c.n, true
+	return int(c.n), true
+}
+
+// idled reports whether c has been quiet for longer than the idle time.
+func (g *TurnGuard) idled(c turnCount, now int64) bool {
+	return time.Duration(now-c.last) > g.idle
 }
 
 // Release gives back a turn Admit counted for a message that was refused
@@ -119,8 +133,10 @@ func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
 func (g *TurnGuard) Release(contextID string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c := g.turns[contextID]; c != nil && c.n > 0 {
+	key := maphash.String(g.seed, contextID)
+	if c, ok := g.turns[key]; ok && c.n > 0 {
 		c.n--
+		g.turns[key] = c
 	}
 }
 
@@ -129,7 +145,7 @@ func (g *TurnGuard) Release(contextID string) {
 func (g *TurnGuard) Reset(contextID string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.turns, contextID)
+	delete(g.turns, maphash.String(g.seed, contextID))
 }
 
 // Len reports how many contexts the guard tracks.
@@ -139,20 +155,20 @@ func (g *TurnGuard) Len() int {
 	return len(g.turns)
 }
 
-func (g *TurnGuard) sweep(now time.Time) {
+func (g *TurnGuard) sweep(now int64) {
 	g.calls = 0
-	for id, c := range g.turns {
-		if now.Sub(c.last) > g.idle {
-			delete(g.turns, id)
+	for k, c := range g.turns {
+		if g.idled(c, now) {
+			delete(g.turns, k)
 		}
 	}
 }
 
 func (g *TurnGuard) evictOldest(k int) {
-	ids := slices.Collect(maps.Keys(g.turns))
-	slices.SortFunc(ids, func(a, b string) int { return g.turns[a].last.Compare(g.turns[b].last) })
-	for _, id := range ids[:min(k, len(ids))] {
-		delete(g.turns, id)
+	keys := slices.Collect(maps.Keys(g.turns))
+	slices.SortFunc(keys, func(a, b uint64) int { return cmp.Compare(g.turns[a].last, g.turns[b].last) })
+	for _, key := range keys[:min(k, len(keys))] {
+		delete(g.turns, key)
 	}
 }
 

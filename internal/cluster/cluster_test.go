@@ -285,3 +285,84 @@ func TestDeadReplicasTasksAreFailedAfterTheLease(t *testing.T) {
 		t.Errorf("after a's late answer the task is %s", rec.Task.Status.State)
 	}
 }
+
+// TestAuthRequiredStreamsFollowTheTaskToTheReplicaThatResumesIt: streams
+// on replica a stay open while the task waits for credentials; the
+// credentials reach replica b, whose host resumes and finishes the task,
+// and every stream on a gets each event of the resumed turn once. (First
+// output AUTH_REQUIRED, which first stores the task, or after progress:
+// the streams follow the task from after or from before that update.)
+func TestAuthRequiredStreamsFollowTheTaskToTheReplicaThatResumesIt(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	a, b := startNode(t, dsn, "a", 5*time.Second), startNode(t, dsn, "b", 5*time.Second)
+	ctx := context.Background()
+	for _, progressFirst := range []bool{false, true} {
+		req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart("fetch my mail"))}
+		sub, err := a.m.Stream(ctx, tasks.SendParams{Caller: alice, Scope: alice.ID, Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var turn *tasks.Turn
+		select {
+		case turn = <-a.host.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a's host got no turn")
+		}
+		id := turn.TaskID
+		want := []string{"task:TASK_STATE_SUBMITTED:", "status:TASK_STATE_WORKING:"}
+		var late *tasks.Subscription
+		if progressFirst {
+			if err := a.m.Apply(ctx, id, progress("looking")); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "status:TASK_STATE_WORKING:looking")
+			if late, err = a.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ask := a2a.NewMessage(a2a.RoleAgent, a2a.TextPart("sign in first"))
+		if err := a.m.Apply(ctx, id, tasks.Update{Kind: tasks.UpdateAuthRequired, Message: &ask}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.m.EndTurn(ctx, id, tasks.OutcomeSuccess, ""); err != nil {
+			t.Fatal(err)
+		}
+		if n := a.m.ActiveCount(); n != 0 {
+			t.Errorf("a keeps %d tasks while its streams follow through the cluster", n)
+		}
+		resumed := make(chan error, 1)
+		go func() {
+			msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart("token: abc"))
+			msg.TaskID = id
+			resp, err := b.m.Send(ctx, tasks.SendParams{Caller: alice, Scope: alice.ID, Request: &a2a.SendMessageRequest{Message: msg}})
+			if err == nil && (resp.Task == nil || resp.Task.Status.State != a2a.TaskStateCompleted) {
+				err = fmt.Errorf("resumed send on b answered %+v", resp)
+			}
+			resumed <- err
+		}()
+		select {
+		case again := <-b.host.started:
+			if !again.Continuation || again.TaskID != id {
+				t.Fatalf("b's host got %+v", again)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("b's host got no turn")
+		}
+		if err := b.m.Apply(ctx, id, final("3 new mails")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-resumed; err != nil {
+			t.Fatal(err)
+		}
+		rest := []string{"status:TASK_STATE_AUTH_REQUIRED:sign in first", "status:TASK_STATE_WORKING:", "artifact", "status:TASK_STATE_COMPLETED:3 new mails"}
+		if got := collect(t, sub); !slices.Equal(got, append(want, rest...)) {
+			t.Errorf("progress first %v: stream on a:\n got  %v\n want %v", progressFirst, got, append(want, rest...))
+		}
+		if late != nil {
+			wantLate := append([]string{"task:TASK_STATE_WORKING:looking"}, rest...)
+			if got := collect(t, late); !slices.Equal(got, wantLate) {
+				t.Errorf("second stream on a:\n got  %v\n want %v", got, wantLate)
+			}
+		}
+	}
+}

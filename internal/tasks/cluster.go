@@ -167,6 +167,7 @@ func (m *Manager) dropTakenOverLocked(ctx context.Context, lt *liveTask) {
 	if rec, err := m.store.GetTask(context.WithoutCancel(ctx), lt.rec.Task.ID, ""); err == nil {
 		lt.rec = *rec
 	}
+	lt.saves++ // the record changed under this replica's follows
 	lt.revealed, lt.pending = true, nil
 	turn, running := lt.turn, lt.turnRunning
 	for _, s := range lt.subs {
@@ -238,23 +239,99 @@ func (m *Manager) followRemote(ctx context.Context, id, scope string) (*Subscrip
 	return sub, nil
 }
 
+// followAttempts bounds how often followAheadLocked and
+// followSettledLocked open follows again because the task was saved (or a
+// stream joined) while they waited for the Cluster.
+const followAttempts = 3
+
+// followOpenLocked opens n follows of lt's task through the Cluster for
+// lt's streams. Opening one talks to the database (registering a watch,
+// reading the task, waiting for a save in progress), so lt.mu is released
+// meanwhile — the task's other work (its streams, reads, a cancel) must not
+// wait on the network — and held again on return; callers re-check
+// whatever they read of lt before. ok reports that no save of lt happened
+// meanwhile: each follow's snapshot is then the task as this replica last
+// saved it, and its events exactly those saved from now on. Otherwise the
+// follows are closed and none returned. A follow that cannot be opened is
+// logged and left out (its stream stays on lt). lt.mu must be held.
+func (m *Manager) followOpenLocked(lt *liveTask, n int) (rs []Remote, ok bool) {
+	id, saves := lt.rec.Task.ID, lt.saves
+	args := lt.logArgs()
+	args = args[:len(args):len(args)]
+	lt.mu.Unlock()
+	for range n {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		r, err := m.opts.Cluster.Follow(ctx, id)
+		cancel()
+		if err != nil {
+			m.log.Warn("a stream waiting for credentials cannot follow the task across replicas; it stays on this one", append(args, "error", err)...)
+			continue
+		}
+		rs = append(rs, r)
+	}
+	lt.mu.Lock()
+	if lt.saves != saves {
+		closeRemotes(rs)
+		return nil, false
+	}
+	return rs, true
+}
+
+// followAheadLocked opens, before Apply saves an update that puts lt at
+// AUTH_REQUIRED, one follow per stream of lt (into lt.ahead), for
+// applyLocked to move the streams to as it saves the update (see
+// followElsewhereLocked). It may release lt.mu (see followOpenLocked): the
+// caller checks lt afterwards as if it had just locked it, and closes
+// unused follows with dropAheadLocked.
+func (m *Manager) followAheadLocked(lt *liveTask) {
+	for range followAttempts {
+		if lt.aheadAt != lt.saves {
+			closeRemotes(lt.ahead)
+			lt.ahead = nil
+		}
+		need := len(lt.subs) - len(lt.ahead)
+		if m.opts.Cluster == nil || need <= 0 || !lt.revealed || !lt.turnRunning || lt.rec.Task.Status.State.Terminal() {
+			return
+		}
+		rs, ok := m.followOpenLocked(lt, need)
+		if !ok {
+			continue // saved meanwhile: open them again, from the new save
+		}
+		lt.ahead, lt.aheadAt = append(lt.ahead, rs...), lt.saves
+		if len(rs) < need {
+			return // the Cluster failed; the other streams stay on lt
+		}
+	}
+}
+
+// dropAheadLocked closes the follows followAheadLocked opened that no
+// stream took.
+func (m *Manager) dropAheadLocked(lt *liveTask) {
+	closeRemotes(lt.ahead)
+	lt.ahead = nil
+}
+
 // followElsewhereLocked moves lt's streams, which stay open while the task
 // waits for credentials, from lt to following the task through the
 // Cluster: the message that resumes the task may reach any replica, and
-// whichever runs it publishes its events to them. The streams get the
-// events saved after this call (not the snapshot, which they have seen).
-// A stream that cannot follow stays on lt. lt.mu must be held.
+// whichever runs it publishes its events to them. Each stream takes one of
+// the follows opened beforehand (lt.ahead, valid only if lt was not saved
+// since), so it gets the events saved after those follows were opened;
+// nothing here waits on the database. A stream left without one stays on
+// lt. lt.mu must be held.
 func (m *Manager) followElsewhereLocked(lt *liveTask) {
+	if lt.aheadAt != lt.saves {
+		closeRemotes(lt.ahead)
+		lt.ahead = nil
+	}
 	kept := lt.subs[:0]
 	for _, sub := range lt.subs {
-		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-		r, err := m.opts.Cluster.Follow(ctx, lt.rec.Task.ID)
-		cancel()
-		if err != nil {
-			m.log.Warn("a stream waiting for credentials cannot follow the task across replicas; it stays on this one", lt.logArgs("error", err)...)
+		if len(lt.ahead) == 0 {
 			kept = append(kept, sub)
 			continue
 		}
+		r := lt.ahead[0]
+		lt.ahead = lt.ahead[1:]
 		sub.mu.Lock()
 		sub.lt, sub.stop = nil, r.Close
 		sub.mu.Unlock()
@@ -262,6 +339,50 @@ func (m *Manager) followElsewhereLocked(lt *liveTask) {
 	}
 	clear(lt.subs[len(kept):])
 	lt.subs = kept
+	closeRemotes(lt.ahead)
+	lt.ahead = nil
+}
+
+// followSettledLocked moves the streams lt still has once Apply saved it
+// at AUTH_REQUIRED — those of a task first stored by that update, which
+// could not follow it before, and any whose follow could not be opened
+// before the save — to following the task through the Cluster. They have
+// seen everything saved so far, so follows opened now, with no save here
+// meanwhile, give them exactly what comes next. It may release lt.mu (see
+// followOpenLocked); if a turn resumed the task here meanwhile, the
+// streams stay on lt and get its events from it.
+func (m *Manager) followSettledLocked(lt *liveTask) {
+	for range followAttempts {
+		n := len(lt.subs)
+		if m.opts.Cluster == nil || n == 0 || lt.turn != nil || lt.rec.Task.Status.State != a2a.TaskStateAuthRequired {
+			return
+		}
+		rs, ok := m.followOpenLocked(lt, n)
+		if !ok {
+			continue
+		}
+		lt.ahead, lt.aheadAt = rs, lt.saves
+		m.followElsewhereLocked(lt)
+		if len(lt.subs) == 0 && lt.turn == nil {
+			// Kept in memory only for its streams, which left with
+			// their follows: the task is in the store.
+			m.mu.Lock()
+			if m.live[lt.rec.Task.ID] == lt {
+				delete(m.live, lt.rec.Task.ID)
+			}
+			m.mu.Unlock()
+		}
+		if len(rs) < n {
+			return // the Cluster failed; the other streams stay on lt
+		}
+	}
+}
+
+// closeRemotes closes follows nobody reads.
+func closeRemotes(rs []Remote) {
+	for _, r := range rs {
+		r.Close()
+	}
 }
 
 // pumpRemote hands a followed task's events to sub until the task settles

@@ -26,6 +26,12 @@ type hub struct {
 	changed chan struct{}       // closed and replaced on every publish
 	members map[string]*Manager
 	dead    map[string]bool
+	// slowFollow, when set, runs at the end of every Follow, after its
+	// snapshot (outside mu): a test blocks in it to hold a Follow on the
+	// database while the task moves on.
+	slowFollow func()
+	// open counts the follows not closed yet.
+	open int
 }
 
 func newHub() *hub {
@@ -62,13 +68,19 @@ func (r replica) Persist(ctx context.Context, rec *store.TaskRecord, ds []store.
 func (r replica) Follow(ctx context.Context, id string) (Remote, error) {
 	h := r.h
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	rec, err := h.store.GetTask(ctx, id, "")
 	if err != nil {
+		h.mu.Unlock()
 		return nil, err
 	}
 	f := &follower{h: h, id: id, snap: rec, next: len(h.events[id]), ch: make(chan []byte, 64), done: make(chan struct{})}
+	h.open++
+	slow := h.slowFollow
+	h.mu.Unlock()
 	go f.run()
+	if slow != nil {
+		slow()
+	}
 	return f, nil
 }
 
@@ -133,7 +145,42 @@ func (f *follower) run() {
 func (f *follower) Snapshot() *store.TaskRecord { return f.snap }
 func (f *follower) Events() <-chan []byte       { return f.ch }
 func (f *follower) Err() error                  { return nil }
-func (f *follower) Close()                      { f.closeOnce.Do(func() { close(f.done) }) }
+func (f *follower) Close() {
+	f.closeOnce.Do(func() {
+		close(f.done)
+		f.h.mu.Lock()
+		f.h.open--
+		f.h.mu.Unlock()
+	})
+}
+
+// openFollows is the number of follows not closed yet.
+func (h *hub) openFollows() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.open
+}
+
+// holdFollow makes the next Follow on h wait after taking its snapshot,
+// like one on a slow database: entered receives when it waits, and it
+// returns once release is called (at the latest when the test ends). Later
+// Follows do not wait.
+func (h *hub) holdFollow(t *testing.T) (entered <-chan struct{}, release func()) {
+	in := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	var once, closeOnce sync.Once
+	h.mu.Lock()
+	h.slowFollow = func() {
+		once.Do(func() {
+			in <- struct{}{}
+			<-gate
+		})
+	}
+	h.mu.Unlock()
+	release = func() { closeOnce.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return in, release
+}
 
 // join starts a manager as replica name on h.
 func (h *hub) join(t *testing.T, name string) *env {
@@ -408,5 +455,203 @@ func TestAuthRequiredStreamFollowsTheTaskToAnotherReplica(t *testing.T) {
 				t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 			}
 		})
+	}
+}
+
+// within runs f in the background and fails the test unless it returns
+// within d — while a Follow of the same task is still waiting on the
+// database.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s waited for a Follow of the same task on the database: the task's lock is held across it", what)
+	}
+}
+
+// TestFollowingThroughTheClusterDoesNotHoldTheTask: while a stream's
+// Follow waits on a slow database, both before the AUTH_REQUIRED update is
+// saved (progress first) and after it (the update that first stores the
+// task), the task answers reads and takes new streams; every stream, the
+// one that joined meanwhile too, then follows the task to the replica that
+// resumes it and gets each event once.
+func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
+	for _, progressFirst := range []bool{true, false} {
+		t.Run(fmt.Sprint("progress first ", progressFirst), func(t *testing.T) {
+			h := newHub()
+			a, b := h.join(t, "a"), h.join(t, "b")
+			ctx := context.Background()
+			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn := a.exec.next(t)
+			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
+			joined := "task:TASK_STATE_AUTH_REQUIRED" // the snapshot of a stream that joins while Follow waits
+			if progressFirst {
+				if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, "status:TASK_STATE_WORKING:looking")
+				joined = "task:TASK_STATE_WORKING"
+			}
+			entered, release := h.holdFollow(t)
+			applied := make(chan error, 1)
+			go func() {
+				applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
+			}()
+			select {
+			case <-entered:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Apply(AUTH_REQUIRED) did not follow the task through the cluster")
+			}
+			within(t, 2*time.Second, "GetTask", func() {
+				if _, err := a.m.Get(ctx, alice.ID, &a2a.GetTaskRequest{ID: turn.TaskID}); err != nil {
+					t.Errorf("GetTask: %v", err)
+				}
+			})
+			var late *Subscription
+			within(t, 2*time.Second, "SubscribeToTask", func() {
+				late, err = a.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: turn.TaskID})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			release()
+			if err := <-applied; err != nil {
+				t.Fatal(err)
+			}
+			if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+				t.Fatal(err)
+			}
+			if n := a.m.ActiveCount(); n != 0 {
+				t.Errorf("a keeps %d tasks in memory while its streams follow through the cluster", n)
+			}
+			ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+			again := b.exec.next(t)
+			if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+				t.Fatal(err)
+			}
+			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
+			}
+			rest := []string{"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+			auth := "status:TASK_STATE_AUTH_REQUIRED:sign in first"
+			want = append(append(want, auth), rest...)
+			if got := drain(t, sub); !slices.Equal(got, want) {
+				t.Errorf("first stream on a:\n got  %v\n want %v", got, want)
+			}
+			wantLate := []string{joined}
+			if progressFirst {
+				wantLate = append(wantLate, auth)
+			}
+			wantLate = append(wantLate, rest...)
+			if got := drain(t, late); !slices.Equal(got, wantLate) {
+				t.Errorf("stream that joined while Follow waited:\n got  %v\n want %v", got, wantLate)
+			}
+			waitFor(t, func() bool { return h.openFollows() == 0 })
+		})
+	}
+}
+
+// TestFollowOpenedBeforeASaveIsOpenedAgain: the host's output saved while
+// a stream's Follow waits on the database (before the AUTH_REQUIRED update
+// is saved) reaches the stream once — from the task, not again from a
+// follow whose snapshot predates it — and the follow is opened again.
+func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
+	h := newHub()
+	a, b := h.join(t, "a"), h.join(t, "b")
+	ctx := context.Background()
+	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := a.exec.next(t)
+	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := h.holdFollow(t)
+	applied := make(chan error, 1)
+	go func() {
+		applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
+	}()
+	<-entered
+	within(t, 2*time.Second, "the host's artifact", func() {
+		if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateArtifact, Artifact: &a2a.Artifact{ArtifactID: "partial", Parts: []a2a.Part{a2a.TextPart("x")}}}); err != nil {
+			t.Errorf("artifact: %v", err)
+		}
+	})
+	release()
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+	again := b.exec.next(t)
+	if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(t, ch); r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING:looking", "artifact:partial",
+		"status:TASK_STATE_AUTH_REQUIRED:sign in first",
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+	if got := drain(t, sub); !slices.Equal(got, want) {
+		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+	}
+	waitFor(t, func() bool { return h.openFollows() == 0 })
+}
+
+// TestTaskResumedHereWhileFollowWaitsKeepsItsStreams: the credentials reach
+// this replica while its streams' Follow waits on the database (after the
+// AUTH_REQUIRED update first stored the task): the task resumes here, the
+// follow is dropped and the streams get the resumed turn from the task.
+func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
+	h := newHub()
+	a, _ := h.join(t, "a"), h.join(t, "b")
+	ctx := context.Background()
+	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := a.exec.next(t)
+	entered, release := h.holdFollow(t)
+	applied := make(chan error, 1)
+	go func() {
+		applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
+	}()
+	<-entered
+	ch := a.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+	again := a.exec.next(t) // started, and saved WORKING, while Follow waits
+	release()
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("resumed send on a = %+v, %v", r.resp, r.err)
+	}
+	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_AUTH_REQUIRED:sign in first",
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+	if got := drain(t, sub); !slices.Equal(got, want) {
+		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+	}
+	waitFor(t, func() bool { return h.openFollows() == 0 })
+	if n := a.m.ActiveCount(); n != 0 {
+		t.Errorf("a keeps %d tasks", n)
 	}
 }

@@ -47,6 +47,17 @@ type liveTask struct {
 	// pushUnsaved: push holds an inline config not yet stored (it can only
 	// be stored once the task is).
 	pushUnsaved bool
+
+	// saves counts the saves of the task by this replica (and records
+	// reloaded from the store). A follow through the Cluster, opened with
+	// mu released, fits lt's streams only if no save happened meanwhile
+	// (see followOpenLocked).
+	saves uint64
+	// ahead are follows opened for lt's streams before the update that
+	// puts the task at AUTH_REQUIRED is saved (see followAheadLocked),
+	// valid while saves is still aheadAt.
+	ahead   []Remote
+	aheadAt uint64
 }
 
 // logArgs returns the key/value pairs every log line about lt carries
@@ -159,9 +170,10 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	}
 	if state == a2a.TaskStateAuthRequired && m.opts.Cluster != nil && len(lt.subs) > 0 {
 		// The credentials may reach another replica. Following the task
-		// through the Cluster from before this save, the streams get this
-		// update and every later one from the store, whichever replica
-		// resumes the task.
+		// through the Cluster from before this save (Apply opened the
+		// follows, see followAheadLocked), the streams get this update and
+		// every later one from the store, whichever replica resumes the
+		// task.
 		m.followElsewhereLocked(lt)
 	}
 	if err := m.persistLocked(ctx, lt, events); err != nil {
@@ -251,6 +263,7 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 		m.log.Error("saving task failed; its update is not announced", lt.logArgs("error", err)...)
 		return fmt.Errorf("saving task %s: %w", lt.rec.Task.ID, err)
 	}
+	lt.saves++
 	if len(deliveries) > 0 && m.opts.Notifier != nil {
 		m.opts.Notifier.Notify()
 	}
@@ -283,7 +296,9 @@ func (m *Manager) broadcastLocked(lt *liveTask, events []Event) {
 // context may run its next turn, and a task that needs nothing more from the
 // host leaves memory. Streams close too — except at AUTH_REQUIRED, where
 // they stay open (the task resumes once the peer brings credentials), and
-// the task stays in memory for as long as a stream follows it.
+// the task stays in memory for as long as a stream follows it (with a
+// Cluster, Apply then moves them to following the task through it; see
+// followSettledLocked).
 func (m *Manager) settleLocked(lt *liveTask) {
 	select {
 	case <-lt.settled:
@@ -299,11 +314,6 @@ func (m *Manager) settleLocked(lt *liveTask) {
 	}
 	lt.turnRunning = false
 	lt.turn = nil
-	if keepStreams && len(lt.subs) > 0 && m.opts.Cluster != nil {
-		// A task revealed at AUTH_REQUIRED (its streams could not follow
-		// it before it was stored): follow it from here on.
-		m.followElsewhereLocked(lt)
-	}
 	m.mu.Lock()
 	if lt.rec.Task.Status.State.Terminal() {
 		// No turn can follow a terminal task, so late ends need no count.

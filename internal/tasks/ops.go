@@ -285,6 +285,15 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	authRequired := u.Kind == UpdateAuthRequired && m.opts.Cluster != nil
+	if authRequired {
+		// The streams will follow the task through the Cluster from before
+		// this update is saved. Open the follows now, with lt.mu released
+		// while the Cluster talks to the database; everything below reads
+		// lt afresh.
+		defer m.dropAheadLocked(lt)
+		m.followAheadLocked(lt)
+	}
 	if lt.rec.Task.Status.State.Terminal() {
 		return fmt.Errorf("task %s is already %s: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
 	}
@@ -339,7 +348,13 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 	}
 	// A stream waits for the first output to know it is a task; now it is.
 	lt.revealNext = first && !lt.revealed && len(lt.subs) > 0
-	return m.applyLocked(ctx, lt, changes)
+	if err := m.applyLocked(ctx, lt, changes); err != nil {
+		return err
+	}
+	if authRequired {
+		m.followSettledLocked(lt)
+	}
+	return nil
 }
 
 // directReplyLocked answers an unrevealed task's request with a plain

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -53,14 +54,29 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 }
 
 // serveCard serves the public agent card: v1.0 with the 0.3 keys merged
-// in, caching headers and conditional GET.
+// in, caching headers and conditional GET. The card is public, but every
+// request counts against the caller's rate limit like any other request,
+// and the host's tool registry behind its skills is read at most once per
+// skillsTTL (see skillCache), so hammering the card does not turn into
+// calls into the host.
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
-	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card"}
-	defer s.finishCard(ex, r)
-	card := s.buildCard(r.Context(), s.endpointURL(r), false, s.log)
+	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card", ident: cardCaller(s.opts.Auth, r)}
+	defer s.finishCard(ex)
+	if rl := s.opts.RateLimit; rl != nil {
+		if ok, wait := rl.Allow(ex.ident.ID); !ok {
+			e := errRateLimited(wait)
+			ex.fail(http.StatusTooManyRequests, e)
+			w.Header().Set("Retry-After", retryAfter(wait))
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, e.Message, http.StatusTooManyRequests)
+			return
+		}
+	}
+	card := s.buildCard(s.endpointURL(r), s.skills(r.Context(), s.log), false)
 	body, err := s.encodeServedCard(card)
 	if err != nil {
 		s.log.Error("encoding the agent card failed", "error", err)
+		ex.status = http.StatusInternalServerError
 		http.Error(w, "the agent card could not be encoded; see the agent's log", http.StatusInternalServerError)
 		return
 	}
@@ -84,18 +100,20 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	ex.bytesOut = int64(n)
 }
 
-// finishCard audits a card request. The card is public, so the caller is
-// identified only for the record: a bad token is noted, not refused.
-func (s *Server) finishCard(ex *exchange, r *http.Request) {
-	if s.opts.Audit == nil && s.auditHook == nil {
-		return
-	}
-	ident, err := s.opts.Auth.Authenticate(r)
+// cardCaller identifies the caller of a card request, for its rate limit
+// and the record. The card is public, so a bad token is not refused: the
+// caller counts as its address, like a failed authentication anywhere.
+func cardCaller(auth *security.Authenticator, r *http.Request) security.Identity {
+	ident, err := auth.Authenticate(r)
 	if err != nil {
 		remote := remoteAddr(r)
 		ident = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
 	}
-	ex.ident = ident
+	return ident
+}
+
+// finishCard audits a card request.
+func (s *Server) finishCard(ex *exchange) {
 	if ex.status == http.StatusNotModified {
 		ex.status = http.StatusOK // a successful exchange for the record
 	}
@@ -123,7 +141,18 @@ func notModified(r *http.Request, etag string, modified time.Time) bool {
 }
 
 // endpointURL is the JSON-RPC endpoint URL the card advertises:
-// PublicURL, or the scheme and host the request came in on.
+//
+//   - CardConfig.PublicURL when it is set;
+//   - else the request's Host when it names the agent for sure: a loopback
+//     name (a loopback IP literal, localhost), as the client (or a proxy
+//     on this machine) used it, or, over the TLS this server terminates, a
+//     name its certificate covers;
+//   - else the address the connection came in on (the listener's address
+//     as the client reached it).
+//
+// Any other Host is never reflected: it is whatever the client chose to
+// send, and a card naming an attacker's host (kept by a shared cache, or
+// handed on by a proxy) would send peers and their tokens there.
 func (s *Server) endpointURL(r *http.Request) string {
 	if p := s.opts.Card.PublicURL; p != "" {
 		return strings.TrimRight(p, "/") + "/"
@@ -132,17 +161,61 @@ func (s *Server) endpointURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	host := r.Host
-	if !validHost(host) {
+	if validHost(r.Host) && (loopbackName(r.Host) || s.certCovers(r)) {
+		return scheme + "://" + r.Host + "/"
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil {
+		// Served outside an http.Server (a direct ServeHTTP call).
 		s.mu.Lock()
 		base := s.baseURL
 		s.mu.Unlock()
 		if base != "" {
 			return base + "/"
 		}
-		host = "127.0.0.1"
+		return scheme + "://127.0.0.1/"
 	}
-	return scheme + "://" + host + "/"
+	if r.Host != "" {
+		s.hostHint.Do(func() {
+			s.log.Info("the agent card names the address the request came in on, not the Host it sent; set public_url (A2A_PUBLIC_URL) to advertise a host name",
+				"host", r.Host, "advertised", baseURL(scheme, local))
+		})
+	}
+	return baseURL(scheme, local) + "/"
+}
+
+// loopbackName reports whether the host of a Host header (host or
+// host:port) is a loopback IP literal or a localhost name.
+func loopbackName(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
+// certCovers reports whether r came over TLS that this server terminates
+// and the host of its Host header is a name (or IP) of the served
+// certificate: a name the operator owns, which a client cannot redirect.
+func (s *Server) certCovers(r *http.Request) bool {
+	if r.TLS == nil {
+		return false
+	}
+	s.mu.Lock()
+	leaf := s.tlsLeaf
+	s.mu.Unlock()
+	if leaf == nil {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return leaf.VerifyHostname(strings.Trim(host, "[]")) == nil
 }
 
 // validHost accepts a Host header made of host-name, IPv6-literal and
@@ -163,9 +236,9 @@ func validHost(h string) bool {
 	return true
 }
 
-// buildCard builds the v1.0 card for the given endpoint URL; extended adds
-// the extended skills.
-func (s *Server) buildCard(ctx context.Context, endpoint string, extended bool, log hclog.Logger) *a2a.AgentCard {
+// buildCard builds the v1.0 card for the given endpoint URL with skills
+// (see Server.skills); extended adds the extended skills.
+func (s *Server) buildCard(endpoint string, skills []a2a.AgentSkill, extended bool) *a2a.AgentCard {
 	c := &s.opts.Card
 	card := &a2a.AgentCard{
 		Name:        c.Name,
@@ -187,7 +260,7 @@ func (s *Server) buildCard(ctx context.Context, endpoint string, extended bool, 
 		},
 		DefaultInputModes:  c.InputModes,
 		DefaultOutputModes: c.OutputModes,
-		Skills:             s.skills(ctx, log),
+		Skills:             skills,
 	}
 	if c.ProviderOrganization != "" {
 		card.Provider = &a2a.AgentProvider{Organization: c.ProviderOrganization, URL: c.ProviderURL}
@@ -218,12 +291,79 @@ func (s *Server) chatSkill() a2a.AgentSkill {
 	}
 }
 
-// skills builds one skill per tool of the host's live registry, filtered
-// by the advertised toolsets, sorted by id.
+// skillsTTL is how long the skills built from the host's tool registry
+// are reused. The card is public and each build is a call into the host,
+// so a client hammering the card must not turn into as many host calls; a
+// change of the host's tools shows on the card within this time.
+const skillsTTL = 2 * time.Second
+
+// skillCache keeps the skills built from the host's tool registry for
+// skillsTTL after they were fetched (a failed fetch too: its generic chat
+// skill), and makes the requests that arrive while a fetch runs wait for
+// it instead of starting their own. So at most one tool-registry call
+// into the host runs at a time, and at most one per skillsTTL.
+type skillCache struct {
+	mu      sync.Mutex
+	skills  []a2a.AgentSkill // nil: nothing fetched yet
+	expires time.Time
+	flight  *skillFetch // the fetch running now, or nil
+}
+
+// skillFetch is one running fetch of the host's tools.
+type skillFetch struct {
+	done    chan struct{} // closed when skills is set
+	skills  []a2a.AgentSkill
+	waiters int // requests waiting for it besides the fetching one
+}
+
+// skills returns the card's skills: the cached ones while they are fresh,
+// else the result of one fetch shared by every request that needs it.
+// Each caller gets its own slice (the extended card appends to it).
 func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
 	if s.opts.Tools == nil {
 		return []a2a.AgentSkill{s.chatSkill()}
 	}
+	c := &s.skillCache
+	c.mu.Lock()
+	if c.skills != nil && s.now().Before(c.expires) {
+		out := slices.Clone(c.skills)
+		c.mu.Unlock()
+		return out
+	}
+	if f := c.flight; f != nil {
+		f.waiters++
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.skills != nil {
+				return slices.Clone(f.skills)
+			}
+		case <-ctx.Done():
+		}
+		return []a2a.AgentSkill{s.chatSkill()}
+	}
+	f := &skillFetch{done: make(chan struct{})}
+	c.flight = f
+	c.mu.Unlock()
+	defer func() {
+		// Also when the host's call panicked: the waiters must not hang.
+		c.mu.Lock()
+		c.flight = nil
+		if f.skills != nil {
+			c.skills, c.expires = f.skills, s.now().Add(skillsTTL)
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	// Detached from this request's cancellation: the requests waiting for
+	// this fetch must not lose it because this request's client left.
+	f.skills = s.fetchSkills(context.WithoutCancel(ctx), log)
+	return slices.Clone(f.skills)
+}
+
+// fetchSkills builds one skill per tool of the host's live registry,
+// filtered by the advertised toolsets, sorted by id.
+func (s *Server) fetchSkills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
 	ctx, cancel := context.WithTimeout(ctx, toolsTimeout)
 	defer cancel()
 	defs, err := s.opts.Tools(ctx)

@@ -47,9 +47,11 @@ func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 	signer, keys := newTestSigner(t)
 	var tools atomic.Value
 	tools.Store([]*pb.ToolDefinition{{Name: "search", Description: "Search the web.", Toolset: "web"}})
+	clock := newTestClock()
 	e := newEnv(t, func(o *Options) {
 		o.Card.Signer = signer
 		o.Tools = func(context.Context) ([]*pb.ToolDefinition, error) { return tools.Load().([]*pb.ToolDefinition), nil }
+		o.Now = clock.Now
 	})
 	resp, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	if resp.StatusCode != http.StatusOK {
@@ -85,6 +87,7 @@ func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 
 	// A new tool changes the card: it is signed anew and verifies.
 	tools.Store([]*pb.ToolDefinition{{Name: "search", Toolset: "web"}, {Name: "translate", Toolset: "text"}})
+	clock.Advance(skillsTTL) // the card reads the host's tools at most once per skillsTTL
 	_, body4 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	res, err = cardsign.VerifyDocument(body4, keys)
 	if err != nil {

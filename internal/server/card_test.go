@@ -169,13 +169,16 @@ func TestAgentCardSkillsComeFromLiveToolsFilteredByToolset(t *testing.T) {
 			}
 		})
 	}
-	// The card follows the registry at request time.
+	// The card follows the registry, read at most once per skillsTTL.
+	clock := newTestClock()
 	e := newEnv(t, func(o *Options) {
 		o.Tools = func(ctx context.Context) ([]*pb.ToolDefinition, error) { return tools, nil }
+		o.Now = clock.Now
 	})
 	tools = []*pb.ToolDefinition{{Name: "one", Description: "first", Toolset: "x"}}
 	r1, b1 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	tools = append(tools, &pb.ToolDefinition{Name: "two", Description: "second", Toolset: "x"})
+	clock.Advance(skillsTTL)
 	r2, b2 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	c1, _ := splitCard(t, b1)
 	c2, _ := splitCard(t, b2)

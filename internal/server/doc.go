@@ -129,12 +129,18 @@
 //     ({"schemes":{"bearer":{}}}) that the proto and the schema define; the
 //     official Go SDK up to v2.4.0 cannot parse it (a2aproject/a2a-go#430)
 //     and needs a tolerant card parser until it is fixed. Skills are built
-//     from the host's live tool registry at request time; at least one
-//     skill is always listed (A.10). The interface URL is
-//     CardConfig.PublicURL, else the scheme and Host the request came in on
-//     (a Host header with unexpected characters is ignored). The card is
-//     public: it is neither authenticated nor rate limited (but audited,
-//     with method "card").
+//     from the host's live tool registry, read at most once every 2 s
+//     (skillsTTL) however many card requests arrive, and by one call that
+//     concurrent requests share; a change of the host's tools shows within
+//     that time, with a new ETag. At least one skill is always listed
+//     (A.10). The interface URL is CardConfig.PublicURL; else the scheme
+//     and Host the request came in on when that Host is a loopback name
+//     (or, over TLS this server terminates, a name its certificate
+//     covers); else the address the connection came in on. Another Host
+//     is never reflected into the card. The card is public (not
+//     authenticated), but every card request counts against the caller's
+//     rate limit like any other request (plain HTTP 429 with Retry-After
+//     when over it), and it is audited with method "card".
 //   - Tenants. No interface declares a tenant; a tenant field in a request
 //     is accepted and ignored.
 //   - Scoping. A caller sees only the tasks it created; a local caller

@@ -288,7 +288,7 @@ func (s *Server) extendedCard(r *http.Request, ex *exchange) (any, *a2a.Error) {
 		return nil, a2a.NewError(a2a.CodeUnauthorized, reasonUnauthenticated,
 			"The extended agent card is only shown to authenticated callers: send \"Authorization: Bearer <token>\"")
 	}
-	card := s.buildCard(r.Context(), s.endpointURL(r), true, s.log)
+	card := s.buildCard(s.endpointURL(r), s.skills(r.Context(), s.log), true)
 	if ex.v03 {
 		return a2a.ToV03Card(card), nil
 	}

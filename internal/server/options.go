@@ -24,9 +24,10 @@ import (
 type Options struct {
 	// Tasks runs the lifecycle of inbound tasks. Required.
 	Tasks *tasks.Manager
-	// Tools returns the host's live tool registry; the public card's skills
-	// are built from it at request time. Nil (or a failing call) yields a
-	// single generic "chat" skill.
+	// Tools returns the host's live tool registry; the cards' skills are
+	// built from it, called at most once every 2 s (concurrent card
+	// requests share one call). Nil (or a failing call) yields a single
+	// generic "chat" skill.
 	Tools func(ctx context.Context) ([]*pb.ToolDefinition, error)
 	// Card is what the agent card says about the agent.
 	Card CardConfig
@@ -84,8 +85,9 @@ type CardConfig struct {
 	// DocumentationURL and IconURL are optional links.
 	DocumentationURL, IconURL string
 	// PublicURL is the base URL advertised in supportedInterfaces. Empty:
-	// derived from each card request (scheme and Host header), so the card
-	// names the address the client actually used.
+	// derived from each card request: its scheme and Host when the Host is
+	// a loopback name or a name the served TLS certificate covers, else the
+	// address the connection came in on (never an arbitrary Host).
 	PublicURL string
 	// AdvertisedToolsets restricts the skills to tools of these toolsets.
 	// Empty: every toolset except "a2a" (this plugin's own tools).

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -30,6 +32,8 @@ type Server struct {
 
 	handler http.Handler
 	card    cardState
+	// skillCache holds the card's skills built from the host's tools.
+	skillCache skillCache
 	// inputModes is CardConfig.InputModes, parsed once.
 	inputModes mediaMatcher
 	// extensions indexes CardConfig.Extensions by URI.
@@ -43,6 +47,11 @@ type Server struct {
 	mu      sync.Mutex
 	httpSrv *http.Server
 	baseURL string
+	// tlsLeaf is the certificate Start serves (nil without TLS): a Host
+	// it covers may be named in the card.
+	tlsLeaf *x509.Certificate
+	// hostHint logs once that a Host was not reflected into the card.
+	hostHint sync.Once
 
 	closing     atomic.Bool
 	stopStreams chan struct{}
@@ -77,8 +86,9 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	// Fail at start-up, not at the first card request, when the card the
-	// configuration describes would be invalid.
-	probe := s.buildCard(context.Background(), "http://127.0.0.1/", false, nil)
+	// configuration describes would be invalid. (Skills built from the
+	// host's tools are valid by construction; the host is not asked here.)
+	probe := s.buildCard("http://127.0.0.1/", []a2a.AgentSkill{s.chatSkill()}, false)
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
 	}
@@ -188,6 +198,10 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 			return "", fmt.Errorf("server: loading TLS certificate %s and key %s: %w", tlsCert, tlsKey, err)
 		}
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		s.tlsLeaf = cert.Leaf
+		if s.tlsLeaf == nil && len(cert.Certificate) > 0 {
+			s.tlsLeaf, _ = x509.ParseCertificate(cert.Certificate[0])
+		}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 		scheme = "https"
 	}
@@ -211,6 +225,8 @@ func baseURL(scheme string, a net.Addr) string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
+	// An IPv6 zone ("fe80::1%eth0") is escaped as a URL needs it.
+	host = strings.ReplaceAll(host, "%", "%25")
 	return scheme + "://" + net.JoinHostPort(host, port)
 }
 

@@ -12,7 +12,7 @@ import (
 // identity within a minute is HTTP 429 with Retry-After and a -32051 body
 // saying when to retry, and never reaches the host; other identities are
 // not affected; failed authentication attempts are limited per address;
-// the public card is not limited.
+// the public card counts against the caller's budget too.
 func TestRateLimitPerIdentity(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, hostOpts{
@@ -65,8 +65,30 @@ func TestRateLimitPerIdentity(t *testing.T) {
 	}
 	checkRateLimited("6th wrong token", guess.mustCall(t, ctx, "GetTask", map[string]any{"id": "x"}))
 
-	// The card is public and not limited.
-	for range 8 {
-		fetchCard(t, ctx, alice)
+	// The card is public but counts against the same budget: alice, over
+	// her limit, is refused it too (plain HTTP 429 with Retry-After), and
+	// an anonymous caller gets 5 cards a minute.
+	cardStatus := func(c *client) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/.well-known/agent-card.json", nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		hr, err := c.hc.Do(req)
+		if err != nil {
+			t.Fatalf("agent card: %v", err)
+		}
+		hr.Body.Close()
+		return hr.StatusCode, hr.Header.Get("Retry-After")
+	}
+	if status, ra := cardStatus(alice); status != http.StatusTooManyRequests || ra == "" {
+		t.Errorf("alice's card over her limit: HTTP %d, Retry-After %q, want 429 with Retry-After", status, ra)
+	}
+	anon := newClient(ep, "")
+	for i := 1; i <= 5; i++ {
+		fetchCard(t, ctx, anon)
+	}
+	if status, _ := cardStatus(anon); status != http.StatusTooManyRequests {
+		t.Errorf("6th anonymous card: HTTP %d, want 429", status)
 	}
 }

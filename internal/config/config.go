@@ -94,7 +94,7 @@ type Config struct {
 	// Inbound server.
 	Host      string `json:"host" env:"A2A_HOST" default:"127.0.0.1" help:"Address the A2A server binds. Anything but loopback needs a token (A2A_BEARER_TOKEN or A2A_PEER_TOKENS)."`
 	Port      int    `json:"port" env:"A2A_PORT" default:"41241" help:"TCP port of the A2A server (0 picks a free port)."`
-	PublicURL string `json:"public_url" env:"A2A_PUBLIC_URL" help:"Base URL advertised in the Agent Card, when clients reach the agent through a proxy (default: http(s)://host:port)."`
+	PublicURL string `json:"public_url" env:"A2A_PUBLIC_URL" help:"Base URL advertised in the Agent Card; set it when clients reach the agent by a host name or through a proxy (default: a loopback Host as sent, else the address the connection came in on; a client's Host is never reflected)."`
 	TLSCert   string `json:"tls_cert" env:"A2A_TLS_CERT" help:"PEM certificate file; with A2A_TLS_KEY the server speaks HTTPS."`
 	TLSKey    string `json:"tls_key" env:"A2A_TLS_KEY" help:"PEM private key file for A2A_TLS_CERT."`
 

@@ -28,7 +28,7 @@ const (
 	DefaultTurnIdle = 30 * time.Minute
 	// MaxTrackedContexts bounds the contexts a TurnGuard keeps; past it the
 	// least recently active eighth is forgotten.
-	MaxTrackedContexts = 1 << 16
+	MaxTrackedContexts = 1 << 14
 )
 
 // TurnGuard counts inbound turns per A2A context and refuses turns past a

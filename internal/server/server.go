@@ -56,8 +56,7 @@ type Server struct {
 	closing     atomic.Bool
 	stopStreams chan struct{}
 	stopOnce    sync.Once
-	streams     sync.WaitGroup
-	active      atomic.Int64 // open streams
+	streams     streamCount // open streams
 	// localHosts are the DNS names (besides localhost) a loopback caller
 	// may use in Host and still be Local: the public URL's host.
 	localHosts map[string]bool
@@ -138,7 +137,7 @@ func (s *Server) protect(e ExtraRoute) http.Handler {
 }
 
 // ActiveStreams is the number of open SSE streams.
-func (s *Server) ActiveStreams() int64 { return s.active.Load() }
+func (s *Server) ActiveStreams() int64 { return s.streams.open() }
 
 // Handler returns the server's HTTP handler: the agent card at
 // /.well-known/agent-card.json (and the legacy /.well-known/agent.json),
@@ -239,11 +238,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv := s.httpSrv
 	s.mu.Unlock()
-	drained := make(chan struct{})
-	go func() {
-		s.streams.Wait()
-		close(drained)
-	}()
+	drained := s.streams.drained()
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx)
@@ -257,7 +252,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	open := s.active.Load()
+	open := s.streams.open()
 	s.stopOnce.Do(func() { close(s.stopStreams) })
 	// Give the streams a moment to write their goodbye event.
 	select {
@@ -339,4 +334,51 @@ func (t *trackingWriter) Flush() {
 func retryAfter(d time.Duration) string {
 	secs := int((d + time.Second - 1) / time.Second)
 	return strconv.Itoa(max(secs, 1))
+}
+
+// streamCount counts open streams and says when none is left. Unlike a
+// sync.WaitGroup it may gain a stream while Shutdown waits for the others
+// (a request admitted just before shutdown began).
+type streamCount struct {
+	mu   sync.Mutex
+	n    int64
+	zero chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (c *streamCount) add() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		c.zero = make(chan struct{})
+	}
+	c.n++
+}
+
+func (c *streamCount) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n--
+	if c.n == 0 {
+		close(c.zero)
+		c.zero = nil
+	}
+}
+
+func (c *streamCount) open() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// drained returns a channel closed once the streams open now have ended
+// (at once when none is open).
+func (c *streamCount) drained() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return c.zero
 }

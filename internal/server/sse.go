@@ -72,8 +72,7 @@ func (s *Server) acquireStream(w http.ResponseWriter, ex *exchange) (func(), boo
 // the bare 0.3 object; HTTP+JSON: the bare StreamResponse); pre-encoded
 // event JSON is spliced in as it is.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, sub *tasks.Subscription, release func()) {
-	s.streams.Add(1)
-	s.active.Add(1)
+	s.streams.add()
 	settled := false
 	rc := http.NewResponseController(w)
 	defer func() {
@@ -81,8 +80,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ex *exchange, su
 		sub.Close()
 		release()
 		_ = rc.SetWriteDeadline(time.Time{})
-		s.active.Add(-1)
-		s.streams.Done()
+		s.streams.done()
 	}()
 	ex.stream = true
 	h := w.Header()

@@ -199,7 +199,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 		func(o *Options) { o.Limits.WriteTimeout = time.Second })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	e.rawSubscribe(tokAlice, task.ID, true) // never read
-	waitFor(t, "the stuck stream to open", func() bool { return e.srv.active.Load() == 1 })
+	waitFor(t, "the stuck stream to open", func() bool { return e.srv.streams.open() == 1 })
 
 	good := e.openStream(tokAlice, "SubscribeToTask", &a2a.SubscribeToTaskRequest{ID: task.ID})
 	if good.r == nil {
@@ -211,7 +211,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 		_, err := io.Copy(&raw, good.resp.Body)
 		done <- err
 	}()
-	waitFor(t, "both streams to be open", func() bool { return e.srv.active.Load() == 2 })
+	waitFor(t, "both streams to be open", func() bool { return e.srv.streams.open() == 2 })
 	e.exec.release(task.ID)
 	select {
 	case err := <-done:
@@ -226,7 +226,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 	if len(evs) != chunks+3 {
 		t.Errorf("good stream got %d events, want %d", len(evs), chunks+3)
 	}
-	waitFor(t, "the stuck stream to be cut", func() bool { return e.srv.active.Load() == 0 })
+	waitFor(t, "the stuck stream to be cut", func() bool { return e.srv.streams.open() == 0 })
 	cut := false
 	for _, r := range e.audit.all() {
 		if r.Method == "SubscribeToTask" && r.Outcome == outcomeCut && r.events < chunks {
@@ -245,7 +245,7 @@ func TestTooSlowStreamEndsWithDroppedEvent(t *testing.T) {
 	e := newEnvTasks(t, func(o *tasks.Options) { o.SubscriberBuffer = 8 })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	c := e.rawSubscribe(tokAlice, task.ID, false)
-	waitFor(t, "the stream to open", func() bool { return e.srv.active.Load() == 1 })
+	waitFor(t, "the stream to open", func() bool { return e.srv.streams.open() == 1 })
 	e.exec.release(task.ID)
 	// The task finishes although its subscriber does not read.
 	waitFor(t, "the task to complete", func() bool {

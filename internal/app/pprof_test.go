@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,6 +24,31 @@ func TestPprofServesLocalCallersOnly(t *testing.T) {
 	}
 	if code, body := getStatus(t, base+"heap?debug=1", ""); code != 200 || !strings.Contains(body, "heap profile") {
 		t.Fatalf("GET /debug/pprof/heap: %d %.200s", code, body)
+	}
+
+	// A web page in the operator's browser reaches loopback as Local too:
+	// by DNS rebinding (a foreign Host) or by a cross-site request.
+	for _, tc := range []struct {
+		name   string
+		set    func(*http.Request)
+		status int
+	}{
+		{"DNS-rebinding Host", func(r *http.Request) { r.Host = "attacker.example" }, http.StatusMisdirectedRequest},
+		{"cross-site Origin", func(r *http.Request) { r.Header.Set("Origin", "https://attacker.example") }, http.StatusForbidden},
+		{"cross-site fetch metadata", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }, http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+"cmdline", nil)
+		tc.set(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		refused := strings.HasPrefix(string(b), "forbidden:") || strings.HasPrefix(string(b), "misdirected request:")
+		if resp.StatusCode != tc.status || !refused {
+			t.Errorf("%s: %d %.120q, want %d without the profile", tc.name, resp.StatusCode, b, tc.status)
+		}
 	}
 
 	const token = "shared-token-of-trusted-callers"

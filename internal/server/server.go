@@ -119,13 +119,24 @@ func (s *Server) routes() http.Handler {
 
 // protect serves an extra route only to callers it admits: Local callers,
 // and others that e.Allow accepts. It answers 401 for a bad token and 403
-// for everyone else.
+// for everyone else. Like the A2A endpoints it refuses browser requests
+// from other origins (403) and loopback callers that address the agent by
+// a DNS name that is not its own (421): both are how a web page in the
+// operator's browser would reach the Local tier.
 func (s *Server) protect(e ExtraRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if crossSiteBrowserRequest(r) {
+			http.Error(w, "forbidden: "+errCrossSite(r.Header.Get("Origin")).Message, http.StatusForbidden)
+			return
+		}
 		ident, err := s.opts.Auth.Authenticate(r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a", error="invalid_token"`)
 			http.Error(w, "unauthorized: the bearer token is not valid for this agent", http.StatusUnauthorized)
+			return
+		}
+		if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, s.localHosts) {
+			http.Error(w, "misdirected request: "+errMisdirected(r.Host).Message, http.StatusMisdirectedRequest)
 			return
 		}
 		if ident.Tier != security.TierLocal && (e.Allow == nil || !e.Allow(ident)) {
@@ -238,16 +249,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv := s.httpSrv
 	s.mu.Unlock()
-	drained := s.streams.drained()
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx)
 	} else {
-		select {
-		case <-drained:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+		err = s.streams.wait(ctx)
 	}
 	if err == nil {
 		return nil
@@ -255,10 +261,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	open := s.streams.open()
 	s.stopOnce.Do(func() { close(s.stopStreams) })
 	// Give the streams a moment to write their goodbye event.
-	select {
-	case <-drained:
-	case <-time.After(2 * time.Second):
-	}
+	goodbye, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = s.streams.wait(goodbye)
+	cancel()
 	if srv != nil {
 		// The cut streams' handlers have returned; let net/http finish
 		// their responses before the connections are closed.
@@ -370,15 +375,20 @@ func (c *streamCount) open() int64 {
 	return c.n
 }
 
-// drained returns a channel closed once the streams open now have ended
-// (at once when none is open).
-func (c *streamCount) drained() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == 0 {
-		ch := make(chan struct{})
-		close(ch)
-		return ch
+// wait returns once no stream is open — streams that start while it
+// waits are waited for too — or with ctx's error when ctx ends first.
+func (c *streamCount) wait(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		zero := c.zero
+		c.mu.Unlock()
+		if zero == nil {
+			return nil
+		}
+		select {
+		case <-zero:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return c.zero
 }

@@ -235,8 +235,54 @@ func (m *Manager) followRemote(ctx context.Context, id, scope string) (*Subscrip
 	sub.mu.Lock()
 	sub.stop = r.Close
 	sub.mu.Unlock()
-	go pumpRemote(sub, r)
+	go pumpRemote(sub, follow{Remote: r})
 	return sub, nil
+}
+
+// follow is a follow through the Cluster opened for a stream of a live
+// task (see followOpenLocked).
+type follow struct {
+	Remote
+	// moved: another replica saved the task after this one last did and
+	// before the snapshot was taken, so the stream has not seen the
+	// snapshot: it gets it first (see pumpRemote).
+	moved bool
+}
+
+// savedElsewhere reports whether snap, the task as stored, is not rec, the
+// task as this replica last saved it: another replica saved it since. Any
+// save by another replica changes the status (resuming the task, canceling
+// or failing it) before anything else, so comparing the status — its
+// state, time and message — is enough. The store keeps times to the
+// millisecond.
+func savedElsewhere(snap, rec *store.TaskRecord) bool {
+	msgID := func(m *a2a.Message) string {
+		if m == nil {
+			return ""
+		}
+		return m.MessageID
+	}
+	a, b := snap.Task.Status, rec.Task.Status
+	return a.State != b.State || statusMillis(snap) != statusMillis(rec) || msgID(a.Message) != msgID(b.Message)
+}
+
+// statusMillis is the status time of rec as the store keeps it (see
+// store.TaskRecord.UpdatedAt): UpdatedAt, or when unset the status
+// timestamp, or CreatedAt, in milliseconds.
+func statusMillis(rec *store.TaskRecord) int64 {
+	switch {
+	case !rec.UpdatedAt.IsZero():
+		return rec.UpdatedAt.UnixMilli()
+	case rec.Task.Status.Timestamp != nil && !rec.Task.Status.Timestamp.IsZero():
+		return rec.Task.Status.Timestamp.UnixMilli()
+	}
+	return rec.CreatedAt.UnixMilli()
+}
+
+// endsStream reports whether a followed task in state st ends its streams
+// (they stay open at AUTH_REQUIRED, as local ones do).
+func endsStream(st a2a.TaskState) bool {
+	return st.Terminal() || st == a2a.TaskStateInputRequired
 }
 
 // followAttempts bounds how often followAheadLocked and
@@ -249,12 +295,15 @@ const followAttempts = 3
 // reading the task, waiting for a save in progress), so lt.mu is released
 // meanwhile — the task's other work (its streams, reads, a cancel) must not
 // wait on the network — and held again on return; callers re-check
-// whatever they read of lt before. ok reports that no save of lt happened
-// meanwhile: each follow's snapshot is then the task as this replica last
-// saved it, and its events exactly those saved from now on. Otherwise the
-// follows are closed and none returned. A follow that cannot be opened is
-// logged and left out (its stream stays on lt). lt.mu must be held.
-func (m *Manager) followOpenLocked(lt *liveTask, n int) (rs []Remote, ok bool) {
+// whatever they read of lt before. ok reports that this replica did not
+// save lt meanwhile; otherwise the follows are closed and none returned.
+// Each follow's events are then exactly those saved from now on, and its
+// snapshot the task as this replica last saved it — unless another
+// replica saved the task since (lt.saves counts only this replica's
+// saves): such a follow is marked moved, and its stream gets the snapshot
+// first. A follow that cannot be opened is logged and left out (its stream
+// stays on lt). lt.mu must be held.
+func (m *Manager) followOpenLocked(lt *liveTask, n int) (fs []follow, ok bool) {
 	id, saves := lt.rec.Task.ID, lt.saves
 	args := lt.logArgs()
 	args = args[:len(args):len(args)]
@@ -267,14 +316,17 @@ func (m *Manager) followOpenLocked(lt *liveTask, n int) (rs []Remote, ok bool) {
 			m.log.Warn("a stream waiting for credentials cannot follow the task across replicas; it stays on this one", append(args, "error", err)...)
 			continue
 		}
-		rs = append(rs, r)
+		fs = append(fs, follow{Remote: r})
 	}
 	lt.mu.Lock()
 	if lt.saves != saves {
-		closeRemotes(rs)
+		closeRemotes(fs)
 		return nil, false
 	}
-	return rs, true
+	for i := range fs {
+		fs[i].moved = savedElsewhere(fs[i].Snapshot(), &lt.rec)
+	}
+	return fs, true
 }
 
 // followAheadLocked opens, before Apply saves an update that puts lt at
@@ -293,12 +345,12 @@ func (m *Manager) followAheadLocked(lt *liveTask) {
 		if m.opts.Cluster == nil || need <= 0 || !lt.revealed || !lt.turnRunning || lt.rec.Task.Status.State.Terminal() {
 			return
 		}
-		rs, ok := m.followOpenLocked(lt, need)
+		fs, ok := m.followOpenLocked(lt, need)
 		if !ok {
 			continue // saved meanwhile: open them again, from the new save
 		}
-		lt.ahead, lt.aheadAt = append(lt.ahead, rs...), lt.saves
-		if len(rs) < need {
+		lt.ahead, lt.aheadAt = append(lt.ahead, fs...), lt.saves
+		if len(fs) < need {
 			return // the Cluster failed; the other streams stay on lt
 		}
 	}
@@ -317,8 +369,10 @@ func (m *Manager) dropAheadLocked(lt *liveTask) {
 // whichever runs it publishes its events to them. Each stream takes one of
 // the follows opened beforehand (lt.ahead, valid only if lt was not saved
 // since), so it gets the events saved after those follows were opened;
-// nothing here waits on the database. A stream left without one stays on
-// lt. lt.mu must be held.
+// nothing here waits on the database (a stream whose follow saw the task
+// saved by another replica gets the task as stored first, see
+// followOpenLocked). A stream left without one stays on lt. lt.mu must be
+// held.
 func (m *Manager) followElsewhereLocked(lt *liveTask) {
 	if lt.aheadAt != lt.saves {
 		closeRemotes(lt.ahead)
@@ -330,12 +384,12 @@ func (m *Manager) followElsewhereLocked(lt *liveTask) {
 			kept = append(kept, sub)
 			continue
 		}
-		r := lt.ahead[0]
+		f := lt.ahead[0]
 		lt.ahead = lt.ahead[1:]
 		sub.mu.Lock()
-		sub.lt, sub.stop = nil, r.Close
+		sub.lt, sub.stop = nil, f.Close
 		sub.mu.Unlock()
-		go pumpRemote(sub, r)
+		go pumpRemote(sub, f)
 	}
 	clear(lt.subs[len(kept):])
 	lt.subs = kept
@@ -347,21 +401,28 @@ func (m *Manager) followElsewhereLocked(lt *liveTask) {
 // at AUTH_REQUIRED — those of a task first stored by that update, which
 // could not follow it before, and any whose follow could not be opened
 // before the save — to following the task through the Cluster. They have
-// seen everything saved so far, so follows opened now, with no save here
-// meanwhile, give them exactly what comes next. It may release lt.mu (see
-// followOpenLocked); if a turn resumed the task here meanwhile, the
+// seen everything this replica saved so far, so follows opened now, with
+// no save here meanwhile, give them exactly what comes next (with the task
+// as stored first if another replica saved it meanwhile, see
+// followOpenLocked). It may release lt.mu (see followOpenLocked); if a
+// turn resumed the task here meanwhile (saved or still queued), the
 // streams stay on lt and get its events from it.
 func (m *Manager) followSettledLocked(lt *liveTask) {
 	for range followAttempts {
-		n := len(lt.subs)
-		if m.opts.Cluster == nil || n == 0 || lt.turn != nil || lt.rec.Task.Status.State != a2a.TaskStateAuthRequired {
+		if !m.followSettledNowLocked(lt) {
 			return
 		}
-		rs, ok := m.followOpenLocked(lt, n)
+		n := len(lt.subs)
+		fs, ok := m.followOpenLocked(lt, n)
 		if !ok {
 			continue
 		}
-		lt.ahead, lt.aheadAt = rs, lt.saves
+		if !m.followSettledNowLocked(lt) {
+			closeRemotes(fs)
+			return
+		}
+		closeRemotes(lt.ahead)
+		lt.ahead, lt.aheadAt = fs, lt.saves
 		m.followElsewhereLocked(lt)
 		if len(lt.subs) == 0 && lt.turn == nil {
 			// Kept in memory only for its streams, which left with
@@ -372,24 +433,43 @@ func (m *Manager) followSettledLocked(lt *liveTask) {
 			}
 			m.mu.Unlock()
 		}
-		if len(rs) < n {
+		if len(fs) < n {
 			return // the Cluster failed; the other streams stay on lt
 		}
 	}
 }
 
+// followSettledNowLocked reports whether followSettledLocked has streams
+// to move: lt waits at AUTH_REQUIRED with no turn here. lt.mu must be
+// held.
+func (m *Manager) followSettledNowLocked(lt *liveTask) bool {
+	return m.opts.Cluster != nil && len(lt.subs) > 0 && lt.turn == nil && lt.rec.Task.Status.State == a2a.TaskStateAuthRequired
+}
+
 // closeRemotes closes follows nobody reads.
-func closeRemotes(rs []Remote) {
-	for _, r := range rs {
-		r.Close()
+func closeRemotes(fs []follow) {
+	for _, f := range fs {
+		f.Close()
 	}
 }
 
 // pumpRemote hands a followed task's events to sub until the task settles
 // (streams stay open at AUTH_REQUIRED, as local ones do), sub is dropped
-// or closed, or following ends.
-func pumpRemote(sub *Subscription, r Remote) {
+// or closed, or following ends. A moved follow's snapshot goes first, as a
+// Task event.
+func pumpRemote(sub *Subscription, r follow) {
 	defer r.Close()
+	if r.moved {
+		snap := r.Snapshot()
+		t := snap.Task
+		if !sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}}) {
+			return
+		}
+		if endsStream(t.Status.State) {
+			sub.finish(nil)
+			return
+		}
+	}
 	for body := range r.Events() {
 		var ev Event
 		if err := a2a.Unmarshal(body, &ev.Response); err != nil {
@@ -400,11 +480,9 @@ func pumpRemote(sub *Subscription, r Remote) {
 		if !sub.deliver([]Event{ev}) {
 			return
 		}
-		if u := ev.Response.StatusUpdate; u != nil {
-			if st := u.Status.State; st.Terminal() || st == a2a.TaskStateInputRequired {
-				sub.finish(nil)
-				return
-			}
+		if u := ev.Response.StatusUpdate; u != nil && endsStream(u.Status.State) {
+			sub.finish(nil)
+			return
 		}
 	}
 	err := r.Err()

@@ -30,6 +30,11 @@ type hub struct {
 	// snapshot (outside mu): a test blocks in it to hold a Follow on the
 	// database while the task moves on.
 	slowFollow func()
+	// beforeFollow, when set, runs at the start of every Follow, before
+	// its snapshot (outside mu); an error fails the Follow. A test saves
+	// the task elsewhere in it, between the moment a replica asks to
+	// follow the task and the snapshot.
+	beforeFollow func() error
 	// open counts the follows not closed yet.
 	open int
 }
@@ -67,6 +72,14 @@ func (r replica) Persist(ctx context.Context, rec *store.TaskRecord, ds []store.
 
 func (r replica) Follow(ctx context.Context, id string) (Remote, error) {
 	h := r.h
+	h.mu.Lock()
+	before := h.beforeFollow
+	h.mu.Unlock()
+	if before != nil {
+		if err := before(); err != nil {
+			return nil, err
+		}
+	}
 	h.mu.Lock()
 	rec, err := h.store.GetTask(ctx, id, "")
 	if err != nil {
@@ -180,6 +193,22 @@ func (h *hub) holdFollow(t *testing.T) (entered <-chan struct{}, release func())
 	release = func() { closeOnce.Do(func() { close(gate) }) }
 	t.Cleanup(release)
 	return in, release
+}
+
+// onFollow makes every later Follow on h call f first, before it takes its
+// snapshot, with the number of Follows that called f before (0 for the
+// first); an error from f fails that Follow.
+func (h *hub) onFollow(f func(n int) error) {
+	n := 0
+	h.mu.Lock()
+	h.beforeFollow = func() error {
+		h.mu.Lock()
+		i := n
+		n++
+		h.mu.Unlock()
+		return f(i)
+	}
+	h.mu.Unlock()
 }
 
 // join starts a manager as replica name on h.
@@ -654,4 +683,197 @@ func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	if n := a.m.ActiveCount(); n != 0 {
 		t.Errorf("a keeps %d tasks", n)
 	}
+}
+
+// TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot: another replica
+// resumes (and maybe finishes) the task after this one saved it at
+// AUTH_REQUIRED, before the follow for its stream takes its snapshot —
+// for a task first stored by that update, and for one whose follow opened
+// before the update failed. The stream gets the task as stored then, and
+// the events saved after it; it ends when the task does.
+func TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		progressFirst, finish bool
+	}{
+		{"stored at AUTH_REQUIRED, finished elsewhere", false, true},
+		{"stored at AUTH_REQUIRED, resumed elsewhere", false, false},
+		{"early follow failed, finished elsewhere", true, true},
+		{"early follow failed, resumed elsewhere", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHub()
+			a, b := h.join(t, "a"), h.join(t, "b")
+			ctx := context.Background()
+			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn := a.exec.next(t)
+			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
+			settledFollow := 0 // which Follow is the one opened after the save
+			if tc.progressFirst {
+				if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, "status:TASK_STATE_WORKING:looking")
+				settledFollow = 1 // the first, before the save, fails
+			}
+			var ch chan sendResult
+			h.onFollow(func(n int) error {
+				switch {
+				case n < settledFollow:
+					return errors.New("the database is unreachable")
+				case n > settledFollow:
+					return nil
+				}
+				ch = b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
+				again := b.exec.next(t) // b saved the task WORKING
+				if tc.finish {
+					if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+						t.Error(err)
+					}
+				}
+				return nil
+			})
+			if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")}); err != nil {
+				t.Fatal(err)
+			}
+			if ch == nil {
+				t.Fatal("no follow was opened after the AUTH_REQUIRED update was saved")
+			}
+			if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "status:TASK_STATE_AUTH_REQUIRED:sign in first")
+			if tc.finish {
+				want = append(want, "task:TASK_STATE_COMPLETED")
+			} else {
+				if err := b.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, "task:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED:3 new mails")
+			}
+			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
+			}
+			if got := drain(t, sub); !slices.Equal(got, want) {
+				t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+			}
+			if sub.Err() != nil {
+				t.Errorf("stream ended with %v", sub.Err())
+			}
+			waitFor(t, func() bool { return h.openFollows() == 0 })
+			if n := a.m.ActiveCount(); n != 0 {
+				t.Errorf("a keeps %d tasks", n)
+			}
+		})
+	}
+}
+
+// TestStreamEndsWhenTheTaskIsFinishedElsewhereBeforeItsEarlyFollow: the
+// task is canceled on another replica (this one, seen as dead, did not
+// answer the forwarded cancel) before the follow opened ahead of the
+// AUTH_REQUIRED update takes its snapshot. The update is refused; the
+// stream gets the canceled task and ends.
+func TestStreamEndsWhenTheTaskIsFinishedElsewhereBeforeItsEarlyFollow(t *testing.T) {
+	h := newHub()
+	a, b := h.join(t, "a"), h.join(t, "b")
+	ctx := context.Background()
+	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := a.exec.next(t)
+	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
+		t.Fatal(err)
+	}
+	h.onFollow(func(n int) error {
+		if n == 0 {
+			h.mu.Lock()
+			h.dead["a"] = true
+			h.mu.Unlock()
+			if got, err := b.m.Cancel(ctx, alice.ID, &a2a.CancelTaskRequest{ID: turn.TaskID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("Cancel on b: %+v, %v", got, err)
+			}
+		}
+		return nil
+	})
+	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")}); !errors.Is(err, ErrTakenOver) {
+		t.Fatalf("Apply(AUTH_REQUIRED) after the cancel on b: %v, want ErrTakenOver", err)
+	}
+	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING:looking", "task:TASK_STATE_CANCELED"}
+	if got := drain(t, sub); !slices.Equal(got, want) {
+		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+	}
+	waitFor(t, func() bool { return h.openFollows() == 0 })
+}
+
+// TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams: the credentials reach
+// this replica while its streams' Follow waits (after the AUTH_REQUIRED
+// update first stored the task), and the resumed turn waits in its
+// context's queue, not saved yet: the streams stay on the task and get the
+// resumed turn from it.
+func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
+	h := newHub()
+	a, _ := h.join(t, "a"), h.join(t, "b")
+	ctx := context.Background()
+	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := a.exec.next(t)
+	var busy *Turn
+	now := func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}
+	h.onFollow(func(n int) error {
+		if n != 0 {
+			return nil
+		}
+		// Another task of the context takes it; then the credentials come.
+		if _, err := a.m.Send(ctx, sendParams(alice, "and my calendar", func(r *a2a.SendMessageRequest) {
+			now(r)
+			r.Message.ContextID = turn.ContextID
+		})); err != nil {
+			t.Error(err)
+			return nil
+		}
+		busy = a.exec.next(t)
+		if _, err := a.m.Send(ctx, sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) {
+			now(r)
+			r.Message.TaskID = turn.TaskID
+		})); err != nil {
+			t.Error(err)
+		}
+		return nil
+	})
+	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")}); err != nil {
+		t.Fatal(err)
+	}
+	if busy == nil {
+		t.Fatal("no follow was opened after the AUTH_REQUIRED update was saved")
+	}
+	if n := h.openFollows(); n != 0 {
+		t.Errorf("%d streams follow the task through the cluster while its resumed turn waits on this replica", n)
+	}
+	if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.m.Apply(ctx, busy.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("free at 3")}); err != nil {
+		t.Fatal(err)
+	}
+	again := a.exec.next(t)
+	if !again.Continuation || again.TaskID != turn.TaskID {
+		t.Fatalf("next turn on a = %+v, want the continuation", again)
+	}
+	if err := a.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_AUTH_REQUIRED:sign in first",
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+	if got := drain(t, sub); !slices.Equal(got, want) {
+		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
+	}
+	waitFor(t, func() bool { return h.openFollows() == 0 })
 }

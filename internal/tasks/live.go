@@ -56,7 +56,7 @@ type liveTask struct {
 	// ahead are follows opened for lt's streams before the update that
 	// puts the task at AUTH_REQUIRED is saved (see followAheadLocked),
 	// valid while saves is still aheadAt.
-	ahead   []Remote
+	ahead   []follow
 	aheadAt uint64
 }
 

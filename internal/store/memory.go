@@ -194,7 +194,7 @@ func (m *Memory) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 	if err != nil {
 		return fmt.Errorf("store: save task %s: %w", rec.Task.ID, err)
 	}
-	ts := statusMillis(rec)
+	ts := rec.StatusMillis()
 	c.CreatedAt = fromMillis(toMillis(rec.CreatedAt))
 	c.UpdatedAt = fromMillis(ts)
 	t := &memTask{rec: c, key: taskKey{ts: ts, id: c.Task.ID}, state: stateName(c.Task.Status.State)}

@@ -206,7 +206,7 @@ func (s *Postgres) SaveTaskEvents(ctx context.Context, rec *TaskRecord, deliveri
 	id := rec.Task.ID
 	b := &pgx.Batch{}
 	b.Queue(pgUpsertTask, id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
-		rec.Task.Status.State.Terminal(), statusMillis(rec), toMillis(rec.CreatedAt), blob, s.replica, int64(len(events)))
+		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, s.replica, int64(len(events)))
 	if len(events) > 0 {
 		b.Queue(pgInsertEvents, id, events, s.channel)
 	}

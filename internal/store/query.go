@@ -117,9 +117,10 @@ func planQuery(q TaskQuery) (listPlan, error) {
 	return p, nil
 }
 
-// statusMillis is the status timestamp a record is ordered by: UpdatedAt,
-// or when that is unset the task's own status timestamp, or CreatedAt.
-func statusMillis(rec *TaskRecord) int64 {
+// StatusMillis is the status time the store keeps for rec and orders it
+// by, in milliseconds: UpdatedAt, or when that is unset the task's own
+// status timestamp, or CreatedAt.
+func (rec *TaskRecord) StatusMillis() int64 {
 	switch {
 	case !rec.UpdatedAt.IsZero():
 		return rec.UpdatedAt.UnixMilli()

@@ -361,7 +361,7 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 	}
 	id := rec.Task.ID
 	args := []any{id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
-		rec.Task.Status.State.Terminal(), statusMillis(rec), toMillis(rec.CreatedAt), blob}
+		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob}
 	now := time.Now().UnixMilli()
 	return s.write(ctx, func(w *writer) error {
 		if _, err := w.upsertTask.Exec(args...); err != nil {

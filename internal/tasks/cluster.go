@@ -263,20 +263,7 @@ func savedElsewhere(snap, rec *store.TaskRecord) bool {
 		return m.MessageID
 	}
 	a, b := snap.Task.Status, rec.Task.Status
-	return a.State != b.State || statusMillis(snap) != statusMillis(rec) || msgID(a.Message) != msgID(b.Message)
-}
-
-// statusMillis is the status time of rec as the store keeps it (see
-// store.TaskRecord.UpdatedAt): UpdatedAt, or when unset the status
-// timestamp, or CreatedAt, in milliseconds.
-func statusMillis(rec *store.TaskRecord) int64 {
-	switch {
-	case !rec.UpdatedAt.IsZero():
-		return rec.UpdatedAt.UnixMilli()
-	case rec.Task.Status.Timestamp != nil && !rec.Task.Status.Timestamp.IsZero():
-		return rec.Task.Status.Timestamp.UnixMilli()
-	}
-	return rec.CreatedAt.UnixMilli()
+	return a.State != b.State || snap.StatusMillis() != rec.StatusMillis() || msgID(a.Message) != msgID(b.Message)
 }
 
 // endsStream reports whether a followed task in state st ends its streams

@@ -467,17 +467,7 @@ func TestAuthRequiredStreamFollowsTheTaskToAnotherReplica(t *testing.T) {
 			if n := a.m.ActiveCount(); n != 0 {
 				t.Errorf("a keeps %d tasks in memory while its stream follows through the cluster", n)
 			}
-			ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
-			again := b.exec.next(t)
-			if !again.Continuation || again.TaskID != turn.TaskID {
-				t.Fatalf("continuation on b = %+v", again)
-			}
-			if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
-				t.Fatal(err)
-			}
-			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
-				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
-			}
+			resumeAndFinish(t, b, turn.TaskID)
 			want = append(want, "status:TASK_STATE_AUTH_REQUIRED:sign in first",
 				"status:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED:3 new mails")
 			if got := drain(t, sub); !slices.Equal(got, want) {
@@ -531,10 +521,7 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 				joined = "task:TASK_STATE_WORKING"
 			}
 			entered, release := h.holdFollow(t)
-			applied := make(chan error, 1)
-			go func() {
-				applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
-			}()
+			applied := signInLater(a, turn.TaskID)
 			select {
 			case <-entered:
 			case <-time.After(5 * time.Second):
@@ -562,14 +549,7 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 			if n := a.m.ActiveCount(); n != 0 {
 				t.Errorf("a keeps %d tasks in memory while its streams follow through the cluster", n)
 			}
-			ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
-			again := b.exec.next(t)
-			if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
-				t.Fatal(err)
-			}
-			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
-				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
-			}
+			resumeAndFinish(t, b, turn.TaskID)
 			rest := []string{"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
 			auth := "status:TASK_STATE_AUTH_REQUIRED:sign in first"
 			want = append(append(want, auth), rest...)
@@ -606,10 +586,7 @@ func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	entered, release := h.holdFollow(t)
-	applied := make(chan error, 1)
-	go func() {
-		applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
-	}()
+	applied := signInLater(a, turn.TaskID)
 	<-entered
 	within(t, 2*time.Second, "the host's artifact", func() {
 		if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateArtifact, Artifact: &a2a.Artifact{ArtifactID: "partial", Parts: []a2a.Part{a2a.TextPart("x")}}}); err != nil {
@@ -623,14 +600,7 @@ func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
 	if err := a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""); err != nil {
 		t.Fatal(err)
 	}
-	ch := b.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
-	again := b.exec.next(t)
-	if err := b.m.Apply(ctx, again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
-		t.Fatal(err)
-	}
-	if r := wait(t, ch); r.err != nil {
-		t.Fatal(r.err)
-	}
+	resumeAndFinish(t, b, turn.TaskID)
 	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING:looking", "artifact:partial",
 		"status:TASK_STATE_AUTH_REQUIRED:sign in first",
 		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
@@ -654,10 +624,7 @@ func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	}
 	turn := a.exec.next(t)
 	entered, release := h.holdFollow(t)
-	applied := make(chan error, 1)
-	go func() {
-		applied <- a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
-	}()
+	applied := signInLater(a, turn.TaskID)
 	<-entered
 	ch := a.sendAsync(sendParams(alice, "token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID }))
 	again := a.exec.next(t) // started, and saved WORKING, while Follow waits
@@ -876,4 +843,31 @@ func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 	}
 	waitFor(t, func() bool { return h.openFollows() == 0 })
+}
+
+// signInLater applies the AUTH_REQUIRED update "sign in first" to taskID on
+// r in the background and returns its result.
+func signInLater(r *env, taskID string) <-chan error {
+	applied := make(chan error, 1)
+	go func() {
+		applied <- r.m.Apply(context.Background(), taskID, Update{Kind: UpdateAuthRequired, Message: agentMsg("sign in first")})
+	}()
+	return applied
+}
+
+// resumeAndFinish brings credentials for taskID (at AUTH_REQUIRED) to r,
+// which continues the task and completes it with "3 new mails".
+func resumeAndFinish(t *testing.T, r *env, taskID string) {
+	t.Helper()
+	ch := r.sendAsync(sendParams(alice, "token: abc", func(m *a2a.SendMessageRequest) { m.Message.TaskID = taskID }))
+	again := r.exec.next(t)
+	if !again.Continuation || again.TaskID != taskID {
+		t.Fatalf("continuation = %+v", again)
+	}
+	if err := r.m.Apply(context.Background(), again.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
+		t.Fatal(err)
+	}
+	if res := wait(t, ch); res.err != nil || res.resp.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("resumed send = %+v, %v", res.resp, res.err)
+	}
 }

@@ -446,11 +446,7 @@ func TestAuthRequiredStreamFollowsTheTaskToAnotherReplica(t *testing.T) {
 			h := newHub()
 			a, b := h.join(t, "a"), h.join(t, "b")
 			ctx := context.Background()
-			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			turn := a.exec.next(t)
+			sub, turn := fetchMail(t, a)
 			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
 			if progressFirst {
 				if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
@@ -506,11 +502,7 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 			h := newHub()
 			a, b := h.join(t, "a"), h.join(t, "b")
 			ctx := context.Background()
-			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			turn := a.exec.next(t)
+			sub, turn := fetchMail(t, a)
 			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
 			joined := "task:TASK_STATE_AUTH_REQUIRED" // the snapshot of a stream that joins while Follow waits
 			if progressFirst {
@@ -533,6 +525,7 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 				}
 			})
 			var late *Subscription
+			var err error
 			within(t, 2*time.Second, "SubscribeToTask", func() {
 				late, err = a.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: turn.TaskID})
 			})
@@ -577,11 +570,7 @@ func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
 	h := newHub()
 	a, b := h.join(t, "a"), h.join(t, "b")
 	ctx := context.Background()
-	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := a.exec.next(t)
+	sub, turn := fetchMail(t, a)
 	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
 		t.Fatal(err)
 	}
@@ -618,11 +607,7 @@ func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	h := newHub()
 	a, _ := h.join(t, "a"), h.join(t, "b")
 	ctx := context.Background()
-	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := a.exec.next(t)
+	sub, turn := fetchMail(t, a)
 	entered, release := h.holdFollow(t)
 	applied := signInLater(a, turn.TaskID)
 	<-entered
@@ -672,11 +657,7 @@ func TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot(t *testing.T) {
 			h := newHub()
 			a, b := h.join(t, "a"), h.join(t, "b")
 			ctx := context.Background()
-			sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			turn := a.exec.next(t)
+			sub, turn := fetchMail(t, a)
 			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
 			settledFollow := 0 // which Follow is the one opened after the save
 			if tc.progressFirst {
@@ -747,11 +728,7 @@ func TestStreamEndsWhenTheTaskIsFinishedElsewhereBeforeItsEarlyFollow(t *testing
 	h := newHub()
 	a, b := h.join(t, "a"), h.join(t, "b")
 	ctx := context.Background()
-	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := a.exec.next(t)
+	sub, turn := fetchMail(t, a)
 	if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
 		t.Fatal(err)
 	}
@@ -785,11 +762,7 @@ func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	h := newHub()
 	a, _ := h.join(t, "a"), h.join(t, "b")
 	ctx := context.Background()
-	sub, err := a.m.Stream(ctx, sendParams(alice, "fetch my mail", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := a.exec.next(t)
+	sub, turn := fetchMail(t, a)
 	var busy *Turn
 	now := func(r *a2a.SendMessageRequest) {
 		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
@@ -870,4 +843,15 @@ func resumeAndFinish(t *testing.T, r *env, taskID string) {
 	if res := wait(t, ch); res.err != nil || res.resp.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("resumed send = %+v, %v", res.resp, res.err)
 	}
+}
+
+// fetchMail opens a stream on r with the message "fetch my mail" and
+// returns it with the turn r's host got for it.
+func fetchMail(t *testing.T, r *env) (*Subscription, *Turn) {
+	t.Helper()
+	sub, err := r.m.Stream(context.Background(), sendParams(alice, "fetch my mail", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub, r.exec.next(t)
 }

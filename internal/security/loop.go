@@ -165,10 +165,19 @@ func (g *TurnGuard) sweep(now int64) {
 }
 
 func (g *TurnGuard) evictOldest(k int) {
-	keys := slices.Collect(maps.Keys(g.turns))
-	slices.SortFunc(keys, func(a, b uint64) int { return cmp.Compare(g.turns[a].last, g.turns[b].last) })
-	for _, key := range keys[:min(k, len(keys))] {
-		delete(g.turns, key)
+	type entry struct {
+		key  uint64
+		last int64
+	}
+	entries := make([]entry, 0, len(g.turns))
+	for key, c := range g.turns {
+		entries = append(entries, entry{key, c.last})
+	}
+	// Sorting the times with the entries, not keys looked up in the map
+	// by the comparison, keeps this a plain sort of 16-byte values.
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.last, b.last) })
+	for _, e := range entries[:min(k, len(entries))] {
+		delete(g.turns, e.key)
 	}
 }
 

@@ -252,3 +252,22 @@ func TestReleaseGivesBackARefusedTurn(t *testing.T) {
 	}
 	g.Release("unknown") // no effect, no panic
 }
+
+// BenchmarkTurnGuardAdmitNewContexts admits a new context per operation
+// into a full guard, as a plugin answering one task per context does: the
+// cost of evicting the least recently active contexts is spread over the
+// admissions it makes room for.
+func BenchmarkTurnGuardAdmitNewContexts(b *testing.B) {
+	g := NewTurnGuard(5)
+	ids := make([]string, MaxTrackedContexts*4)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("context-%08d", i)
+	}
+	for _, id := range ids[:MaxTrackedContexts] {
+		g.Admit(id)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		g.Admit(ids[i%len(ids)])
+	}
+}

@@ -878,3 +878,31 @@ func TestRefusedMessagesToStoredTasksDoNotPinThemInMemory(t *testing.T) {
 		t.Fatalf("output for a waiting task: %v", err)
 	}
 }
+
+// TestLateEndRacingTheContinuationNeverEndsIt races the asking turn's late
+// end against the start of the continuation, many times: whichever comes
+// first, the continuation's own answer must decide the task. (EndTurn once
+// took its count down before looking at the task, so a continuation that
+// started in between was ended by the earlier turn's end.)
+func TestLateEndRacingTheContinuationNeverEndsIt(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	for i := range 300 {
+		ch := e.sendAsync(sendParams(alice, "book", nil))
+		ask := e.exec.next(t)
+		must(t, e.m.Apply(ctx, ask.TaskID, Update{Kind: UpdateInputRequired, Message: agentMsg("how many?")}))
+		wait(t, ch)
+		ended := make(chan error, 1)
+		go func() { ended <- e.m.EndTurn(ctx, ask.TaskID, OutcomeSuccess, "") }()
+		ch = e.sendAsync(sendParams(alice, "four", func(r *a2a.SendMessageRequest) { r.Message.TaskID = ask.TaskID }))
+		cont := e.exec.next(t)
+		must(t, <-ended)
+		if err := e.m.Apply(ctx, cont.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("booked")}); err != nil {
+			t.Fatalf("round %d: the continuation was ended before its answer: %v", i, err)
+		}
+		must(t, e.m.EndTurn(ctx, cont.TaskID, OutcomeSuccess, ""))
+		if r := wait(t, ch); r.err != nil || r.resp.Task.Status.Message.Text() != "booked" {
+			t.Fatalf("round %d: resp = %+v, %v", i, r.resp, r.err)
+		}
+	}
+}

@@ -394,19 +394,23 @@ const (
 // still running is settled by the outcome; one already settled is left as
 // it is.
 func (m *Manager) EndTurn(ctx context.Context, taskID string, outcome Outcome, errText string) error {
-	if m.hostTurnStarted(taskID, -1) > 0 {
-		// The end of an earlier turn of this task (one that asked a
-		// question) arriving after its continuation started.
-		return nil
-	}
 	m.mu.Lock()
 	lt := m.live[taskID]
 	m.mu.Unlock()
 	if lt == nil {
+		m.hostTurnStarted(taskID, -1)
 		return nil
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	// Counted down under lt.mu, where startTurn counts a turn up: either
+	// the continuation of this task has started and been counted (then
+	// this is the end of an earlier turn, one that asked a question, and
+	// leaves the continuation alone), or it has not started and the task
+	// still shows the question (nothing to settle below).
+	if m.hostTurnStarted(taskID, -1) > 0 {
+		return nil
+	}
 	st := lt.rec.Task.Status.State
 	if st.Terminal() || st.Interrupted() || !lt.turnRunning {
 		return nil

@@ -57,6 +57,9 @@ type Options struct {
 	// e.g. TestPluginBinary.
 	Binaries []Binary
 	// BuildFlags are extra "go build" flags, e.g. "-race" or "-cover".
+	// When empty, the flags in the TESTHARNESS_BUILD_FLAGS environment
+	// variable (space-separated) are used, so a whole suite can run its
+	// plugins race-instrumented: TESTHARNESS_BUILD_FLAGS=-race go test ./...
 	BuildFlags []string
 
 	// DataDir is the root of the plugins' data directories; empty means a
@@ -263,8 +266,12 @@ func buildInto(ctx context.Context, dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
+	flags := opts.BuildFlags
+	if len(flags) == 0 {
+		flags = strings.Fields(os.Getenv("TESTHARNESS_BUILD_FLAGS"))
+	}
 	for _, b := range bins {
-		path, err := BuildBinary(ctx, root, b, opts.BuildFlags...)
+		path, err := BuildBinary(ctx, root, b, flags...)
 		if err != nil {
 			return err
 		}

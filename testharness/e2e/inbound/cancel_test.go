@@ -1,6 +1,7 @@
 package inbound_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -15,10 +16,12 @@ import (
 func TestCancelReachesTheHost(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
-	ctx := within(t)
 	c := newClient(h.url)
 
-	cancel := func(t *testing.T, id string) *task {
+	// cancel takes the subtest's context: the subtests are parallel, so
+	// they may start long after this function returned (they wait for a
+	// free slot of -parallel), when a context made here may have expired.
+	cancel := func(t *testing.T, ctx context.Context, id string) *task {
 		t.Helper()
 		var got task
 		c.call(t, ctx, "CancelTask", map[string]any{"id": id, "metadata": map[string]any{"why": "test"}}).ok(t, &got)
@@ -33,7 +36,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 		ctx := within(t)
 		tk := c.sendTask(t, ctx, nonBlocking(msg("hang until canceled")))
 		hm := h.handleMessage(t, ctx, tk.ID)
-		cancel(t, tk.ID)
+		cancel(t, ctx, tk.ID)
 		ct := h.cancelTurn(t, ctx, tk.ID)
 		if r := ct.CancelTurn(); r.GetChatId() != tk.ContextID || r.GetPlatform() != "a2a" || r.GetReason() == "" {
 			t.Errorf("CancelTurn = %v", r)
@@ -63,7 +66,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 			t.Fatalf("first event %s %v", first.label(), err)
 		}
 		h.handleMessage(t, ctx, first.Task.ID)
-		cancel(t, first.Task.ID)
+		cancel(t, ctx, first.Task.ID)
 		evs := s.all()
 		if len(evs) == 0 || evs[len(evs)-1].label() != "status:"+stCanceled {
 			t.Errorf("stream after cancel = %v", labels(evs))
@@ -79,7 +82,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 			t.Fatalf("ask = %s", asked.Status.State)
 		}
 		h.turnEnded(t, ctx, asked.ID)
-		cancel(t, asked.ID)
+		cancel(t, ctx, asked.ID)
 		// The host is told, so it can drop the open question.
 		ct := h.cancelTurn(t, ctx, asked.ID)
 		if ct.CancelTurn().GetChatId() != asked.ContextID {
@@ -97,7 +100,7 @@ func TestCancelReachesTheHost(t *testing.T) {
 		h.handleMessage(t, ctx, first.ID)
 		queued := c.sendTask(t, ctx, nonBlocking(msg("queued then canceled", "contextId", cid)))
 		after := c.sendTask(t, ctx, nonBlocking(msg("after the canceled one", "contextId", cid)))
-		cancel(t, queued.ID)
+		cancel(t, ctx, queued.ID)
 		h.agent.release(key)
 		c.waitState(t, ctx, first.ID, stCompleted)
 		if got := c.waitState(t, ctx, after.ID, stCompleted); got.answer() != "echo: after the canceled one" {

@@ -70,13 +70,8 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	var body []byte
 	if rt.hasBody {
-		buf := bodyPool.Get().(*bytes.Buffer)
-		buf.Reset()
-		defer func() {
-			if buf.Cap() <= maxPooledBody {
-				bodyPool.Put(buf)
-			}
-		}()
+		buf, release := pooledBody()
+		defer release()
 		if status, e := s.readBody(w, r, rc, buf); e != nil {
 			s.refuse(w, ex, status, e)
 			return

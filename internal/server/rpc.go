@@ -71,6 +71,18 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 64 << 10
 
+// pooledBody returns an empty buffer from bodyPool and the func that
+// gives it back (dropping it when it grew past maxPooledBody).
+func pooledBody() (*bytes.Buffer, func()) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf, func() {
+		if buf.Cap() <= maxPooledBody {
+			bodyPool.Put(buf)
+		}
+	}
+}
+
 // opPerms maps each operation to the permission it needs.
 var opPerms = [...]security.Permission{
 	a2a.OpSendMessage:          security.PermSend,
@@ -100,13 +112,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 
 	rc := http.NewResponseController(w)
-	buf := bodyPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledBody {
-			bodyPool.Put(buf)
-		}
-	}()
+	buf, release := pooledBody()
+	defer release()
 	if status, e := s.readBody(w, r, rc, buf); e != nil {
 		s.refuse(w, ex, status, e)
 		return

@@ -99,7 +99,7 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 			if id := ev.Response.TaskID(); id != "" {
 				x.taskID = id
 			}
-			if id := eventContextID(ev.Response); id != "" {
+			if id := ev.Response.ContextID(); id != "" {
 				x.contextID = id
 			}
 			return fn(ev)
@@ -114,22 +114,6 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 		}
 		return err
 	}
-}
-
-// eventContextID is the context id an event carries, if any.
-func eventContextID(r *a2a.StreamResponse) string {
-	switch {
-	case r == nil:
-	case r.Task != nil:
-		return r.Task.ContextID
-	case r.Message != nil:
-		return r.Message.ContextID
-	case r.StatusUpdate != nil:
-		return r.StatusUpdate.ContextID
-	case r.ArtifactUpdate != nil:
-		return r.ArtifactUpdate.ContextID
-	}
-	return ""
 }
 
 // card returns the peer's card (cached while fresh). It is not audited:

@@ -379,28 +379,9 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 }
 
 // scanTasks reads rows of (id, owner, created_at, status_ts, task).
-func scanTasks(rows pgx.Rows, what string) ([]*TaskRecord, error) {
-	defer rows.Close()
-	var out []*TaskRecord
-	for rows.Next() {
-		var (
-			id, owner   string
-			created, ts int64
-			blob        []byte
-		)
-		if err := rows.Scan(&id, &owner, &created, &ts, &blob); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", what, err)
-		}
-		rec, err := decodeTask(id, owner, created, ts, blob)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
-	}
-	return out, nil
+func scanTasks(rs pgx.Rows, what string) ([]*TaskRecord, error) {
+	defer rs.Close()
+	return collect(rs, what, scanTask(what))
 }
 
 // ActiveTasks implements Store: every non-terminal task, oldest status
@@ -478,26 +459,7 @@ func (s *Postgres) ListPushConfigs(ctx context.Context, taskID string) ([]*PushC
 		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
 	}
 	defer rows.Close()
-	var out []*PushConfig
-	for rows.Next() {
-		var (
-			id, owner string
-			created   int64
-			blob      []byte
-		)
-		if err := rows.Scan(&id, &owner, &created, &blob); err != nil {
-			return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
-		}
-		pc, err := decodePushConfig(taskID, id, owner, created, blob)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
-	}
-	return out, nil
+	return collect(rows, "list push configs of task "+taskID, scanPushConfig(taskID))
 }
 
 // DeletePushConfig implements Store; pending deliveries of the config go
@@ -515,26 +477,9 @@ func (s *Postgres) DeletePushConfig(ctx context.Context, taskID, id string) erro
 // pgDeliveryColumns are the columns scanDeliveries reads.
 const pgDeliveryColumns = `id, task_id, config_id, body, attempts, next_try, last_error, created_at, context_id, traceparent, tracestate`
 
-func scanDeliveries(rows pgx.Rows, what string) ([]Delivery, error) {
-	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		var (
-			d             Delivery
-			attempts      int32
-			next, created int64
-		)
-		if err := rows.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &attempts, &next, &d.LastError, &created,
-			&d.ContextID, &d.Traceparent, &d.Tracestate); err != nil {
-			return nil, fmt.Errorf("store: %s: %w", what, err)
-		}
-		d.Attempts, d.NextTry, d.CreatedAt = int(attempts), fromMillis(next), fromMillis(created)
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", what, err)
-	}
-	return out, nil
+func scanDeliveries(rs pgx.Rows, what string) ([]Delivery, error) {
+	defer rs.Close()
+	return collect(rs, what, scanDelivery(what))
 }
 
 // DueDeliveries implements Store. It ignores claims: ClaimDeliveries is
@@ -657,26 +602,9 @@ func (s *Postgres) Conversation(ctx context.Context, contextID string, limit int
 		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
 	}
 	defer rows.Close()
-	var out []ConversationEntry
-	for rows.Next() {
-		var (
-			e     ConversationEntry
-			parts []byte
-			at    int64
-		)
-		if err := rows.Scan(&e.ID, &e.ContextID, &e.Peer, &e.Direction, &e.TaskID, &e.MessageID, &e.State, &e.Text, &parts, &at); err != nil {
-			return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
-		}
-		if len(parts) > 0 {
-			if err := a2a.Unmarshal(parts, &e.Parts); err != nil {
-				return nil, fmt.Errorf("store: decode conversation entry %d of context %s: %w", e.ID, contextID, err)
-			}
-		}
-		e.Time = fromMillis(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
+	out, err := collect(rows, "conversation "+contextID, scanConversationEntry(contextID))
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
@@ -694,23 +622,7 @@ func (s *Postgres) Conversations(ctx context.Context, limit int) ([]Conversation
 		return nil, fmt.Errorf("store: conversations: %w", err)
 	}
 	defer rows.Close()
-	var out []ConversationSummary
-	for rows.Next() {
-		var (
-			c           ConversationSummary
-			entries     int32
-			first, last int64
-		)
-		if err := rows.Scan(&c.ContextID, &c.Peer, &entries, &c.LastTaskID, &c.LastState, &first, &last); err != nil {
-			return nil, fmt.Errorf("store: conversations: %w", err)
-		}
-		c.Entries, c.FirstAt, c.LastAt = int(entries), fromMillis(first), fromMillis(last)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: conversations: %w", err)
-	}
-	return out, nil
+	return collect(rows, "conversations", scanConversationSummary)
 }
 
 // Prune implements Store, deleting in statements of at most

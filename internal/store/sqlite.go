@@ -494,26 +494,7 @@ func (s *SQLite) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
 		return nil, fmt.Errorf("store: active tasks: %w", err)
 	}
 	defer rows.Close()
-	var out []*TaskRecord
-	for rows.Next() {
-		var (
-			id, owner   string
-			created, ts int64
-			blob        sql.RawBytes
-		)
-		if err := rows.Scan(&id, &owner, &created, &ts, &blob); err != nil {
-			return nil, fmt.Errorf("store: active tasks: %w", err)
-		}
-		rec, err := decodeTask(id, owner, created, ts, blob)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: active tasks: %w", err)
-	}
-	return out, nil
+	return collect(rows, "active tasks", scanTask("active tasks"))
 }
 
 // PutPushConfig implements Store. The task must exist (else ErrNotFound).
@@ -595,26 +576,7 @@ func (s *SQLite) ListPushConfigs(ctx context.Context, taskID string) ([]*PushCon
 		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
 	}
 	defer rows.Close()
-	var out []*PushConfig
-	for rows.Next() {
-		var (
-			id, owner string
-			created   int64
-			blob      sql.RawBytes
-		)
-		if err := rows.Scan(&id, &owner, &created, &blob); err != nil {
-			return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
-		}
-		pc, err := decodePushConfig(taskID, id, owner, created, blob)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list push configs of task %s: %w", taskID, err)
-	}
-	return out, nil
+	return collect(rows, "list push configs of task "+taskID, scanPushConfig(taskID))
 }
 
 // DeletePushConfig implements Store. Deliveries still pending for the
@@ -648,23 +610,7 @@ func (s *SQLite) DueDeliveries(ctx context.Context, now time.Time, limit int) ([
 		return nil, fmt.Errorf("store: due deliveries: %w", err)
 	}
 	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		var (
-			d             Delivery
-			next, created int64
-		)
-		if err := rows.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &d.Attempts, &next, &d.LastError, &created,
-			&d.ContextID, &d.Traceparent, &d.Tracestate); err != nil {
-			return nil, fmt.Errorf("store: due deliveries: %w", err)
-		}
-		d.NextTry, d.CreatedAt = fromMillis(next), fromMillis(created)
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: due deliveries: %w", err)
-	}
-	return out, nil
+	return collect(rows, "due deliveries", scanDelivery("due deliveries"))
 }
 
 // ClaimDeliveries implements Store for a single process: it is
@@ -758,26 +704,9 @@ func (s *SQLite) Conversation(ctx context.Context, contextID string, limit int) 
 		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
 	}
 	defer rows.Close()
-	var out []ConversationEntry
-	for rows.Next() {
-		var (
-			e     ConversationEntry
-			parts sql.RawBytes
-			at    int64
-		)
-		if err := rows.Scan(&e.ID, &e.ContextID, &e.Peer, &e.Direction, &e.TaskID, &e.MessageID, &e.State, &e.Text, &parts, &at); err != nil {
-			return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
-		}
-		if len(parts) > 0 {
-			if err := a2a.Unmarshal(parts, &e.Parts); err != nil {
-				return nil, fmt.Errorf("store: decode conversation entry %d of context %s: %w", e.ID, contextID, err)
-			}
-		}
-		e.Time = fromMillis(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
+	out, err := collect(rows, "conversation "+contextID, scanConversationEntry(contextID))
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(out) // read newest first to apply the limit; return oldest first
 	return out, nil
@@ -798,22 +727,7 @@ func (s *SQLite) Conversations(ctx context.Context, limit int) ([]ConversationSu
 		return nil, fmt.Errorf("store: conversations: %w", err)
 	}
 	defer rows.Close()
-	var out []ConversationSummary
-	for rows.Next() {
-		var (
-			c           ConversationSummary
-			first, last int64
-		)
-		if err := rows.Scan(&c.ContextID, &c.Peer, &c.Entries, &c.LastTaskID, &c.LastState, &first, &last); err != nil {
-			return nil, fmt.Errorf("store: conversations: %w", err)
-		}
-		c.FirstAt, c.LastAt = fromMillis(first), fromMillis(last)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: conversations: %w", err)
-	}
-	return out, nil
+	return collect(rows, "conversations", scanConversationSummary)
 }
 
 // Prune implements Store. It deletes in transactions of at most

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -29,7 +30,7 @@ func (r *run) call(label, token string, op a2a.Operation, params any) (json.RawM
 	if e != nil {
 		r.record(label, "error "+errorSummary(e))
 	} else {
-		r.record(label, normalize(r.t, res))
+		r.record(label, a2atest.Normalize(r.t, res))
 	}
 	return res, e
 }
@@ -59,7 +60,7 @@ func (r *run) stream(label, token string, op a2a.Operation, params any) []a2a.St
 	r.t.Helper()
 	evs, e := r.b.stream(token, op, params)
 	for i, ev := range evs {
-		r.record(fmt.Sprintf("%s[%d]", label, i), normalize(r.t, mustJSON(ev)))
+		r.record(fmt.Sprintf("%s[%d]", label, i), a2atest.Normalize(r.t, mustJSON(ev)))
 	}
 	r.record(label+" end", errorSummary(e))
 	return evs
@@ -180,7 +181,7 @@ var equivalenceScenarios = []struct {
 			}
 		}
 		for i, ev := range evs {
-			r.record(fmt.Sprintf("event[%d]", i), normalize(r.t, mustJSON(ev)))
+			r.record(fmt.Sprintf("event[%d]", i), a2atest.Normalize(r.t, mustJSON(ev)))
 		}
 		if got := kinds(evs); got != "task:WORKING,artifactUpdate,statusUpdate:COMPLETED" {
 			r.t.Errorf("%s: subscribe %s", r.b.name, got)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -399,64 +398,6 @@ func (s *restStream) next() (*a2a.StreamResponse, *a2a.Error) {
 	return &ev, nil
 }
 
-// uuidRE matches the UUIDs the server and the test generate.
-var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-
-// normalize rewrites a JSON document so that two runs of one scenario can
-// be compared: every UUID becomes <id1>, <id2>, … in order of first
-// appearance (so the same id stays the same placeholder), timestamps
-// become <ts>, and object keys are sorted.
-func normalize(t testing.TB, raw []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("normalize: %v\n%s", err, raw)
-	}
-	ids := map[string]string{}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			// In key order, so placeholders are numbered the same way in
-			// every run.
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "timestamp" || k == "statusTimestampAfter" {
-					x[k] = "<ts>"
-					continue
-				}
-				x[k] = walk(x[k])
-			}
-			return x
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-			return x
-		case string:
-			return uuidRE.ReplaceAllStringFunc(x, func(id string) string {
-				if p, ok := ids[id]; ok {
-					return p
-				}
-				p := fmt.Sprintf("<id%d>", len(ids)+1)
-				ids[id] = p
-				return p
-			})
-		}
-		return v
-	}
-	// encoding/json sorts map keys, so the output is canonical.
-	b, err := json.Marshal(walk(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // errorSummary is what must agree between bindings about an error: the
 // A2A code, the ErrorInfo reason, the metadata keys and the message (ids
 // replaced).
@@ -469,5 +410,5 @@ func errorSummary(e *a2a.Error) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("%d %s %v %q", e.Code, e.Reason, keys, uuidRE.ReplaceAllString(e.Message, "<id>"))
+	return fmt.Sprintf("%d %s %v %q", e.Code, e.Reason, keys, a2atest.ReplaceIDs(e.Message))
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -391,6 +392,71 @@ func truncate(b []byte) string {
 	const max = 2000
 	if len(b) > max {
 		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
+
+// uuidRE matches the UUIDs servers and tests generate.
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// ReplaceIDs replaces every UUID in s with "<id>", for comparing messages
+// that name different ids.
+func ReplaceIDs(s string) string { return uuidRE.ReplaceAllString(s, "<id>") }
+
+// Normalize rewrites a JSON document so that two runs of one scenario (in
+// two bindings, say) can be compared: every UUID becomes <id1>, <id2>, …
+// in order of first appearance, walking objects in key order (so the same
+// id stays the same placeholder); timestamps ("timestamp",
+// "statusTimestampAfter") become <ts>, non-empty page tokens <token>;
+// keys come out sorted.
+func Normalize(t testing.TB, raw []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("normalize: %v\n%s", err, raw)
+	}
+	ids := map[string]string{}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				switch tok, _ := x[k].(string); {
+				case k == "timestamp" || k == "statusTimestampAfter":
+					x[k] = "<ts>"
+				case k == "nextPageToken" && tok != "":
+					x[k] = "<token>" // opaque
+				default:
+					x[k] = walk(x[k])
+				}
+			}
+			return x
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+			return x
+		case string:
+			return uuidRE.ReplaceAllStringFunc(x, func(id string) string {
+				if p, ok := ids[id]; ok {
+					return p
+				}
+				p := fmt.Sprintf("<id%d>", len(ids)+1)
+				ids[id] = p
+				return p
+			})
+		}
+		return v
+	}
+	// encoding/json sorts map keys, so the output is canonical.
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return string(b)
 }

@@ -79,3 +79,23 @@ func TestCheckJSONRPCResponseEnvelope(t *testing.T) {
 		})
 	}
 }
+
+func TestNormalizeKeepsWhatDiffersAndHidesWhatMayDiffer(t *testing.T) {
+	const a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	run1 := `{"task":{"id":"` + a + `","contextId":"` + b + `","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-01T00:00:00Z"}},"nextPageToken":"abc"}`
+	run2 := `{"nextPageToken":"xyz","task":{"contextId":"` + a + `","id":"` + b + `","status":{"timestamp":"2027-02-02T00:00:00Z","state":"TASK_STATE_COMPLETED"}}}`
+	if n1, n2 := Normalize(t, []byte(run1)), Normalize(t, []byte(run2)); n1 != n2 {
+		t.Fatalf("same shape with other ids, times and tokens:\n%s\n%s", n1, n2)
+	}
+	same := `{"task":{"id":"` + a + `","contextId":"` + a + `"}}`
+	other := `{"task":{"id":"` + a + `","contextId":"` + b + `"}}`
+	if Normalize(t, []byte(same)) == Normalize(t, []byte(other)) {
+		t.Fatal("one id used twice normalizes like two ids")
+	}
+	if Normalize(t, []byte(`{"state":"TASK_STATE_COMPLETED"}`)) == Normalize(t, []byte(`{"state":"TASK_STATE_FAILED"}`)) {
+		t.Fatal("different states normalize alike")
+	}
+	if got := ReplaceIDs("task " + a + " not found"); got != "task <id> not found" {
+		t.Fatalf("ReplaceIDs = %q", got)
+	}
+}

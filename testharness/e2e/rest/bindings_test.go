@@ -72,7 +72,7 @@ func (r *run) call(label, token string, op a2a.Operation, params any) json.RawMe
 		r.record(label, "error "+summary(e))
 		return nil
 	}
-	r.record(label, normalize(r.t, res))
+	r.record(label, a2atest.Normalize(r.t, res))
 	return res
 }
 
@@ -100,7 +100,7 @@ func (r *run) stream(label, token string, op a2a.Operation, params any) {
 	evs, e := r.b.open(r.t, token, op, params).all()
 	for i, ev := range evs {
 		b, _ := a2a.Marshal(ev)
-		r.record(fmt.Sprintf("%s[%d]", label, i), normalize(r.t, b))
+		r.record(fmt.Sprintf("%s[%d]", label, i), a2atest.Normalize(r.t, b))
 	}
 	r.record(label+" end", summary(e))
 }
@@ -189,7 +189,7 @@ var scenarios = []struct {
 		evs := append([]a2a.StreamResponse{*first}, rest...)
 		for i, ev := range evs {
 			b, _ := a2a.Marshal(ev)
-			r.record(fmt.Sprintf("subscribe[%d]", i), normalize(r.t, b))
+			r.record(fmt.Sprintf("subscribe[%d]", i), a2atest.Normalize(r.t, b))
 		}
 		r.record("subscribe end", summary(e))
 		if got := labels(evs); got != "task:TASK_STATE_WORKING,artifactUpdate,status:TASK_STATE_COMPLETED" {

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -508,64 +507,6 @@ func labels(evs []a2a.StreamResponse) string {
 	return strings.Join(out, ",")
 }
 
-// uuidRE matches the ids the plugin and the test generate.
-var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-
-// normalize makes two runs of a scenario comparable: UUIDs become <id1>,
-// <id2>, … by first appearance (walking objects in key order),
-// timestamps <ts>, page tokens <token>; keys are sorted.
-func normalize(t *testing.T, raw []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("normalize: %v\n%s", err, raw)
-	}
-	ids := map[string]string{}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "timestamp" {
-					x[k] = "<ts>"
-					continue
-				}
-				if tok, _ := x[k].(string); k == "nextPageToken" && tok != "" {
-					x[k] = "<token>" // opaque
-					continue
-				}
-				x[k] = walk(x[k])
-			}
-			return x
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-			return x
-		case string:
-			return uuidRE.ReplaceAllStringFunc(x, func(id string) string {
-				if p, ok := ids[id]; ok {
-					return p
-				}
-				p := fmt.Sprintf("<id%d>", len(ids)+1)
-				ids[id] = p
-				return p
-			})
-		}
-		return v
-	}
-	b, err := json.Marshal(walk(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // summary is what must agree about an error across bindings.
 func summary(e *a2a.Error) string {
 	if e == nil {
@@ -576,7 +517,7 @@ func summary(e *a2a.Error) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("%d %s %v %q", e.Code, e.Reason, keys, uuidRE.ReplaceAllString(e.Message, "<id>"))
+	return fmt.Sprintf("%d %s %v %q", e.Code, e.Reason, keys, a2atest.ReplaceIDs(e.Message))
 }
 
 // waitFor polls cond until it holds.

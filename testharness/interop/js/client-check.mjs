@@ -11,15 +11,11 @@
 //
 // Output: one JSON object per line and step, {"step": …, "ok": true|false,
 // …details} or {"step": …, "ok": false, "error": "…"}; then {"step":"done"}.
-import { randomUUID } from 'node:crypto';
 import {
   CancelTaskRequest,
   GetTaskRequest,
   ListTasksRequest,
-  SendMessageRequest,
   SubscribeToTaskRequest,
-  TaskState,
-  taskStateToJSON,
 } from '@a2a-js/sdk';
 import {
   ClientFactory,
@@ -27,6 +23,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
+import { authFetch as makeAuthFetch, isTask, makeStep, report, request, stateOf, textOf } from './common.mjs';
 
 const base = process.argv[2];
 if (!base) {
@@ -36,38 +33,8 @@ if (!base) {
 const token = process.env.A2A_TOKEN ?? '';
 
 // authFetch adds the bearer token, when one is given, to every request.
-const authFetch = (input, init = {}) => {
-  const headers = new Headers(init.headers ?? {});
-  if (token) headers.set('Authorization', `Bearer ${token}`);
-  return fetch(input, { ...init, headers });
-};
-
-const report = (step, ok, detail = {}) => {
-  process.stdout.write(JSON.stringify({ step, ok, ...detail }) + '\n');
-};
-
-const request = (text, configuration) =>
-  SendMessageRequest.fromJSON({
-    message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] },
-    ...(configuration ? { configuration } : {}),
-  });
-
-const isTask = (r) => r && typeof r.id === 'string' && r.status !== undefined;
-const stateOf = (t) => taskStateToJSON(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
-const textOf = (parts) =>
-  (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-
-// step runs one check, reporting an exception as a failed step.
-async function step(name, fn) {
-  try {
-    const detail = await fn();
-    report(name, true, detail);
-    return detail;
-  } catch (err) {
-    report(name, false, { error: String(err?.message ?? err) });
-    return undefined;
-  }
-}
+const authFetch = makeAuthFetch(token);
+const step = makeStep();
 
 const resolver = new DefaultAgentCardResolver({ fetchImpl: authFetch });
 let agentCard;

@@ -17,10 +17,7 @@ import {
   DeleteTaskPushNotificationConfigRequest,
   GetTaskPushNotificationConfigRequest,
   ListTaskPushNotificationConfigsRequest,
-  SendMessageRequest,
   TaskPushNotificationConfig,
-  TaskState,
-  taskStateToJSON,
 } from '@a2a-js/sdk';
 import {
   ClientFactory,
@@ -28,7 +25,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import { randomUUID } from 'node:crypto';
+import { authFetch as makeAuthFetch, makeStep, report, request, stateOf } from './common.mjs';
 
 const [base, hooks] = process.argv.slice(2);
 if (!base || !hooks) {
@@ -38,27 +35,11 @@ if (!base || !hooks) {
 const token = process.env.A2A_TOKEN ?? '';
 
 // authFetch adds the bearer token, when one is given, to every request.
-const authFetch = (input, init = {}) => {
-  const headers = new Headers(init.headers ?? {});
-  if (token) headers.set('Authorization', `Bearer ${token}`);
-  return fetch(input, { ...init, headers });
-};
+const authFetch = makeAuthFetch(token);
 
-const report = (step, ok, detail = {}) => {
-  process.stdout.write(JSON.stringify({ step, ok, ...detail }) + '\n');
-};
-
-// step runs one check, reporting an exception as a failed step.
-async function step(name, fn) {
-  try {
-    const detail = await fn();
-    report(name, true, detail);
-    return detail;
-  } catch (err) {
-    report(name, false, { error: String(err?.message ?? err), name: err?.constructor?.name ?? '' });
-    return undefined;
-  }
-}
+// step runs one check, reporting an exception as a failed step with the
+// error's class.
+const step = makeStep((err) => ({ error: String(err?.message ?? err), name: err?.constructor?.name ?? '' }));
 
 // expectError runs fn, which must throw; it reports the error.
 async function expectError(name, fn) {
@@ -82,12 +63,6 @@ const config = (taskId, id, name) =>
 const configJSON = (c) => TaskPushNotificationConfig.toJSON(c);
 const idsOf = (list) => (list.configs ?? list).map((c) => c.id);
 
-const request = (text, configuration) =>
-  SendMessageRequest.fromJSON({
-    message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] },
-    ...(configuration ? { configuration } : {}),
-  });
-const stateOf = (t) => taskStateToJSON(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
 
 const resolver = new DefaultAgentCardResolver({ fetchImpl: authFetch });
 let card;

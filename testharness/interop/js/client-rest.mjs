@@ -22,7 +22,6 @@
 //
 // Output: one JSON object per line and step, {"step": …, "ok": true|false,
 // …details} or {"step": …, "ok": false, "error": "…"}; then {"step":"done"}.
-import { randomUUID } from 'node:crypto';
 import {
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
@@ -30,17 +29,15 @@ import {
   GetTaskRequest,
   ListTaskPushNotificationConfigsRequest,
   ListTasksRequest,
-  SendMessageRequest,
   SubscribeToTaskRequest,
   TaskPushNotificationConfig,
-  TaskState,
-  taskStateToJSON,
 } from '@a2a-js/sdk';
 import {
   ClientFactory,
   DefaultAgentCardResolver,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
+import { authFetch as makeAuthFetch, isTask, makeStep, report, request, stateOf, textOf } from './common.mjs';
 
 const base = process.argv[2];
 if (!base) {
@@ -55,28 +52,8 @@ const requests = [];
 
 // authFetch adds the bearer token, when one is given, and records the
 // request.
-const authFetch = (input, init = {}) => {
-  const headers = new Headers(init.headers ?? {});
-  if (token) headers.set('Authorization', `Bearer ${token}`);
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  requests.push(`${init.method ?? 'GET'} ${url.pathname}`);
-  return fetch(input, { ...init, headers });
-};
+const authFetch = makeAuthFetch(token, (method, path) => requests.push(`${method} ${path}`));
 
-const report = (step, ok, detail = {}) => {
-  process.stdout.write(JSON.stringify({ step, ok, ...detail }) + '\n');
-};
-
-const request = (text, configuration) =>
-  SendMessageRequest.fromJSON({
-    message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] },
-    ...(configuration ? { configuration } : {}),
-  });
-
-const isTask = (r) => r && typeof r.id === 'string' && r.status !== undefined;
-const stateOf = (t) => taskStateToJSON(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
-const textOf = (parts) =>
-  (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 const label = (ev) => {
   const p = ev.payload;
   if (!p) throw new Error('stream event without payload');
@@ -93,16 +70,7 @@ const describe = (err) => ({
 });
 
 // step runs one check, reporting an exception as a failed step.
-async function step(name, fn) {
-  try {
-    const detail = await fn();
-    report(name, true, detail);
-    return detail;
-  } catch (err) {
-    report(name, false, describe(err));
-    return undefined;
-  }
-}
+const step = makeStep(describe);
 
 // expectError runs fn, which must throw, and reports what it threw.
 async function expectError(name, fn) {

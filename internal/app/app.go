@@ -314,13 +314,5 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 		}
 		parent, _ = br.TraceFor(req.GetChatId())
 	}
-	ctx, span := p.toolTrace(ctx, req, parent)
-	res, err := p.callTool(ctx, req, progress)
-	if span.Recording() {
-		if res.GetIsError() {
-			span.Fail("the tool answered with an error")
-		}
-		span.End(err)
-	}
-	return res, err
+	return p.tracedCall(ctx, req, parent, progress)
 }

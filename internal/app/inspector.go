@@ -75,13 +75,5 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 // host's: same tools, same trace handling (a new trace: the operator's
 // call continues no inbound turn).
 func (p *parts) inspectorCall(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	ctx, span := p.toolTrace(ctx, req, tasks.TraceContext{})
-	res, err := p.callTool(ctx, req, progress)
-	if span.Recording() {
-		if res.GetIsError() {
-			span.Fail("the tool answered with an error")
-		}
-		span.End(err)
-	}
-	return res, err
+	return p.tracedCall(ctx, req, tasks.TraceContext{}, progress)
 }

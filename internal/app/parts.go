@@ -364,6 +364,20 @@ func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent t
 	return client.WithTraceparent(ctx, tc.Traceparent, tc.Tracestate), tracing.Span{}
 }
 
+// tracedCall runs a tool in a span that continues parent (a new trace
+// when parent is empty) and records how the call ended.
+func (p *parts) tracedCall(ctx context.Context, req *pb.CallToolRequest, parent tasks.TraceContext, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	ctx, span := p.toolTrace(ctx, req, parent)
+	res, err := p.callTool(ctx, req, progress)
+	if span.Recording() {
+		if res.GetIsError() {
+			span.Fail("the tool answered with an error")
+		}
+		span.End(err)
+	}
+	return res, err
+}
+
 // pprofHandler serves net/http/pprof's index, profiles and traces under
 // /debug/pprof/, without touching http.DefaultServeMux.
 func pprofHandler() http.Handler {

@@ -564,16 +564,12 @@ func (s *Postgres) AppendConversation(ctx context.Context, e *ConversationEntry)
 	if e == nil {
 		return 0, errors.New("store: AppendConversation with a nil entry")
 	}
-	var parts []byte
-	if len(e.Parts) > 0 {
-		b, err := a2a.Marshal(e.Parts)
-		if err != nil {
-			return 0, fmt.Errorf("store: encode conversation entry of context %s: %w", e.ContextID, err)
-		}
-		parts = b
+	parts, err := encodeEntryParts(e)
+	if err != nil {
+		return 0, err
 	}
 	var id int64
-	err := s.pool.QueryRow(ctx, `WITH e AS (
+	err = s.pool.QueryRow(ctx, `WITH e AS (
 			INSERT INTO conversation_entries (context_id, peer, direction, task_id, message_id, state, text, parts, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id)
 		INSERT INTO conversations AS c (context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry)

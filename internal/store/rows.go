@@ -115,3 +115,15 @@ func scanConversationSummary(r rows) (ConversationSummary, error) {
 	c.FirstAt, c.LastAt = fromMillis(first), fromMillis(last)
 	return c, nil
 }
+
+// encodeEntryParts is the stored form of e's parts: JSON, or nil for none.
+func encodeEntryParts(e *ConversationEntry) ([]byte, error) {
+	if len(e.Parts) == 0 {
+		return nil, nil
+	}
+	b, err := a2a.Marshal(e.Parts)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode conversation entry of context %s: %w", e.ContextID, err)
+	}
+	return b, nil
+}

@@ -659,18 +659,14 @@ func (s *SQLite) AppendConversation(ctx context.Context, e *ConversationEntry) (
 	if e == nil {
 		return 0, errors.New("store: AppendConversation with a nil entry")
 	}
-	var parts []byte
-	if len(e.Parts) > 0 {
-		b, err := a2a.Marshal(e.Parts)
-		if err != nil {
-			return 0, fmt.Errorf("store: encode conversation entry of context %s: %w", e.ContextID, err)
-		}
-		parts = b
+	parts, err := encodeEntryParts(e)
+	if err != nil {
+		return 0, err
 	}
 	at := createdMillis(e.Time)
 	c := *e
 	var id int64
-	err := s.write(ctx, func(w *writer) error {
+	err = s.write(ctx, func(w *writer) error {
 		res, err := w.insertEntry.Exec(c.ContextID, c.Peer, c.Direction, c.TaskID, c.MessageID, c.State, c.Text, parts, at)
 		if err == nil {
 			id, err = res.LastInsertId()

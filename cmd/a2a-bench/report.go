@@ -159,11 +159,13 @@ func targets(res *Results) []targetRow {
 	}
 	for _, g := range res.GrowthTasks {
 		if g.Target == 100_000 {
-			rss := float64(g.MemBefore.RSS) / 1024
-			out = append(out, targetRow{Target: "plugin RSS < 50 MiB after 100k tasks in the durable store",
-				Measured: fmt.Sprintf("%.1f MiB after filling %d tasks; %.1f MiB (peak %.1f) after a further send run to %d", rss, g.Stored,
-					float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024, g.StoredAfter),
-				Value: rss, Pass: rss < 50})
+			// 50 MB read strictly (decimal, 47.7 MiB), after the fill and
+			// after the send run that follows it.
+			worst := max(g.MemBefore.RSS, g.Mem.RSS)
+			out = append(out, targetRow{Target: "plugin RSS < 50 MB (47.7 MiB) after 100k tasks in the durable store",
+				Measured: fmt.Sprintf("%.1f MiB after filling %d tasks; %.1f MiB (peak %.1f) after a further send run to %d",
+					float64(g.MemBefore.RSS)/1024, g.Stored, float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024, g.StoredAfter),
+				Value: float64(worst) / 1024, Pass: worst*1024 < 50_000_000})
 		}
 	}
 	return out

@@ -36,6 +36,10 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(1)
 	}
+	// Heap profiling samples allocations into a table of about 1.5 MiB
+	// that only /debug/pprof/ can read; it is off unless pprof is turned
+	// on, which the app does at Configure time (internal/app).
+	runtime.MemProfileRate = 0
 	logger := plugin.NewLogger("a2a")
 	a := app.New(logger, version, os.Getenv)
 	plugin.Serve(plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a, Logger: logger})

@@ -3,6 +3,7 @@ package app_test
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -17,7 +18,14 @@ func TestPprofIsOffByDefault(t *testing.T) {
 }
 
 func TestPprofServesLocalCallersOnly(t *testing.T) {
+	// cmd/a2a-plugin starts with heap profiling off; pprof turns it on.
+	saved := runtime.MemProfileRate
+	runtime.MemProfileRate = 0
+	t.Cleanup(func() { runtime.MemProfileRate = saved })
 	p := serve(t, `{"port":0,"store":"memory","pprof":true}`, nil, hostsdk.InProcessOptions{})
+	if runtime.MemProfileRate == 0 {
+		t.Errorf("pprof on, but heap profiling still off (MemProfileRate 0)")
+	}
 	base := p.Endpoints()[0] + "/debug/pprof/"
 	if code, body := getStatus(t, base, ""); code != 200 || !strings.Contains(body, "heap") {
 		t.Fatalf("GET /debug/pprof/: %d %.200s", code, body)

@@ -223,8 +223,9 @@ func TestKilledPluginFailsFastThenIsRestartedAndWorksAgain(t *testing.T) {
 	var m *hostsdk.Manager
 	m, err := startManager(t, hostsdk.Options{
 		Paths: []string{bin}, Logger: log, Host: managerHost(&m), OnEvent: ev.record,
-		// A restart comes 0.5–1 s after the crash: time to see the gap.
-		Restart: hostsdk.RestartPolicy{MaxRestarts: 3, BaseBackoff: time.Second},
+		// A restart comes 2.5–5 s after the crash: time to see the gap,
+		// even on a loaded machine.
+		Restart: hostsdk.RestartPolicy{MaxRestarts: 3, BaseBackoff: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +250,7 @@ func TestKilledPluginFailsFastThenIsRestartedAndWorksAgain(t *testing.T) {
 		if !errors.Is(err, hostsdk.ErrUnavailable) {
 			t.Errorf("in-flight call: err = %v, want ErrUnavailable", err)
 		}
-		if d := time.Since(killed); d > time.Second {
+		if d := time.Since(killed); d > 2*time.Second {
 			t.Errorf("the in-flight call took %s to fail", d)
 		}
 	case <-time.After(5 * time.Second):
@@ -260,7 +261,7 @@ func TestKilledPluginFailsFastThenIsRestartedAndWorksAgain(t *testing.T) {
 	// While it restarts, calls fail at once with a clear error.
 	start := time.Now()
 	_, err = ts.CallTool(ctxT(t), &pb.CallToolRequest{Name: "echo"}, nil)
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("a call during the restart took %s", d)
 	}
 	if !errors.Is(err, hostsdk.ErrUnavailable) ||
@@ -271,7 +272,7 @@ func TestKilledPluginFailsFastThenIsRestartedAndWorksAgain(t *testing.T) {
 		t.Errorf("state during restart = %v", p.State())
 	}
 
-	ev.waitCount(t, hostsdk.EventReady, 2, 10*time.Second)
+	ev.waitCount(t, hostsdk.EventReady, 2, 20*time.Second)
 	res, err := ts.CallTool(ctxT(t), &pb.CallToolRequest{Name: "echo", ArgumentsJson: `{"again":true}`}, nil)
 	if err != nil || res.GetContent() != `{"again":true}` {
 		t.Fatalf("echo after the restart through the same handle = %v, %v", res, err)

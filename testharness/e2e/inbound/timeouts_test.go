@@ -78,7 +78,7 @@ func TestBlockingWaitsAndReturnImmediatelyDoesNot(t *testing.T) {
 // answers — how long an RPC waits is not how long a task may live.
 func TestRequestTimeoutReturnsTheTaskWhichLaterCompletes(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, map[string]any{"request_timeout": "300ms"}, nil)
+	h := startHost(t, map[string]any{"request_timeout": "1s"}, nil)
 	ctx := within(t)
 	c := newClient(h.url)
 	tk := c.sendTask(t, ctx, msg("slow past the request timeout"))

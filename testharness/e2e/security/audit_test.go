@@ -216,11 +216,13 @@ func TestAuditLogRecordsEveryExchangeWithoutSecrets(t *testing.T) {
 
 	// Outbound: the a2a_call and the webhook delivery are exchanges too.
 	// (Give them a moment: they may be written after the call returned.)
-	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for octx.Err() == nil {
 		recs = readAudit(t, path)
-		if _, ok := find(recs, func(r auditRecord) bool { return r.Direction == "outbound" }); ok {
+		_, call := find(recs, func(r auditRecord) bool { return r.Direction == "outbound" && !strings.Contains(r.Method, "webhook") })
+		_, hook := find(recs, func(r auditRecord) bool { return r.Direction == "outbound" && strings.Contains(r.Method, "webhook") })
+		if call && hook {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -16,13 +16,8 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
-// seedTasks is how many tasks TestListTasksStaysFastAt100kTasks stores.
+// seedTasks is how many tasks TestListTasksAt100kTasks stores.
 const seedTasks = 100_000
-
-// listBudget is the median time one ListTasks page may take through the
-// binary (HTTP, auth, the store, encoding). Generous for a loaded machine:
-// the store itself answers in about a millisecond.
-const listBudget = 250 * time.Millisecond
 
 // seedStore fills <dataDir>/a2a/a2a-plugin.db with n tasks through the
 // store's API, in a separate process built without the race detector
@@ -65,11 +60,14 @@ func seedStore(t *testing.T, dataDir string, n int) (summary struct {
 // seedID is the id the seed program gives task i.
 func seedID(i int) string { return fmt.Sprintf("seed-%07d", i) }
 
-// TestListTasksStaysFastAt100kTasks starts the plugin on a store holding
-// 100k tasks of two peers and checks that ListTasks pages (first, filtered
-// by state, context and status time, deep through page tokens) come back
-// right and fast: each query's median over five calls is under listBudget.
-func TestListTasksStaysFastAt100kTasks(t *testing.T) {
+// TestListTasksAt100kTasks starts the plugin on a store holding 100k tasks
+// of two peers and checks that ListTasks pages (first, filtered by state,
+// context and status time, deep through page tokens) come back right. It
+// logs their times but asserts none (machines are shared and noisy): that
+// every ListTasks query runs on an index is checked on its query plan in
+// internal/store, and the latency at 100k tasks is measured by make bench
+// (-growth).
+func TestListTasksAt100kTasks(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("stores 100k tasks")
@@ -101,9 +99,6 @@ func TestListTasksStaysFastAt100kTasks(t *testing.T) {
 		slices.Sort(times)
 		t.Logf("ListTasks %-22s %2d tasks of %6d: median %6s, max %6s", name, len(p.Tasks), p.TotalSize,
 			times[2].Round(10*time.Microsecond), times[4].Round(10*time.Microsecond))
-		if times[2] > listBudget {
-			t.Errorf("ListTasks %s: median %s over 5 calls, want under %s", name, times[2], listBudget)
-		}
 		return p
 	}
 	ids := func(p page) []string {
@@ -150,7 +145,7 @@ func TestListTasksStaysFastAt100kTasks(t *testing.T) {
 		t.Errorf("alice's tasks at or after %s: totalSize %d, want 500", after, recent.TotalSize)
 	}
 
-	// Twenty pages deep through the tokens, each one fast and in order.
+	// Twenty pages deep through the tokens, in order.
 	token, at := "", seedTasks-2
 	var slowest time.Duration
 	for range 20 {
@@ -171,9 +166,6 @@ func TestListTasksStaysFastAt100kTasks(t *testing.T) {
 		token, at = p.NextPageToken, at-200
 	}
 	t.Logf("ListTasks 20 pages deep: slowest page %s", slowest.Round(10*time.Microsecond))
-	if slowest > 4*listBudget {
-		t.Errorf("a deep page took %s", slowest)
-	}
 
 	bobs := timed("bob's first page", bob, map[string]any{"pageSize": 50})
 	if bobs.TotalSize != sum.Owners["peer:bob"] || len(bobs.Tasks) != 50 || bobs.Tasks[0].ID != seedID(seedTasks-1) {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -295,6 +296,8 @@ func stderrLogger(w io.Writer) testharness.Logger {
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	c := newFlags("run", "run [flags]", stderr)
+	var cpuProfile string
+	c.fs.StringVar(&cpuProfile, "cpuprofile", "", "write the host's own CPU profile to `FILE` until it stops (plugins: their pprof setting)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return usageErr(err)
@@ -302,6 +305,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "agenthost run: unexpected arguments %q\n", pos)
 		return exitUsage
+	}
+	if cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "agenthost: %v\n", err)
+			return exitError
+		}
+		defer stopProfile()
 	}
 	s, opts, release, err := c.lockedHostSetup(stderr)
 	if err != nil {
@@ -596,4 +607,21 @@ func (s *syncWriter) printf(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fmt.Fprintf(s.w, format, args...)
+}
+
+// startCPUProfile profiles the host process into path until the returned
+// function is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -211,7 +211,7 @@ env_allow: [AGENTHOST_TEST_ALLOWED]
 
 func TestRunServesUntilSIGTERM(t *testing.T) {
 	f := newFixture(t)
-	cmd := exec.Command(f.agenthost, "run", "--plugins", "plugins", "--data", "state")
+	cmd := exec.Command(f.agenthost, "run", "--plugins", "plugins", "--data", "state", "--cpuprofile", "host.pprof")
 	cmd.Dir = f.dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -281,6 +281,10 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 	if log := stderr.String(); !strings.Contains(log, "plugin process exited") || strings.Contains(log, "[ERROR]") {
 		t.Fatalf("the plugin did not stop cleanly:\n%s", log)
 	}
+	// --cpuprofile wrote a whole profile (gzipped protobuf) when it stopped.
+	if b, err := os.ReadFile(filepath.Join(f.dir, "host.pprof")); err != nil || len(b) < 20 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("CPU profile: %d bytes, %v", len(b), err)
+	}
 }
 
 func TestUsageAndClearErrors(t *testing.T) {
@@ -301,6 +305,7 @@ func TestUsageAndClearErrors(t *testing.T) {
 		{[]string{"run", "--plugins", "/does/not/exist"}, exitError, "", "plugins directory /does/not/exist not found"},
 		{[]string{"run", "--plugins", ".", "--agent", "llm"}, exitError, "", `unknown agent "llm"`},
 		{[]string{"run", "--plugins", ".", "--log-level", "loud"}, exitError, "", `unknown log level "loud"`},
+		{[]string{"run", "--cpuprofile", "/does/not/exist/cpu.pprof"}, exitError, "", "--cpuprofile: open /does/not/exist/cpu.pprof"},
 		{[]string{"plugins", "extra"}, exitUsage, "", "unexpected arguments"},
 	}
 	for _, tt := range tests {

@@ -16,9 +16,6 @@ var baseEnvAllow = []string{
 	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
 	"SSL_CERT_FILE", "SSL_CERT_DIR",
 	"GOCOVERDIR", // so coverage of plugin subprocesses works under go test -cover
-	// The Go runtime's own knobs (memory budget, GC pace, CPUs, crash
-	// output), for plugins written in Go; they hold no secrets.
-	"GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GOTRACEBACK", "GODEBUG",
 	"SystemRoot", // Windows networking needs it
 	plugin.EnvLogLevel,
 }

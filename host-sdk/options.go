@@ -46,9 +46,7 @@ type Options struct {
 	// environment, as exact names or PREFIX* patterns. Plugins never inherit
 	// the whole environment: by default only PATH, HOME, TMPDIR, TMP, TEMP,
 	// USER, LANG, LC_*, TZ, the proxy variables (both cases), SSL_CERT_FILE,
-	// SSL_CERT_DIR, GOCOVERDIR, the Go runtime's GOGC, GOMEMLIMIT,
-	// GOMAXPROCS, GOTRACEBACK and GODEBUG, and plugin.EnvLogLevel pass;
-	// secrets such as
+	// SSL_CERT_DIR, GOCOVERDIR and plugin.EnvLogLevel pass; secrets such as
 	// AWS_SECRET_ACCESS_KEY or OPENAI_API_KEY do not.
 	//
 	// A plugin also inherits the variables matching the prefixes it declares

@@ -73,14 +73,14 @@ func TestDiscoverOfAMissingDirectoryIsAnError(t *testing.T) {
 
 func TestBuildEnvPassesOnlyTheAllowlist(t *testing.T) {
 	environ := []string{
-		"PATH=/bin", "HOME=/home/u", "LC_ALL=C", "https_proxy=http://p", "GOCOVERDIR=/cov", "GOMEMLIMIT=64MiB",
-		"GOPATH=/go", "AWS_SECRET_ACCESS_KEY=s3cr3t", "OPENAI_API_KEY=sk-x", "A2A_TOKEN=t", "MYAPP_MODE=x",
+		"PATH=/bin", "HOME=/home/u", "LC_ALL=C", "https_proxy=http://p", "GOCOVERDIR=/cov",
+		"AWS_SECRET_ACCESS_KEY=s3cr3t", "OPENAI_API_KEY=sk-x", "A2A_TOKEN=t", "MYAPP_MODE=x",
 		"TESTPLUGIN_FLAVOUR=y", "EMPTY=", "=weird",
 	}
 	got := buildEnv(environ, []string{"MYAPP_*", "EMPTY"}, []string{"TESTPLUGIN_", ""},
 		map[string]string{"FROM_CONFIG": "1", "PATH": "/override"}, "debug")
 	want := []string{
-		"AGENTPLUGIN_LOG_LEVEL=debug", "EMPTY=", "FROM_CONFIG=1", "GOCOVERDIR=/cov", "GOMEMLIMIT=64MiB", "HOME=/home/u",
+		"AGENTPLUGIN_LOG_LEVEL=debug", "EMPTY=", "FROM_CONFIG=1", "GOCOVERDIR=/cov", "HOME=/home/u",
 		"LC_ALL=C", "MYAPP_MODE=x", "PATH=/override", "TESTPLUGIN_FLAVOUR=y", "https_proxy=http://p",
 	}
 	if !slices.Equal(got, want) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/app"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
@@ -37,11 +38,16 @@ func main() {
 		os.Exit(1)
 	}
 	// Heap profiling samples allocations into a table of about 1.5 MiB
-	// that only /debug/pprof/ can read; it is off unless pprof is turned
-	// on, which the app does at Configure time (internal/app).
-	runtime.MemProfileRate = 0
+	// that only /debug/pprof/ reads: off until a Configure turns pprof on
+	// (heap profiles then cover what was allocated since), unless the
+	// operator chose a rate with GODEBUG=memprofilerate=N.
+	rate := runtime.MemProfileRate
+	if !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
+		runtime.MemProfileRate = 0
+	}
 	logger := plugin.NewLogger("a2a")
 	a := app.New(logger, version, os.Getenv)
+	a.PprofOn = func() { runtime.MemProfileRate = rate }
 	plugin.Serve(plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a, Logger: logger})
 }
 

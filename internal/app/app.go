@@ -49,6 +49,12 @@ type App struct {
 	bgDone  chan struct{}
 	// draining is set while Drain runs (without a.mu held).
 	draining bool
+
+	// PprofOn, when set, is called once a Configure that turns pprof on
+	// has succeeded: cmd/a2a-plugin uses it to start sampling heap
+	// allocations, which it keeps off otherwise (process-wide runtime
+	// settings stay with the program, not this package).
+	PprofOn func()
 }
 
 // New returns an unconfigured plugin. getenv is usually os.Getenv.
@@ -142,6 +148,9 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts = cfg, req.GetDataDir(), host, st, mgr, br, p
 	a.stopBg, a.bgDone = stop, make(chan struct{})
 	go a.background(bg)
+	if cfg.Pprof && a.PprofOn != nil {
+		a.PprofOn()
+	}
 	a.log.Info("configured", "store", cfg.Store, "addr", cfg.Addr(), "auth", cfg.HasToken())
 	return &pb.ConfigureResponse{Warnings: warnings}, nil
 }

@@ -19,7 +19,12 @@ import (
 
 func serve(t *testing.T, cfg string, env map[string]string, opts hostsdk.InProcessOptions) *hostsdk.Plugin {
 	t.Helper()
-	a := app.New(nil, "test", func(k string) string { return env[k] })
+	return serveApp(t, app.New(nil, "test", func(k string) string { return env[k] }), cfg, opts)
+}
+
+// serveApp is serve with an App the test made.
+func serveApp(t *testing.T, a *app.App, cfg string, opts hostsdk.InProcessOptions) *hostsdk.Plugin {
+	t.Helper()
 	if opts.Host == nil {
 		agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
 		if err != nil {

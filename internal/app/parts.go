@@ -10,7 +10,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -184,13 +183,6 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
 	if cfg.Pprof {
 		// Profiles show the process's inner workings: Local callers only.
-		// cmd/a2a-plugin starts with heap profiling off (it costs memory
-		// nobody reads without pprof); sample from now on at Go's default
-		// rate, so heap profiles miss only what was allocated before
-		// Configure.
-		if runtime.MemProfileRate == 0 {
-			runtime.MemProfileRate = 512 * 1024
-		}
 		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "/debug/pprof/", Handler: pprofHandler()})
 	}
 	if cfg.Metrics {

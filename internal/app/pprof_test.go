@@ -1,30 +1,61 @@
 package app_test
 
 import (
+	"context"
 	"io"
 	"net/http"
-	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	"github.com/a2a-plugin/a2a-plugin/internal/app"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
+// pprofApp is an App that counts the calls of its PprofOn hook.
+func pprofApp(env map[string]string) (*app.App, *atomic.Int32) {
+	a := app.New(nil, "test", func(k string) string { return env[k] })
+	var calls atomic.Int32
+	a.PprofOn = func() { calls.Add(1) }
+	return a, &calls
+}
+
 func TestPprofIsOffByDefault(t *testing.T) {
-	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{})
+	a, calls := pprofApp(nil)
+	p := serveApp(t, a, `{"port":0,"store":"memory"}`, hostsdk.InProcessOptions{})
 	if code, _ := getStatus(t, p.Endpoints()[0]+"/debug/pprof/", ""); code != http.StatusNotFound {
 		t.Fatalf("GET /debug/pprof/ with pprof off: %d, want 404", code)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("PprofOn called %d times with pprof off", n)
+	}
+}
+
+func TestPprofOnIsCalledOnlyWhenConfigureSucceeds(t *testing.T) {
+	// A Configure that asks for pprof (here through the environment) and
+	// fails late — the store open and the parts built, then no host
+	// callback service — does not turn profiling on.
+	a, calls := pprofApp(map[string]string{"A2A_PPROF": "true"})
+	req := &pb.ConfigureRequest{ConfigJson: []byte(`{"port":0,"store":"memory"}`)}
+	if _, err := a.Configure(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "HostService") {
+		t.Fatalf("Configure without a host: %v", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("PprofOn called %d times by a failed Configure", n)
+	}
+	// Retried with a host, it succeeds and turns profiling on once.
+	serveApp(t, a, `{"port":0,"store":"memory"}`, hostsdk.InProcessOptions{})
+	if n := calls.Load(); n != 1 {
+		t.Errorf("PprofOn called %d times after a successful Configure, want 1", n)
 	}
 }
 
 func TestPprofServesLocalCallersOnly(t *testing.T) {
-	// cmd/a2a-plugin starts with heap profiling off; pprof turns it on.
-	saved := runtime.MemProfileRate
-	runtime.MemProfileRate = 0
-	t.Cleanup(func() { runtime.MemProfileRate = saved })
-	p := serve(t, `{"port":0,"store":"memory","pprof":true}`, nil, hostsdk.InProcessOptions{})
-	if runtime.MemProfileRate == 0 {
-		t.Errorf("pprof on, but heap profiling still off (MemProfileRate 0)")
+	a, calls := pprofApp(nil)
+	p := serveApp(t, a, `{"port":0,"store":"memory","pprof":true}`, hostsdk.InProcessOptions{})
+	if n := calls.Load(); n != 1 {
+		t.Errorf("PprofOn called %d times, want 1", n)
 	}
 	base := p.Endpoints()[0] + "/debug/pprof/"
 	if code, body := getStatus(t, base, ""); code != 200 || !strings.Contains(body, "heap") {

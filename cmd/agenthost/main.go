@@ -297,7 +297,7 @@ func stderrLogger(w io.Writer) testharness.Logger {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	c := newFlags("run", "run [flags]", stderr)
 	var cpuProfile string
-	c.fs.StringVar(&cpuProfile, "cpuprofile", "", "write the host's own CPU profile to `FILE` until it stops (plugins: their pprof setting)")
+	c.fs.StringVar(&cpuProfile, "cpuprofile", "", "profile this host process's CPU into `FILE`, written when it is told to stop (the a2a plugin has its own pprof setting)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return usageErr(err)
@@ -306,20 +306,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost run: unexpected arguments %q\n", pos)
 		return exitUsage
 	}
-	if cpuProfile != "" {
-		stopProfile, err := startCPUProfile(cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "agenthost: %v\n", err)
-			return exitError
-		}
-		defer stopProfile()
-	}
 	s, opts, release, err := c.lockedHostSetup(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
 	defer release()
+	// Profiling starts once this host owns its data directory (a host
+	// refused for a busy directory leaves an older profile alone) and is
+	// written on the first stop signal, before the drain, which a second
+	// signal may cut short.
+	stopProfile := func() {}
+	if cpuProfile != "" {
+		if stopProfile, err = startCPUProfile(cpuProfile); err != nil {
+			fmt.Fprintf(stderr, "agenthost: %v\n", err)
+			return exitError
+		}
+		defer stopProfile()
+	}
 	opts.Recorder = testharness.NewBoundedRecorder(runRecordedCalls)
 	out := &syncWriter{w: stdout}
 	opts.OnReady = func(p *hostsdk.Plugin) {
@@ -358,6 +362,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out.printf("agenthost: %d plugin(s) ready; Ctrl-C to stop\n", ready)
 
 	<-ctx.Done()
+	stopProfile()
 	stop() // a second Ctrl-C kills at once
 	out.printf("agenthost: stopping (draining plugins)\n")
 	if err := closeHost(h, stderr); err != nil {
@@ -610,7 +615,7 @@ func (s *syncWriter) printf(format string, args ...any) {
 }
 
 // startCPUProfile profiles the host process into path until the returned
-// function is called.
+// function is first called (later calls do nothing).
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -620,8 +625,11 @@ func startCPUProfile(path string) (stop func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
+	var once sync.Once
 	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
 	}, nil
 }

@@ -289,6 +289,7 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 
 func TestUsageAndClearErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
+	data := t.TempDir()
 	tests := []struct {
 		args    []string
 		code    int
@@ -305,7 +306,7 @@ func TestUsageAndClearErrors(t *testing.T) {
 		{[]string{"run", "--plugins", "/does/not/exist"}, exitError, "", "plugins directory /does/not/exist not found"},
 		{[]string{"run", "--plugins", ".", "--agent", "llm"}, exitError, "", `unknown agent "llm"`},
 		{[]string{"run", "--plugins", ".", "--log-level", "loud"}, exitError, "", `unknown log level "loud"`},
-		{[]string{"run", "--cpuprofile", "/does/not/exist/cpu.pprof"}, exitError, "", "--cpuprofile: open /does/not/exist/cpu.pprof"},
+		{[]string{"run", "--plugins", ".", "--data", data, "--cpuprofile", "/does/not/exist/cpu.pprof"}, exitError, "", "--cpuprofile: open /does/not/exist/cpu.pprof"},
 		{[]string{"plugins", "extra"}, exitUsage, "", "unexpected arguments"},
 	}
 	for _, tt := range tests {

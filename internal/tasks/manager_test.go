@@ -446,10 +446,12 @@ func TestWatchdogFailsSilentTurnsOnly(t *testing.T) {
 		}
 	}()
 	r := wait(t, silent)
-	close(stop)
 	if r.err != nil || r.resp.Task.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("silent task = %+v, %v", r.resp, r.err)
 	}
+	// The chatty turn outlives another whole silence timeout.
+	time.Sleep(time.Second)
+	close(stop)
 	waitFor(t, func() bool { ids := e.exec.cancelledIDs(); return len(ids) == 1 && ids[0] == ts.TaskID })
 	must(t, e.m.Apply(ctx, tc.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("ok")}))
 	if r := wait(t, chatty); r.resp.Task.Status.State != a2a.TaskStateCompleted {

@@ -196,10 +196,10 @@ func TestSummaryRatiosAndTargets(t *testing.T) {
 		t.Error("a ratio against a server that did not run")
 	}
 	want := map[string]bool{
-		"ours-sqlite req/s ≥ 5× go-sdk (send, 16 clients)":                    true,
-		"ours-sqlite p99 ≤ 1/5 of go-sdk (send, 16 clients)":                  true,
-		"ours-sqlite req/s ≥ 1/2 of the floor (send, 16 clients)":             true,
-		"plugin RSS < 50 MB (47.7 MiB) after 100k tasks in the durable store": true,
+		"ours-sqlite req/s ≥ 5× go-sdk (send, 16 clients)":                                   true,
+		"ours-sqlite p99 ≤ 1/5 of go-sdk (send, 16 clients)":                                 true,
+		"ours-sqlite req/s ≥ 1/2 of the floor (send, 16 clients)":                            true,
+		"plugin RSS < 50 MB (47.7 MiB) after 100k tasks in the durable store, peak included": true,
 	}
 	if len(res.Targets) != len(want) {
 		t.Fatalf("%+v", res.Targets)
@@ -209,11 +209,11 @@ func TestSummaryRatiosAndTargets(t *testing.T) {
 			t.Errorf("%+v", tg)
 		}
 	}
-	// 48 MiB after the send run is over 50 MB, though under 50 MiB.
-	res.GrowthTasks[0].Mem.RSS = 48 << 10
+	// A peak of 48 MiB is over 50 MB, though under 50 MiB.
+	res.GrowthTasks[0].Mem.HWM = 48 << 10
 	summarize(res)
 	if tg := res.Targets[len(res.Targets)-1]; tg.Pass || tg.Value != 48 {
-		t.Errorf("RSS 48 MiB after the send run: %+v", tg)
+		t.Errorf("peak RSS 48 MiB: %+v", tg)
 	}
 	var sb strings.Builder
 	writeReport(&sb, res)

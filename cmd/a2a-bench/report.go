@@ -159,10 +159,10 @@ func targets(res *Results) []targetRow {
 	}
 	for _, g := range res.GrowthTasks {
 		if g.Target == 100_000 {
-			// 50 MB read strictly (decimal, 47.7 MiB), after the fill and
-			// after the send run that follows it.
-			worst := max(g.MemBefore.RSS, g.Mem.RSS)
-			out = append(out, targetRow{Target: "plugin RSS < 50 MB (47.7 MiB) after 100k tasks in the durable store",
+			// 50 MB read strictly (decimal, 47.7 MiB): after the fill, after
+			// the send run that follows it, and at the peak.
+			worst := max(g.MemBefore.RSS, g.Mem.RSS, g.Mem.HWM)
+			out = append(out, targetRow{Target: "plugin RSS < 50 MB (47.7 MiB) after 100k tasks in the durable store, peak included",
 				Measured: fmt.Sprintf("%.1f MiB after filling %d tasks; %.1f MiB (peak %.1f) after a further send run to %d",
 					float64(g.MemBefore.RSS)/1024, g.Stored, float64(g.Mem.RSS)/1024, float64(g.Mem.HWM)/1024, g.StoredAfter),
 				Value: float64(worst) / 1024, Pass: worst*1024 < 50_000_000})

@@ -49,17 +49,19 @@ type SQLiteOptions struct {
 	// the checkpointer's, in KiB. Default 512.
 	//
 	// Caches are sized per role because they are most of the store's
-	// memory: a connection's cache fills up to its size and stays so,
-	// and each 4 KiB page takes an 8 KiB slot of the pure-Go C
+	// memory: a cache fills as its connection touches pages and then
+	// stays at its size, and each 4 KiB page takes an 8 KiB slot of the pure-Go C
 	// allocator (modernc.org/memory rounds the page and its header up to
 	// a power of two), so a cache costs about twice its nominal size.
 	// The writer revisits the same pages (the right edges of the indexes
 	// that time-ordered ids append to, the count tables) on every batch;
 	// a reader mostly reads a task by id or the newest page of a list,
 	// and the checkpointer copies WAL frames without caching them. At
-	// 100,000 stored tasks halving the defaults (from 4096 and 1024)
-	// took 4.5 MiB off the plugin's RSS with no measurable change in
-	// send throughput or ListTasks latency (docs/performance.md).
+	// 100,000 stored tasks halving the writer's (from 4096) took 4.5 MiB
+	// off the plugin's RSS with no measurable change in send throughput
+	// or ListTasks latency; the readers' (from 1024) fill only under
+	// read-heavy load, whose worst case the smaller size bounds
+	// (docs/performance.md).
 	ReaderCacheKiB int
 }
 

@@ -20,7 +20,12 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/testclock"
 )
+
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+}
 
 // loopback is a guard that lets deliveries reach httptest receivers.
 func loopback() *security.SSRFGuard { return &security.SSRFGuard{AllowLoopback: true} }
@@ -46,28 +51,6 @@ func openSQLite(t testing.TB, path string) store.Store {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return st
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // fixture puts tasks, push configs and deliveries into a store.

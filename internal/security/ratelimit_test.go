@@ -6,26 +6,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/testclock"
 )
 
-// fakeClock is a settable clock for tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 func TestRateLimiterSlidingWindowAndRetryAfter(t *testing.T) {

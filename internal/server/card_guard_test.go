@@ -18,29 +18,12 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/testcert"
+	"github.com/a2a-plugin/a2a-plugin/internal/testclock"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// testClock is a settable clock for Options.Now.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock {
-	return &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newTestClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // countingTools is a host tool registry that counts its calls and, while

@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -206,12 +208,7 @@ func strictProblems(v any, path string, names bool) []string {
 	var out []string
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := path + "." + k
 			if names {
 				out = append(out, strictProblems(x[k], p, false)...)
@@ -420,12 +417,7 @@ func Normalize(t testing.TB, raw []byte) string {
 	walk = func(v any) any {
 		switch x := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				switch tok, _ := x[k].(string); {
 				case k == "timestamp" || k == "statusTimestampAfter":
 					x[k] = "<ts>"

@@ -216,8 +216,8 @@ func (c *agentCard) hasSkill(id string) bool {
 	return false
 }
 
-// fetchCard reads the public agent card.
-func fetchCard(t *testing.T, ctx context.Context, c *client) *agentCard {
+// getCard requests the public agent card as c; the caller closes the body.
+func getCard(t *testing.T, ctx context.Context, c *client) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/.well-known/agent-card.json", nil)
 	if c.token != "" {
@@ -227,6 +227,13 @@ func fetchCard(t *testing.T, ctx context.Context, c *client) *agentCard {
 	if err != nil {
 		t.Fatalf("agent card: %v", err)
 	}
+	return hr
+}
+
+// fetchCard reads the public agent card.
+func fetchCard(t *testing.T, ctx context.Context, c *client) *agentCard {
+	t.Helper()
+	hr := getCard(t, ctx, c)
 	defer hr.Body.Close()
 	var card agentCard
 	if err := json.NewDecoder(hr.Body).Decode(&card); err != nil || hr.StatusCode != http.StatusOK {

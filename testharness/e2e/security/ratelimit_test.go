@@ -70,14 +70,7 @@ func TestRateLimitPerIdentity(t *testing.T) {
 	// an anonymous caller gets 5 cards a minute.
 	cardStatus := func(c *client) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/.well-known/agent-card.json", nil)
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
-		}
-		hr, err := c.hc.Do(req)
-		if err != nil {
-			t.Fatalf("agent card: %v", err)
-		}
+		hr := getCard(t, ctx, c)
 		hr.Body.Close()
 		return hr.StatusCode, hr.Header.Get("Retry-After")
 	}

@@ -113,11 +113,12 @@ func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
 		c = turnCount{}
 	}
 	c.last = now
-	defer func() { g.turns[key] = c }()
 	if int(c.n) >= g.max {
+		g.turns[key] = c
 		return int(c.n) + 1, false
 	}
 	c.n++
+	g.turns[key] = c
 	return int(c.n), true
 }
 

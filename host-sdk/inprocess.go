@@ -133,6 +133,7 @@ func dispenseViews(inst *instance) error {
 				return fmt.Errorf("dispense the platform: %w", err)
 			}
 			inst.platform = raw.(plugin.Platform)
+			plugin.UseCallStreams(inst.platform, inst.desc.GetProtocolMinor())
 		case pb.Capability_CAPABILITY_TOOLSET:
 			raw, err := inst.dispense(plugin.NameToolset)
 			if err != nil {

@@ -290,6 +290,7 @@ func (m *Manager) bringUp(ctx context.Context, p *Plugin, inst *instance) error 
 			return fmt.Errorf("plugin %q: dispense its platform: %w", name, err)
 		}
 		inst.platform = raw.(plugin.Platform)
+		plugin.UseCallStreams(inst.platform, inst.desc.GetProtocolMinor())
 		cr, err := inst.platform.Connect(cctx, &pb.ConnectRequest{})
 		if err != nil {
 			return fmt.Errorf("plugin %q could not connect its platform: %w", name, err)

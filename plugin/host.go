@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	hclog "github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
@@ -21,15 +22,39 @@ import (
 type hostClient struct {
 	conn   *grpc.ClientConn
 	client pb.HostServiceClient
+	// messages carries HandleMessage over the HandleMessages call stream;
+	// nil when the host is older than protocol 1.2.
+	messages *callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]
 }
 
 var _ Host = (*hostClient)(nil)
 
-func newHostClient(conn *grpc.ClientConn) *hostClient {
-	return &hostClient{conn: conn, client: pb.NewHostServiceClient(conn)}
+// newHostClient wraps the broker connection to a host of contract minor
+// hostMinor (from ConfigureRequest.host).
+func newHostClient(conn *grpc.ClientConn, hostMinor uint32) *hostClient {
+	h := &hostClient{conn: conn, client: pb.NewHostServiceClient(conn)}
+	if hostMinor >= 2 {
+		h.messages = &callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]{
+			open: func(ctx context.Context) (callStreamClient[*pb.HandleMessagesRequest, *pb.HandleMessagesResponse], error) {
+				return h.client.HandleMessages(ctx)
+			},
+			wrap: func(id uint64, timeoutMS uint32, in *pb.HandleMessageRequest) *pb.HandleMessagesRequest {
+				return &pb.HandleMessagesRequest{CallId: id, Request: in, TimeoutMs: timeoutMS}
+			},
+			unary: h.handleMessageUnary,
+		}
+	}
+	return h
 }
 
 func (h *hostClient) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	if h.messages != nil {
+		return h.messages.call(ctx, req)
+	}
+	return h.handleMessageUnary(ctx, req)
+}
+
+func (h *hostClient) handleMessageUnary(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
 	resp, err := h.client.HandleMessage(ctx, req)
 	return resp, fromStatus(err)
 }
@@ -63,7 +88,12 @@ func (h *hostClient) watch(ctx context.Context) (pb.HostService_WatchClient, err
 }
 
 // Close closes the broker connection to the host.
-func (h *hostClient) Close() error { return h.conn.Close() }
+func (h *hostClient) Close() error {
+	if h.messages != nil {
+		h.messages.close()
+	}
+	return h.conn.Close()
+}
 
 // ---------------------------------------------------------------------------
 // Host side: serving a HostHandler.
@@ -190,12 +220,21 @@ func (s *HostServer) watch(stream pb.HostService_WatchServer) error {
 // hostServiceServer adapts a HostServer to the generated server.
 type hostServiceServer struct {
 	pb.UnimplementedHostServiceServer
-	hs *HostServer
+	hs     *HostServer
+	logger hclog.Logger // panics of calls on HandleMessages
 }
 
 func (s *hostServiceServer) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
 	resp, err := s.hs.HandleMessage(ctx, req)
 	return resp, toStatus(err)
+}
+
+// HandleMessages serves HandleMessage calls on a call stream (1.2).
+func (s *hostServiceServer) HandleMessages(stream pb.HostService_HandleMessagesServer) error {
+	return serveCalls(stream, s.logger, pb.HostService_HandleMessages_FullMethodName, s.HandleMessage,
+		func(id uint64, out *pb.HandleMessageResponse, e *pb.CallError) *pb.HandleMessagesResponse {
+			return &pb.HandleMessagesResponse{CallId: id, Response: out, Error: e}
+		})
 }
 
 func (s *hostServiceServer) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error) {

@@ -86,7 +86,7 @@ func (s *lifecycleServer) Configure(ctx context.Context, req *pb.ConfigureReques
 			return nil, status.Errorf(codes.Unavailable,
 				"dial the host callback service on broker id %d: %v (the host must serve it before calling Configure)", id, err)
 		}
-		hc = newHostClient(conn)
+		hc = newHostClient(conn, req.GetHost().GetProtocolMinor())
 		host = hc
 	}
 	resp, err := s.impl.Configure(ctx, req, host)
@@ -156,7 +156,7 @@ func (c *lifecycleClient) Configure(ctx context.Context, req *pb.ConfigureReques
 			defer close(ended)
 			c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 				s := grpc.NewServer(append(opts, ServerOptions(c.logger)...)...)
-				pb.RegisterHostServiceServer(s, &hostServiceServer{hs: hs})
+				pb.RegisterHostServiceServer(s, &hostServiceServer{hs: hs, logger: c.logger})
 				created <- s
 				return s
 			})

@@ -135,9 +135,13 @@ func Serve(opts ServeOpts) {
 	life.wd = wd
 
 	serverOpts := append(ServerOptions(logger), opts.GRPCServerOptions...)
+	set := PluginSet(life, opts.Platform, opts.Toolset)
+	if p, ok := set[NamePlatform].(*PlatformGRPCPlugin); ok {
+		p.Logger = logger
+	}
 	cfg := &goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(life, opts.Platform, opts.Toolset),
+		Plugins:         set,
 		Logger:          logger,
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(o, serverOpts...)...)

@@ -60,7 +60,7 @@ func newHostFixture(t *testing.T, heartbeat time.Duration) *hostFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &hostFixture{hs: hs, srv: srv, client: newHostClient(conn)}
+	f := &hostFixture{hs: hs, srv: srv, client: newHostClient(conn, ProtocolMinor)}
 	t.Cleanup(func() {
 		srv.Stop()
 		_ = conn.Close()

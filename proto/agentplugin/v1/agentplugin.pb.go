@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.1
+// protocol-version: 1.2
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -15,6 +15,10 @@
 //   1.0  the first release.
 //   1.1  SendRequest.ends_turn: a turn's last output can end the turn
 //        without a separate ProcessingComplete.
+//   1.2  Call streams: HostService.HandleMessages and
+//        PlatformAdapterService.SendStream carry the calls of HandleMessage
+//        and Send over one long-lived stream each (see CallError). A side
+//        uses them only when the other's minor is at least 2.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -1471,6 +1475,187 @@ func (x *SendResponse) GetMessageId() string {
 	return ""
 }
 
+// SendStreamRequest is one Send call on a SendStream.
+type SendStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chosen by the caller, unique among its calls in flight on the stream.
+	CallId  uint64       `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Request *SendRequest `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	// How long the caller waits for the answer, in milliseconds (its
+	// deadline); 0 for no deadline. The callee gives up at that point too.
+	TimeoutMs     uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendStreamRequest) Reset() {
+	*x = SendStreamRequest{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendStreamRequest) ProtoMessage() {}
+
+func (x *SendStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendStreamRequest.ProtoReflect.Descriptor instead.
+func (*SendStreamRequest) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SendStreamRequest) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *SendStreamRequest) GetRequest() *SendRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *SendStreamRequest) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+// SendStreamResponse answers the SendStreamRequest with the same call_id:
+// response when the Send succeeded, error when it failed.
+type SendStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Response      *SendResponse          `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	Error         *CallError             `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendStreamResponse) Reset() {
+	*x = SendStreamResponse{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendStreamResponse) ProtoMessage() {}
+
+func (x *SendStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendStreamResponse.ProtoReflect.Descriptor instead.
+func (*SendStreamResponse) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SendStreamResponse) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *SendStreamResponse) GetResponse() *SendResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *SendStreamResponse) GetError() *CallError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// CallError is a failed call on a call stream: the gRPC status code and
+// message the same call would have failed with as a unary RPC.
+type CallError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A google.rpc.Code (gRPC codes.Code) value.
+	Code          uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallError) Reset() {
+	*x = CallError{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallError) ProtoMessage() {}
+
+func (x *CallError) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallError.ProtoReflect.Descriptor instead.
+func (*CallError) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CallError) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ProcessingCompleteRequest ends a turn.
 type ProcessingCompleteRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1486,7 +1671,7 @@ type ProcessingCompleteRequest struct {
 
 func (x *ProcessingCompleteRequest) Reset() {
 	*x = ProcessingCompleteRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1498,7 +1683,7 @@ func (x *ProcessingCompleteRequest) String() string {
 func (*ProcessingCompleteRequest) ProtoMessage() {}
 
 func (x *ProcessingCompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1511,7 +1696,7 @@ func (x *ProcessingCompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessingCompleteRequest.ProtoReflect.Descriptor instead.
 func (*ProcessingCompleteRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{18}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProcessingCompleteRequest) GetPlatform() string {
@@ -1558,7 +1743,7 @@ type ProcessingCompleteResponse struct {
 
 func (x *ProcessingCompleteResponse) Reset() {
 	*x = ProcessingCompleteResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1755,7 @@ func (x *ProcessingCompleteResponse) String() string {
 func (*ProcessingCompleteResponse) ProtoMessage() {}
 
 func (x *ProcessingCompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1768,7 @@ func (x *ProcessingCompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessingCompleteResponse.ProtoReflect.Descriptor instead.
 func (*ProcessingCompleteResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{19}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{22}
 }
 
 // ListToolsRequest is empty.
@@ -1595,7 +1780,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1792,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1805,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{20}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{23}
 }
 
 // ListToolsResponse lists tools.
@@ -1633,7 +1818,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1830,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1843,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{21}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolDefinition {
@@ -1686,7 +1871,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1883,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1896,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{22}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CallToolRequest) GetName() string {
@@ -1768,7 +1953,7 @@ type ToolProgress struct {
 
 func (x *ToolProgress) Reset() {
 	*x = ToolProgress{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +1965,7 @@ func (x *ToolProgress) String() string {
 func (*ToolProgress) ProtoMessage() {}
 
 func (x *ToolProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +1978,7 @@ func (x *ToolProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolProgress.ProtoReflect.Descriptor instead.
 func (*ToolProgress) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{23}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolProgress) GetMessage() string {
@@ -1823,7 +2008,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2020,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2033,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{24}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ToolResult) GetContent() string {
@@ -1879,7 +2064,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2076,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2089,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{25}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CallToolResponse) GetEvent() isCallToolResponse_Event {
@@ -1982,7 +2167,7 @@ type HandleMessageRequest struct {
 
 func (x *HandleMessageRequest) Reset() {
 	*x = HandleMessageRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2179,7 @@ func (x *HandleMessageRequest) String() string {
 func (*HandleMessageRequest) ProtoMessage() {}
 
 func (x *HandleMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2192,7 @@ func (x *HandleMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessageRequest.ProtoReflect.Descriptor instead.
 func (*HandleMessageRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{26}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HandleMessageRequest) GetPlatform() string {
@@ -2112,7 +2297,7 @@ type HandleMessageResponse struct {
 
 func (x *HandleMessageResponse) Reset() {
 	*x = HandleMessageResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2309,7 @@ func (x *HandleMessageResponse) String() string {
 func (*HandleMessageResponse) ProtoMessage() {}
 
 func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2322,7 @@ func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessageResponse.ProtoReflect.Descriptor instead.
 func (*HandleMessageResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{27}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HandleMessageResponse) GetTurnId() string {
@@ -2145,6 +2330,130 @@ func (x *HandleMessageResponse) GetTurnId() string {
 		return x.TurnId
 	}
 	return ""
+}
+
+// HandleMessagesRequest is one HandleMessage call on a HandleMessages stream
+// (fields as in SendStreamRequest).
+type HandleMessagesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Request       *HandleMessageRequest  `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	TimeoutMs     uint32                 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandleMessagesRequest) Reset() {
+	*x = HandleMessagesRequest{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandleMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandleMessagesRequest) ProtoMessage() {}
+
+func (x *HandleMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandleMessagesRequest.ProtoReflect.Descriptor instead.
+func (*HandleMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *HandleMessagesRequest) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *HandleMessagesRequest) GetRequest() *HandleMessageRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *HandleMessagesRequest) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+// HandleMessagesResponse answers the HandleMessagesRequest with the same
+// call_id.
+type HandleMessagesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Response      *HandleMessageResponse `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	Error         *CallError             `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandleMessagesResponse) Reset() {
+	*x = HandleMessagesResponse{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandleMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandleMessagesResponse) ProtoMessage() {}
+
+func (x *HandleMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandleMessagesResponse.ProtoReflect.Descriptor instead.
+func (*HandleMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *HandleMessagesResponse) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *HandleMessagesResponse) GetResponse() *HandleMessageResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *HandleMessagesResponse) GetError() *CallError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
 }
 
 // CancelTurnRequest names the turn to stop.
@@ -2160,7 +2469,7 @@ type CancelTurnRequest struct {
 
 func (x *CancelTurnRequest) Reset() {
 	*x = CancelTurnRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2481,7 @@ func (x *CancelTurnRequest) String() string {
 func (*CancelTurnRequest) ProtoMessage() {}
 
 func (x *CancelTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2494,7 @@ func (x *CancelTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTurnRequest.ProtoReflect.Descriptor instead.
 func (*CancelTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{28}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CancelTurnRequest) GetPlatform() string {
@@ -2226,7 +2535,7 @@ type CancelTurnResponse struct {
 
 func (x *CancelTurnResponse) Reset() {
 	*x = CancelTurnResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2238,7 +2547,7 @@ func (x *CancelTurnResponse) String() string {
 func (*CancelTurnResponse) ProtoMessage() {}
 
 func (x *CancelTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2251,7 +2560,7 @@ func (x *CancelTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTurnResponse.ProtoReflect.Descriptor instead.
 func (*CancelTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{29}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CancelTurnResponse) GetCancelled() bool {
@@ -2270,7 +2579,7 @@ type HostServiceListToolsRequest struct {
 
 func (x *HostServiceListToolsRequest) Reset() {
 	*x = HostServiceListToolsRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2591,7 @@ func (x *HostServiceListToolsRequest) String() string {
 func (*HostServiceListToolsRequest) ProtoMessage() {}
 
 func (x *HostServiceListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2604,7 @@ func (x *HostServiceListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostServiceListToolsRequest.ProtoReflect.Descriptor instead.
 func (*HostServiceListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{30}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{35}
 }
 
 // HostServiceListToolsResponse is the host's live tool registry.
@@ -2308,7 +2617,7 @@ type HostServiceListToolsResponse struct {
 
 func (x *HostServiceListToolsResponse) Reset() {
 	*x = HostServiceListToolsResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2629,7 @@ func (x *HostServiceListToolsResponse) String() string {
 func (*HostServiceListToolsResponse) ProtoMessage() {}
 
 func (x *HostServiceListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2642,7 @@ func (x *HostServiceListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostServiceListToolsResponse.ProtoReflect.Descriptor instead.
 func (*HostServiceListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{31}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HostServiceListToolsResponse) GetTools() []*ToolDefinition {
@@ -2352,7 +2661,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2673,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2686,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{32}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{37}
 }
 
 // WatchResponse is a heartbeat or a notice on the Watch stream.
@@ -2394,7 +2703,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2715,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2728,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{33}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -2473,7 +2782,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2485,7 +2794,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2498,7 +2807,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{34}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Heartbeat) GetUnixMs() int64 {
@@ -2518,7 +2827,7 @@ type ShutdownNotice struct {
 
 func (x *ShutdownNotice) Reset() {
 	*x = ShutdownNotice{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2839,7 @@ func (x *ShutdownNotice) String() string {
 func (*ShutdownNotice) ProtoMessage() {}
 
 func (x *ShutdownNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2852,7 @@ func (x *ShutdownNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownNotice.ProtoReflect.Descriptor instead.
 func (*ShutdownNotice) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{35}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ShutdownNotice) GetReason() string {
@@ -2565,7 +2874,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2886,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2590,7 +2899,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{36}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CompleteRequest) GetSystem() string {
@@ -2624,7 +2933,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2636,7 +2945,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2649,7 +2958,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{37}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CompleteResponse) GetText() string {
@@ -2683,7 +2992,7 @@ type RecordDelegationRequest struct {
 
 func (x *RecordDelegationRequest) Reset() {
 	*x = RecordDelegationRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +3004,7 @@ func (x *RecordDelegationRequest) String() string {
 func (*RecordDelegationRequest) ProtoMessage() {}
 
 func (x *RecordDelegationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +3017,7 @@ func (x *RecordDelegationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordDelegationRequest.ProtoReflect.Descriptor instead.
 func (*RecordDelegationRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{38}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RecordDelegationRequest) GetPlatform() string {
@@ -2783,7 +3092,7 @@ type RecordDelegationResponse struct {
 
 func (x *RecordDelegationResponse) Reset() {
 	*x = RecordDelegationResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +3104,7 @@ func (x *RecordDelegationResponse) String() string {
 func (*RecordDelegationResponse) ProtoMessage() {}
 
 func (x *RecordDelegationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +3117,7 @@ func (x *RecordDelegationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordDelegationResponse.ProtoReflect.Descriptor instead.
 func (*RecordDelegationResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{39}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{44}
 }
 
 var File_agentplugin_v1_agentplugin_proto protoreflect.FileDescriptor
@@ -2895,7 +3204,19 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\tends_turn\x18\t \x01(\bR\bendsTurn\"-\n" +
 	"\fSendResponse\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x01 \x01(\tR\tmessageId\"\xb2\x01\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\"\x82\x01\n" +
+	"\x11SendStreamRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x125\n" +
+	"\arequest\x18\x02 \x01(\v2\x1b.agentplugin.v1.SendRequestR\arequest\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\x98\x01\n" +
+	"\x12SendStreamResponse\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x128\n" +
+	"\bresponse\x18\x02 \x01(\v2\x1c.agentplugin.v1.SendResponseR\bresponse\x12/\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.agentplugin.v1.CallErrorR\x05error\"9\n" +
+	"\tCallError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xb2\x01\n" +
 	"\x19ProcessingCompleteRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
@@ -2944,7 +3265,16 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x12reference_task_ids\x18\f \x03(\tR\x10referenceTaskIds\x12\"\n" +
 	"\fcontinuation\x18\r \x01(\bR\fcontinuation\"0\n" +
 	"\x15HandleMessageResponse\x12\x17\n" +
-	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"y\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"\x8f\x01\n" +
+	"\x15HandleMessagesRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12>\n" +
+	"\arequest\x18\x02 \x01(\v2$.agentplugin.v1.HandleMessageRequestR\arequest\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\xa5\x01\n" +
+	"\x16HandleMessagesResponse\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12A\n" +
+	"\bresponse\x18\x02 \x01(\v2%.agentplugin.v1.HandleMessageResponseR\bresponse\x12/\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.agentplugin.v1.CallErrorR\x05error\"y\n" +
 	"\x11CancelTurnRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
@@ -3009,18 +3339,21 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\rPluginService\x12M\n" +
 	"\bDescribe\x12\x1f.agentplugin.v1.DescribeRequest\x1a .agentplugin.v1.DescribeResponse\x12P\n" +
 	"\tConfigure\x12 .agentplugin.v1.ConfigureRequest\x1a!.agentplugin.v1.ConfigureResponse\x12D\n" +
-	"\x05Drain\x12\x1c.agentplugin.v1.DrainRequest\x1a\x1d.agentplugin.v1.DrainResponse2\xe9\x02\n" +
+	"\x05Drain\x12\x1c.agentplugin.v1.DrainRequest\x1a\x1d.agentplugin.v1.DrainResponse2\xc2\x03\n" +
 	"\x16PlatformAdapterService\x12J\n" +
 	"\aConnect\x12\x1e.agentplugin.v1.ConnectRequest\x1a\x1f.agentplugin.v1.ConnectResponse\x12S\n" +
 	"\n" +
 	"Disconnect\x12!.agentplugin.v1.DisconnectRequest\x1a\".agentplugin.v1.DisconnectResponse\x12A\n" +
 	"\x04Send\x12\x1b.agentplugin.v1.SendRequest\x1a\x1c.agentplugin.v1.SendResponse\x12k\n" +
-	"\x12ProcessingComplete\x12).agentplugin.v1.ProcessingCompleteRequest\x1a*.agentplugin.v1.ProcessingCompleteResponse2\xb3\x01\n" +
+	"\x12ProcessingComplete\x12).agentplugin.v1.ProcessingCompleteRequest\x1a*.agentplugin.v1.ProcessingCompleteResponse\x12W\n" +
+	"\n" +
+	"SendStream\x12!.agentplugin.v1.SendStreamRequest\x1a\".agentplugin.v1.SendStreamResponse(\x010\x012\xb3\x01\n" +
 	"\x0eToolsetService\x12P\n" +
 	"\tListTools\x12 .agentplugin.v1.ListToolsRequest\x1a!.agentplugin.v1.ListToolsResponse\x12O\n" +
-	"\bCallTool\x12\x1f.agentplugin.v1.CallToolRequest\x1a .agentplugin.v1.CallToolResponse0\x012\xa6\x04\n" +
+	"\bCallTool\x12\x1f.agentplugin.v1.CallToolRequest\x1a .agentplugin.v1.CallToolResponse0\x012\x8b\x05\n" +
 	"\vHostService\x12\\\n" +
-	"\rHandleMessage\x12$.agentplugin.v1.HandleMessageRequest\x1a%.agentplugin.v1.HandleMessageResponse\x12S\n" +
+	"\rHandleMessage\x12$.agentplugin.v1.HandleMessageRequest\x1a%.agentplugin.v1.HandleMessageResponse\x12c\n" +
+	"\x0eHandleMessages\x12%.agentplugin.v1.HandleMessagesRequest\x1a&.agentplugin.v1.HandleMessagesResponse(\x010\x01\x12S\n" +
 	"\n" +
 	"CancelTurn\x12!.agentplugin.v1.CancelTurnRequest\x1a\".agentplugin.v1.CancelTurnResponse\x12f\n" +
 	"\tListTools\x12+.agentplugin.v1.HostServiceListToolsRequest\x1a,.agentplugin.v1.HostServiceListToolsResponse\x12F\n" +
@@ -3041,7 +3374,7 @@ func file_agentplugin_v1_agentplugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentplugin_v1_agentplugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentplugin_v1_agentplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_agentplugin_v1_agentplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_agentplugin_v1_agentplugin_proto_goTypes = []any{
 	(TrustTier)(0),                       // 0: agentplugin.v1.TrustTier
 	(Capability)(0),                      // 1: agentplugin.v1.Capability
@@ -3065,90 +3398,105 @@ var file_agentplugin_v1_agentplugin_proto_goTypes = []any{
 	(*Artifact)(nil),                     // 19: agentplugin.v1.Artifact
 	(*SendRequest)(nil),                  // 20: agentplugin.v1.SendRequest
 	(*SendResponse)(nil),                 // 21: agentplugin.v1.SendResponse
-	(*ProcessingCompleteRequest)(nil),    // 22: agentplugin.v1.ProcessingCompleteRequest
-	(*ProcessingCompleteResponse)(nil),   // 23: agentplugin.v1.ProcessingCompleteResponse
-	(*ListToolsRequest)(nil),             // 24: agentplugin.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),            // 25: agentplugin.v1.ListToolsResponse
-	(*CallToolRequest)(nil),              // 26: agentplugin.v1.CallToolRequest
-	(*ToolProgress)(nil),                 // 27: agentplugin.v1.ToolProgress
-	(*ToolResult)(nil),                   // 28: agentplugin.v1.ToolResult
-	(*CallToolResponse)(nil),             // 29: agentplugin.v1.CallToolResponse
-	(*HandleMessageRequest)(nil),         // 30: agentplugin.v1.HandleMessageRequest
-	(*HandleMessageResponse)(nil),        // 31: agentplugin.v1.HandleMessageResponse
-	(*CancelTurnRequest)(nil),            // 32: agentplugin.v1.CancelTurnRequest
-	(*CancelTurnResponse)(nil),           // 33: agentplugin.v1.CancelTurnResponse
-	(*HostServiceListToolsRequest)(nil),  // 34: agentplugin.v1.HostServiceListToolsRequest
-	(*HostServiceListToolsResponse)(nil), // 35: agentplugin.v1.HostServiceListToolsResponse
-	(*WatchRequest)(nil),                 // 36: agentplugin.v1.WatchRequest
-	(*WatchResponse)(nil),                // 37: agentplugin.v1.WatchResponse
-	(*Heartbeat)(nil),                    // 38: agentplugin.v1.Heartbeat
-	(*ShutdownNotice)(nil),               // 39: agentplugin.v1.ShutdownNotice
-	(*CompleteRequest)(nil),              // 40: agentplugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),             // 41: agentplugin.v1.CompleteResponse
-	(*RecordDelegationRequest)(nil),      // 42: agentplugin.v1.RecordDelegationRequest
-	(*RecordDelegationResponse)(nil),     // 43: agentplugin.v1.RecordDelegationResponse
-	(*structpb.Value)(nil),               // 44: google.protobuf.Value
-	(*structpb.Struct)(nil),              // 45: google.protobuf.Struct
+	(*SendStreamRequest)(nil),            // 22: agentplugin.v1.SendStreamRequest
+	(*SendStreamResponse)(nil),           // 23: agentplugin.v1.SendStreamResponse
+	(*CallError)(nil),                    // 24: agentplugin.v1.CallError
+	(*ProcessingCompleteRequest)(nil),    // 25: agentplugin.v1.ProcessingCompleteRequest
+	(*ProcessingCompleteResponse)(nil),   // 26: agentplugin.v1.ProcessingCompleteResponse
+	(*ListToolsRequest)(nil),             // 27: agentplugin.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),            // 28: agentplugin.v1.ListToolsResponse
+	(*CallToolRequest)(nil),              // 29: agentplugin.v1.CallToolRequest
+	(*ToolProgress)(nil),                 // 30: agentplugin.v1.ToolProgress
+	(*ToolResult)(nil),                   // 31: agentplugin.v1.ToolResult
+	(*CallToolResponse)(nil),             // 32: agentplugin.v1.CallToolResponse
+	(*HandleMessageRequest)(nil),         // 33: agentplugin.v1.HandleMessageRequest
+	(*HandleMessageResponse)(nil),        // 34: agentplugin.v1.HandleMessageResponse
+	(*HandleMessagesRequest)(nil),        // 35: agentplugin.v1.HandleMessagesRequest
+	(*HandleMessagesResponse)(nil),       // 36: agentplugin.v1.HandleMessagesResponse
+	(*CancelTurnRequest)(nil),            // 37: agentplugin.v1.CancelTurnRequest
+	(*CancelTurnResponse)(nil),           // 38: agentplugin.v1.CancelTurnResponse
+	(*HostServiceListToolsRequest)(nil),  // 39: agentplugin.v1.HostServiceListToolsRequest
+	(*HostServiceListToolsResponse)(nil), // 40: agentplugin.v1.HostServiceListToolsResponse
+	(*WatchRequest)(nil),                 // 41: agentplugin.v1.WatchRequest
+	(*WatchResponse)(nil),                // 42: agentplugin.v1.WatchResponse
+	(*Heartbeat)(nil),                    // 43: agentplugin.v1.Heartbeat
+	(*ShutdownNotice)(nil),               // 44: agentplugin.v1.ShutdownNotice
+	(*CompleteRequest)(nil),              // 45: agentplugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),             // 46: agentplugin.v1.CompleteResponse
+	(*RecordDelegationRequest)(nil),      // 47: agentplugin.v1.RecordDelegationRequest
+	(*RecordDelegationResponse)(nil),     // 48: agentplugin.v1.RecordDelegationResponse
+	(*structpb.Value)(nil),               // 49: google.protobuf.Value
+	(*structpb.Struct)(nil),              // 50: google.protobuf.Struct
 }
 var file_agentplugin_v1_agentplugin_proto_depIdxs = []int32{
-	44, // 0: agentplugin.v1.Part.data:type_name -> google.protobuf.Value
-	45, // 1: agentplugin.v1.Part.metadata:type_name -> google.protobuf.Struct
+	49, // 0: agentplugin.v1.Part.data:type_name -> google.protobuf.Value
+	50, // 1: agentplugin.v1.Part.metadata:type_name -> google.protobuf.Struct
 	1,  // 2: agentplugin.v1.DescribeResponse.capabilities:type_name -> agentplugin.v1.Capability
 	10, // 3: agentplugin.v1.ConfigureRequest.host:type_name -> agentplugin.v1.HostInfo
 	4,  // 4: agentplugin.v1.Artifact.parts:type_name -> agentplugin.v1.Part
-	45, // 5: agentplugin.v1.Artifact.metadata:type_name -> google.protobuf.Struct
+	50, // 5: agentplugin.v1.Artifact.metadata:type_name -> google.protobuf.Struct
 	2,  // 6: agentplugin.v1.SendRequest.kind:type_name -> agentplugin.v1.SendKind
 	4,  // 7: agentplugin.v1.SendRequest.parts:type_name -> agentplugin.v1.Part
 	19, // 8: agentplugin.v1.SendRequest.artifact:type_name -> agentplugin.v1.Artifact
-	45, // 9: agentplugin.v1.SendRequest.metadata:type_name -> google.protobuf.Struct
-	3,  // 10: agentplugin.v1.ProcessingCompleteRequest.outcome:type_name -> agentplugin.v1.Outcome
-	7,  // 11: agentplugin.v1.ListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
-	6,  // 12: agentplugin.v1.CallToolRequest.trace:type_name -> agentplugin.v1.TraceContext
-	27, // 13: agentplugin.v1.CallToolResponse.progress:type_name -> agentplugin.v1.ToolProgress
-	28, // 14: agentplugin.v1.CallToolResponse.result:type_name -> agentplugin.v1.ToolResult
-	5,  // 15: agentplugin.v1.HandleMessageRequest.sender:type_name -> agentplugin.v1.Sender
-	0,  // 16: agentplugin.v1.HandleMessageRequest.trust_tier:type_name -> agentplugin.v1.TrustTier
-	4,  // 17: agentplugin.v1.HandleMessageRequest.parts:type_name -> agentplugin.v1.Part
-	45, // 18: agentplugin.v1.HandleMessageRequest.metadata:type_name -> google.protobuf.Struct
-	6,  // 19: agentplugin.v1.HandleMessageRequest.trace:type_name -> agentplugin.v1.TraceContext
-	7,  // 20: agentplugin.v1.HostServiceListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
-	38, // 21: agentplugin.v1.WatchResponse.heartbeat:type_name -> agentplugin.v1.Heartbeat
-	39, // 22: agentplugin.v1.WatchResponse.shutdown:type_name -> agentplugin.v1.ShutdownNotice
-	8,  // 23: agentplugin.v1.PluginService.Describe:input_type -> agentplugin.v1.DescribeRequest
-	11, // 24: agentplugin.v1.PluginService.Configure:input_type -> agentplugin.v1.ConfigureRequest
-	13, // 25: agentplugin.v1.PluginService.Drain:input_type -> agentplugin.v1.DrainRequest
-	15, // 26: agentplugin.v1.PlatformAdapterService.Connect:input_type -> agentplugin.v1.ConnectRequest
-	17, // 27: agentplugin.v1.PlatformAdapterService.Disconnect:input_type -> agentplugin.v1.DisconnectRequest
-	20, // 28: agentplugin.v1.PlatformAdapterService.Send:input_type -> agentplugin.v1.SendRequest
-	22, // 29: agentplugin.v1.PlatformAdapterService.ProcessingComplete:input_type -> agentplugin.v1.ProcessingCompleteRequest
-	24, // 30: agentplugin.v1.ToolsetService.ListTools:input_type -> agentplugin.v1.ListToolsRequest
-	26, // 31: agentplugin.v1.ToolsetService.CallTool:input_type -> agentplugin.v1.CallToolRequest
-	30, // 32: agentplugin.v1.HostService.HandleMessage:input_type -> agentplugin.v1.HandleMessageRequest
-	32, // 33: agentplugin.v1.HostService.CancelTurn:input_type -> agentplugin.v1.CancelTurnRequest
-	34, // 34: agentplugin.v1.HostService.ListTools:input_type -> agentplugin.v1.HostServiceListToolsRequest
-	36, // 35: agentplugin.v1.HostService.Watch:input_type -> agentplugin.v1.WatchRequest
-	40, // 36: agentplugin.v1.HostService.Complete:input_type -> agentplugin.v1.CompleteRequest
-	42, // 37: agentplugin.v1.HostService.RecordDelegation:input_type -> agentplugin.v1.RecordDelegationRequest
-	9,  // 38: agentplugin.v1.PluginService.Describe:output_type -> agentplugin.v1.DescribeResponse
-	12, // 39: agentplugin.v1.PluginService.Configure:output_type -> agentplugin.v1.ConfigureResponse
-	14, // 40: agentplugin.v1.PluginService.Drain:output_type -> agentplugin.v1.DrainResponse
-	16, // 41: agentplugin.v1.PlatformAdapterService.Connect:output_type -> agentplugin.v1.ConnectResponse
-	18, // 42: agentplugin.v1.PlatformAdapterService.Disconnect:output_type -> agentplugin.v1.DisconnectResponse
-	21, // 43: agentplugin.v1.PlatformAdapterService.Send:output_type -> agentplugin.v1.SendResponse
-	23, // 44: agentplugin.v1.PlatformAdapterService.ProcessingComplete:output_type -> agentplugin.v1.ProcessingCompleteResponse
-	25, // 45: agentplugin.v1.ToolsetService.ListTools:output_type -> agentplugin.v1.ListToolsResponse
-	29, // 46: agentplugin.v1.ToolsetService.CallTool:output_type -> agentplugin.v1.CallToolResponse
-	31, // 47: agentplugin.v1.HostService.HandleMessage:output_type -> agentplugin.v1.HandleMessageResponse
-	33, // 48: agentplugin.v1.HostService.CancelTurn:output_type -> agentplugin.v1.CancelTurnResponse
-	35, // 49: agentplugin.v1.HostService.ListTools:output_type -> agentplugin.v1.HostServiceListToolsResponse
-	37, // 50: agentplugin.v1.HostService.Watch:output_type -> agentplugin.v1.WatchResponse
-	41, // 51: agentplugin.v1.HostService.Complete:output_type -> agentplugin.v1.CompleteResponse
-	43, // 52: agentplugin.v1.HostService.RecordDelegation:output_type -> agentplugin.v1.RecordDelegationResponse
-	38, // [38:53] is the sub-list for method output_type
-	23, // [23:38] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	50, // 9: agentplugin.v1.SendRequest.metadata:type_name -> google.protobuf.Struct
+	20, // 10: agentplugin.v1.SendStreamRequest.request:type_name -> agentplugin.v1.SendRequest
+	21, // 11: agentplugin.v1.SendStreamResponse.response:type_name -> agentplugin.v1.SendResponse
+	24, // 12: agentplugin.v1.SendStreamResponse.error:type_name -> agentplugin.v1.CallError
+	3,  // 13: agentplugin.v1.ProcessingCompleteRequest.outcome:type_name -> agentplugin.v1.Outcome
+	7,  // 14: agentplugin.v1.ListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
+	6,  // 15: agentplugin.v1.CallToolRequest.trace:type_name -> agentplugin.v1.TraceContext
+	30, // 16: agentplugin.v1.CallToolResponse.progress:type_name -> agentplugin.v1.ToolProgress
+	31, // 17: agentplugin.v1.CallToolResponse.result:type_name -> agentplugin.v1.ToolResult
+	5,  // 18: agentplugin.v1.HandleMessageRequest.sender:type_name -> agentplugin.v1.Sender
+	0,  // 19: agentplugin.v1.HandleMessageRequest.trust_tier:type_name -> agentplugin.v1.TrustTier
+	4,  // 20: agentplugin.v1.HandleMessageRequest.parts:type_name -> agentplugin.v1.Part
+	50, // 21: agentplugin.v1.HandleMessageRequest.metadata:type_name -> google.protobuf.Struct
+	6,  // 22: agentplugin.v1.HandleMessageRequest.trace:type_name -> agentplugin.v1.TraceContext
+	33, // 23: agentplugin.v1.HandleMessagesRequest.request:type_name -> agentplugin.v1.HandleMessageRequest
+	34, // 24: agentplugin.v1.HandleMessagesResponse.response:type_name -> agentplugin.v1.HandleMessageResponse
+	24, // 25: agentplugin.v1.HandleMessagesResponse.error:type_name -> agentplugin.v1.CallError
+	7,  // 26: agentplugin.v1.HostServiceListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
+	43, // 27: agentplugin.v1.WatchResponse.heartbeat:type_name -> agentplugin.v1.Heartbeat
+	44, // 28: agentplugin.v1.WatchResponse.shutdown:type_name -> agentplugin.v1.ShutdownNotice
+	8,  // 29: agentplugin.v1.PluginService.Describe:input_type -> agentplugin.v1.DescribeRequest
+	11, // 30: agentplugin.v1.PluginService.Configure:input_type -> agentplugin.v1.ConfigureRequest
+	13, // 31: agentplugin.v1.PluginService.Drain:input_type -> agentplugin.v1.DrainRequest
+	15, // 32: agentplugin.v1.PlatformAdapterService.Connect:input_type -> agentplugin.v1.ConnectRequest
+	17, // 33: agentplugin.v1.PlatformAdapterService.Disconnect:input_type -> agentplugin.v1.DisconnectRequest
+	20, // 34: agentplugin.v1.PlatformAdapterService.Send:input_type -> agentplugin.v1.SendRequest
+	25, // 35: agentplugin.v1.PlatformAdapterService.ProcessingComplete:input_type -> agentplugin.v1.ProcessingCompleteRequest
+	22, // 36: agentplugin.v1.PlatformAdapterService.SendStream:input_type -> agentplugin.v1.SendStreamRequest
+	27, // 37: agentplugin.v1.ToolsetService.ListTools:input_type -> agentplugin.v1.ListToolsRequest
+	29, // 38: agentplugin.v1.ToolsetService.CallTool:input_type -> agentplugin.v1.CallToolRequest
+	33, // 39: agentplugin.v1.HostService.HandleMessage:input_type -> agentplugin.v1.HandleMessageRequest
+	35, // 40: agentplugin.v1.HostService.HandleMessages:input_type -> agentplugin.v1.HandleMessagesRequest
+	37, // 41: agentplugin.v1.HostService.CancelTurn:input_type -> agentplugin.v1.CancelTurnRequest
+	39, // 42: agentplugin.v1.HostService.ListTools:input_type -> agentplugin.v1.HostServiceListToolsRequest
+	41, // 43: agentplugin.v1.HostService.Watch:input_type -> agentplugin.v1.WatchRequest
+	45, // 44: agentplugin.v1.HostService.Complete:input_type -> agentplugin.v1.CompleteRequest
+	47, // 45: agentplugin.v1.HostService.RecordDelegation:input_type -> agentplugin.v1.RecordDelegationRequest
+	9,  // 46: agentplugin.v1.PluginService.Describe:output_type -> agentplugin.v1.DescribeResponse
+	12, // 47: agentplugin.v1.PluginService.Configure:output_type -> agentplugin.v1.ConfigureResponse
+	14, // 48: agentplugin.v1.PluginService.Drain:output_type -> agentplugin.v1.DrainResponse
+	16, // 49: agentplugin.v1.PlatformAdapterService.Connect:output_type -> agentplugin.v1.ConnectResponse
+	18, // 50: agentplugin.v1.PlatformAdapterService.Disconnect:output_type -> agentplugin.v1.DisconnectResponse
+	21, // 51: agentplugin.v1.PlatformAdapterService.Send:output_type -> agentplugin.v1.SendResponse
+	26, // 52: agentplugin.v1.PlatformAdapterService.ProcessingComplete:output_type -> agentplugin.v1.ProcessingCompleteResponse
+	23, // 53: agentplugin.v1.PlatformAdapterService.SendStream:output_type -> agentplugin.v1.SendStreamResponse
+	28, // 54: agentplugin.v1.ToolsetService.ListTools:output_type -> agentplugin.v1.ListToolsResponse
+	32, // 55: agentplugin.v1.ToolsetService.CallTool:output_type -> agentplugin.v1.CallToolResponse
+	34, // 56: agentplugin.v1.HostService.HandleMessage:output_type -> agentplugin.v1.HandleMessageResponse
+	36, // 57: agentplugin.v1.HostService.HandleMessages:output_type -> agentplugin.v1.HandleMessagesResponse
+	38, // 58: agentplugin.v1.HostService.CancelTurn:output_type -> agentplugin.v1.CancelTurnResponse
+	40, // 59: agentplugin.v1.HostService.ListTools:output_type -> agentplugin.v1.HostServiceListToolsResponse
+	42, // 60: agentplugin.v1.HostService.Watch:output_type -> agentplugin.v1.WatchResponse
+	46, // 61: agentplugin.v1.HostService.Complete:output_type -> agentplugin.v1.CompleteResponse
+	48, // 62: agentplugin.v1.HostService.RecordDelegation:output_type -> agentplugin.v1.RecordDelegationResponse
+	46, // [46:63] is the sub-list for method output_type
+	29, // [29:46] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_agentplugin_v1_agentplugin_proto_init() }
@@ -3162,11 +3510,11 @@ func file_agentplugin_v1_agentplugin_proto_init() {
 		(*Part_Url)(nil),
 		(*Part_Data)(nil),
 	}
-	file_agentplugin_v1_agentplugin_proto_msgTypes[25].OneofWrappers = []any{
+	file_agentplugin_v1_agentplugin_proto_msgTypes[28].OneofWrappers = []any{
 		(*CallToolResponse_Progress)(nil),
 		(*CallToolResponse_Result)(nil),
 	}
-	file_agentplugin_v1_agentplugin_proto_msgTypes[33].OneofWrappers = []any{
+	file_agentplugin_v1_agentplugin_proto_msgTypes[38].OneofWrappers = []any{
 		(*WatchResponse_Heartbeat)(nil),
 		(*WatchResponse_Shutdown)(nil),
 	}
@@ -3176,7 +3524,7 @@ func file_agentplugin_v1_agentplugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentplugin_v1_agentplugin_proto_rawDesc), len(file_agentplugin_v1_agentplugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   40,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.1
+// protocol-version: 1.2
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -15,6 +15,10 @@
 //   1.0  the first release.
 //   1.1  SendRequest.ends_turn: a turn's last output can end the turn
 //        without a separate ProcessingComplete.
+//   1.2  Call streams: HostService.HandleMessages and
+//        PlatformAdapterService.SendStream carry the calls of HandleMessage
+//        and Send over one long-lived stream each (see CallError). A side
+//        uses them only when the other's minor is at least 2.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -237,6 +241,7 @@ const (
 	PlatformAdapterService_Disconnect_FullMethodName         = "/agentplugin.v1.PlatformAdapterService/Disconnect"
 	PlatformAdapterService_Send_FullMethodName               = "/agentplugin.v1.PlatformAdapterService/Send"
 	PlatformAdapterService_ProcessingComplete_FullMethodName = "/agentplugin.v1.PlatformAdapterService/ProcessingComplete"
+	PlatformAdapterService_SendStream_FullMethodName         = "/agentplugin.v1.PlatformAdapterService/SendStream"
 )
 
 // PlatformAdapterServiceClient is the client API for PlatformAdapterService service.
@@ -254,6 +259,11 @@ type PlatformAdapterServiceClient interface {
 	// ProcessingComplete tells the platform that a turn ended. A turn whose
 	// last Send carried ends_turn (1.1) has already ended and gets none.
 	ProcessingComplete(ctx context.Context, in *ProcessingCompleteRequest, opts ...grpc.CallOption) (*ProcessingCompleteResponse, error)
+	// SendStream (1.2) carries Send calls, many at once, over one long-lived
+	// stream: each SendStreamRequest is one Send, answered by the
+	// SendStreamResponse with its call_id, in any order. A call has exactly
+	// the meaning, and gets exactly the answer, it would have as a Send.
+	SendStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SendStreamRequest, SendStreamResponse], error)
 }
 
 type platformAdapterServiceClient struct {
@@ -304,6 +314,19 @@ func (c *platformAdapterServiceClient) ProcessingComplete(ctx context.Context, i
 	return out, nil
 }
 
+func (c *platformAdapterServiceClient) SendStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SendStreamRequest, SendStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlatformAdapterService_ServiceDesc.Streams[0], PlatformAdapterService_SendStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SendStreamRequest, SendStreamResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlatformAdapterService_SendStreamClient = grpc.BidiStreamingClient[SendStreamRequest, SendStreamResponse]
+
 // PlatformAdapterServiceServer is the server API for PlatformAdapterService service.
 // All implementations must embed UnimplementedPlatformAdapterServiceServer
 // for forward compatibility.
@@ -319,6 +342,11 @@ type PlatformAdapterServiceServer interface {
 	// ProcessingComplete tells the platform that a turn ended. A turn whose
 	// last Send carried ends_turn (1.1) has already ended and gets none.
 	ProcessingComplete(context.Context, *ProcessingCompleteRequest) (*ProcessingCompleteResponse, error)
+	// SendStream (1.2) carries Send calls, many at once, over one long-lived
+	// stream: each SendStreamRequest is one Send, answered by the
+	// SendStreamResponse with its call_id, in any order. A call has exactly
+	// the meaning, and gets exactly the answer, it would have as a Send.
+	SendStream(grpc.BidiStreamingServer[SendStreamRequest, SendStreamResponse]) error
 	mustEmbedUnimplementedPlatformAdapterServiceServer()
 }
 
@@ -340,6 +368,9 @@ func (UnimplementedPlatformAdapterServiceServer) Send(context.Context, *SendRequ
 }
 func (UnimplementedPlatformAdapterServiceServer) ProcessingComplete(context.Context, *ProcessingCompleteRequest) (*ProcessingCompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProcessingComplete not implemented")
+}
+func (UnimplementedPlatformAdapterServiceServer) SendStream(grpc.BidiStreamingServer[SendStreamRequest, SendStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method SendStream not implemented")
 }
 func (UnimplementedPlatformAdapterServiceServer) mustEmbedUnimplementedPlatformAdapterServiceServer() {
 }
@@ -435,6 +466,13 @@ func _PlatformAdapterService_ProcessingComplete_Handler(srv interface{}, ctx con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlatformAdapterService_SendStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlatformAdapterServiceServer).SendStream(&grpc.GenericServerStream[SendStreamRequest, SendStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlatformAdapterService_SendStreamServer = grpc.BidiStreamingServer[SendStreamRequest, SendStreamResponse]
+
 // PlatformAdapterService_ServiceDesc is the grpc.ServiceDesc for PlatformAdapterService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -459,7 +497,14 @@ var PlatformAdapterService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _PlatformAdapterService_ProcessingComplete_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SendStream",
+			Handler:       _PlatformAdapterService_SendStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "agentplugin/v1/agentplugin.proto",
 }
 
@@ -619,6 +664,7 @@ var ToolsetService_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	HostService_HandleMessage_FullMethodName    = "/agentplugin.v1.HostService/HandleMessage"
+	HostService_HandleMessages_FullMethodName   = "/agentplugin.v1.HostService/HandleMessages"
 	HostService_CancelTurn_FullMethodName       = "/agentplugin.v1.HostService/CancelTurn"
 	HostService_ListTools_FullMethodName        = "/agentplugin.v1.HostService/ListTools"
 	HostService_Watch_FullMethodName            = "/agentplugin.v1.HostService/Watch"
@@ -636,6 +682,10 @@ type HostServiceClient interface {
 	// for chat_id. It returns once the host accepted the message; output comes
 	// later through PlatformAdapterService.Send and ProcessingComplete.
 	HandleMessage(ctx context.Context, in *HandleMessageRequest, opts ...grpc.CallOption) (*HandleMessageResponse, error)
+	// HandleMessages (1.2) carries HandleMessage calls, many at once, over one
+	// long-lived stream, answered by call_id in any order, with exactly the
+	// meaning and answers of HandleMessage (see SendStream).
+	HandleMessages(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HandleMessagesRequest, HandleMessagesResponse], error)
 	// CancelTurn stops the running turn of a conversation.
 	CancelTurn(ctx context.Context, in *CancelTurnRequest, opts ...grpc.CallOption) (*CancelTurnResponse, error)
 	// ListTools returns the host's live tool registry.
@@ -669,6 +719,19 @@ func (c *hostServiceClient) HandleMessage(ctx context.Context, in *HandleMessage
 	return out, nil
 }
 
+func (c *hostServiceClient) HandleMessages(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HandleMessagesRequest, HandleMessagesResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &HostService_ServiceDesc.Streams[0], HostService_HandleMessages_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HandleMessagesRequest, HandleMessagesResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type HostService_HandleMessagesClient = grpc.BidiStreamingClient[HandleMessagesRequest, HandleMessagesResponse]
+
 func (c *hostServiceClient) CancelTurn(ctx context.Context, in *CancelTurnRequest, opts ...grpc.CallOption) (*CancelTurnResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelTurnResponse)
@@ -691,7 +754,7 @@ func (c *hostServiceClient) ListTools(ctx context.Context, in *HostServiceListTo
 
 func (c *hostServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &HostService_ServiceDesc.Streams[0], HostService_Watch_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &HostService_ServiceDesc.Streams[1], HostService_Watch_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -738,6 +801,10 @@ type HostServiceServer interface {
 	// for chat_id. It returns once the host accepted the message; output comes
 	// later through PlatformAdapterService.Send and ProcessingComplete.
 	HandleMessage(context.Context, *HandleMessageRequest) (*HandleMessageResponse, error)
+	// HandleMessages (1.2) carries HandleMessage calls, many at once, over one
+	// long-lived stream, answered by call_id in any order, with exactly the
+	// meaning and answers of HandleMessage (see SendStream).
+	HandleMessages(grpc.BidiStreamingServer[HandleMessagesRequest, HandleMessagesResponse]) error
 	// CancelTurn stops the running turn of a conversation.
 	CancelTurn(context.Context, *CancelTurnRequest) (*CancelTurnResponse, error)
 	// ListTools returns the host's live tool registry.
@@ -763,6 +830,9 @@ type UnimplementedHostServiceServer struct{}
 
 func (UnimplementedHostServiceServer) HandleMessage(context.Context, *HandleMessageRequest) (*HandleMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method HandleMessage not implemented")
+}
+func (UnimplementedHostServiceServer) HandleMessages(grpc.BidiStreamingServer[HandleMessagesRequest, HandleMessagesResponse]) error {
+	return status.Error(codes.Unimplemented, "method HandleMessages not implemented")
 }
 func (UnimplementedHostServiceServer) CancelTurn(context.Context, *CancelTurnRequest) (*CancelTurnResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelTurn not implemented")
@@ -817,6 +887,13 @@ func _HostService_HandleMessage_Handler(srv interface{}, ctx context.Context, de
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _HostService_HandleMessages_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(HostServiceServer).HandleMessages(&grpc.GenericServerStream[HandleMessagesRequest, HandleMessagesResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type HostService_HandleMessagesServer = grpc.BidiStreamingServer[HandleMessagesRequest, HandleMessagesResponse]
 
 func _HostService_CancelTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CancelTurnRequest)
@@ -930,6 +1007,12 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "HandleMessages",
+			Handler:       _HostService_HandleMessages_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "Watch",
 			Handler:       _HostService_Watch_Handler,

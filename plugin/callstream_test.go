@@ -1,0 +1,386 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+)
+
+// scriptedHost answers HandleMessage with fn and counts how each call came:
+// over the call stream or as a unary RPC.
+type scriptedHost struct {
+	fn func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error)
+}
+
+func (h *scriptedHost) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	return h.fn(ctx, req)
+}
+func (h *scriptedHost) CancelTurn(context.Context, *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error) {
+	return nil, ErrUnimplemented
+}
+func (h *scriptedHost) ListTools(context.Context) ([]*pb.ToolDefinition, error) { return nil, nil }
+func (h *scriptedHost) Complete(context.Context, *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	return nil, ErrUnimplemented
+}
+func (h *scriptedHost) RecordDelegation(context.Context, *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
+	return nil, ErrUnimplemented
+}
+
+// countingHostService counts which RPC carried each HandleMessage.
+type countingHostService struct {
+	*hostServiceServer
+	unary, streams atomic.Int32
+	noStream       bool // answer HandleMessages Unimplemented, like a host without 1.2
+}
+
+func (s *countingHostService) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	s.unary.Add(1)
+	return s.hostServiceServer.HandleMessage(ctx, req)
+}
+
+func (s *countingHostService) HandleMessages(stream pb.HostService_HandleMessagesServer) error {
+	if s.noStream {
+		return status.Error(codes.Unimplemented, "method HandleMessages not implemented")
+	}
+	s.streams.Add(1)
+	return s.hostServiceServer.HandleMessages(stream)
+}
+
+type callFixture struct {
+	svc    *countingHostService
+	srv    *grpc.Server
+	client *hostClient
+	logs   *strings.Builder
+	logMu  *sync.Mutex
+}
+
+// newCallFixture serves fn as the host's HandleMessage on a real gRPC
+// server on loopback and returns the plugin's client of a host of contract
+// minor hostMinor.
+func newCallFixture(t *testing.T, hostMinor uint32, noStream bool,
+	fn func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error)) *callFixture {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := hclog.New(&hclog.LoggerOptions{Output: lockedWriter{&mu, &logs}})
+	svc := &countingHostService{
+		hostServiceServer: &hostServiceServer{hs: NewHostServer(&scriptedHost{fn: fn}, 0), logger: logger},
+		noStream:          noStream,
+	}
+	srv := grpc.NewServer()
+	pb.RegisterHostServiceServer(srv, svc)
+	go func() { _ = srv.Serve(ln) }()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &callFixture{svc: svc, srv: srv, client: newHostClient(conn, hostMinor), logs: &logs, logMu: &mu}
+	t.Cleanup(func() {
+		srv.Stop()
+		_ = f.client.Close()
+	})
+	return f
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func echoTurn(_ context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	return &pb.HandleMessageResponse{TurnId: "turn-" + req.GetChatId()}, nil
+}
+
+func callCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCallStreamMatchesEachAnswerToItsCall(t *testing.T) {
+	// Answers come back in a different order than the calls went out (a
+	// random delay each); every caller must still get its own.
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		var n int
+		fmt.Sscanf(req.GetChatId(), "chat-%d", &n)
+		time.Sleep(time.Duration(n%7) * time.Millisecond)
+		return echoTurn(ctx, req)
+	})
+	ctx := callCtx(t)
+	const calls = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chat := fmt.Sprintf("chat-%d", i)
+			resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: chat})
+			if err != nil {
+				errs <- fmt.Errorf("call %d: %w", i, err)
+				return
+			}
+			if got, want := resp.GetTurnId(), "turn-"+chat; got != want {
+				errs <- fmt.Errorf("call %d got the answer %q, want %q", i, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if u, s := f.svc.unary.Load(), f.svc.streams.Load(); u != 0 || s != 1 {
+		t.Errorf("calls travelled as %d unary RPCs on %d streams; want 0 unary on 1 stream", u, s)
+	}
+}
+
+func TestCallStreamFailsACallAsTheUnaryRPCWould(t *testing.T) {
+	fail := func(_ context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		return nil, fmt.Errorf("chat %q is closed: %w", req.GetChatId(), ErrNotReady)
+	}
+	unary := newCallFixture(t, 1, false, fail)
+	streamed := newCallFixture(t, 2, false, fail)
+	ctx := callCtx(t)
+	_, uerr := unary.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c1"})
+	_, serr := streamed.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c1"})
+	if uerr == nil || serr == nil {
+		t.Fatalf("errors: unary %v, stream %v; want both to fail", uerr, serr)
+	}
+	if uerr.Error() != serr.Error() {
+		t.Errorf("stream error %q, unary error %q; want the same", serr, uerr)
+	}
+	if status.Code(serr) != codes.FailedPrecondition || !errors.Is(serr, ErrNotReady) {
+		t.Errorf("stream error %v: code %v, errors.Is(ErrNotReady) %v; want FailedPrecondition matching ErrNotReady",
+			serr, status.Code(serr), errors.Is(serr, ErrNotReady))
+	}
+	if streamed.svc.streams.Load() != 1 || unary.svc.unary.Load() != 1 || streamed.svc.unary.Load() != 0 {
+		t.Errorf("minor 1 made %d unary calls, minor 2 %d unary calls on %d streams; want 1, 0, 1",
+			unary.svc.unary.Load(), streamed.svc.unary.Load(), streamed.svc.streams.Load())
+	}
+}
+
+func TestCallStreamCarriesTheCallersDeadline(t *testing.T) {
+	deadlines := make(chan time.Duration, 1)
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		d, ok := ctx.Deadline()
+		if !ok {
+			deadlines <- -1
+		} else {
+			deadlines <- time.Until(d)
+		}
+		return echoTurn(ctx, req)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-deadlines; d <= 0 || d > 3*time.Second {
+		t.Errorf("the handler's deadline was %v away; want the caller's (at most 3s, some left)", d)
+	}
+	if _, err := f.client.HandleMessage(context.Background(), &pb.HandleMessageRequest{ChatId: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-deadlines; d != -1 {
+		t.Errorf("a call without deadline reached the handler with one %v away", d)
+	}
+}
+
+func TestCallStreamPanicFailsOnlyThatCall(t *testing.T) {
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		if req.GetChatId() == "boom" {
+			panic("handler exploded")
+		}
+		return echoTurn(ctx, req)
+	})
+	ctx := callCtx(t)
+	_, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "boom"})
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "HandleMessages") {
+		t.Fatalf("panicking call: %v; want codes.Internal naming the method", err)
+	}
+	resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "after"})
+	if err != nil || resp.GetTurnId() != "turn-after" {
+		t.Fatalf("call after the panic: %v, %v; want it answered on the same stream", resp, err)
+	}
+	if s := f.svc.streams.Load(); s != 1 {
+		t.Errorf("%d streams; want the stream to survive the panic", s)
+	}
+	f.logMu.Lock()
+	defer f.logMu.Unlock()
+	if !strings.Contains(f.logs.String(), "handler exploded") {
+		t.Errorf("the panic was not logged; log:\n%s", f.logs.String())
+	}
+}
+
+func TestCallStreamFallsBackToUnaryWhenTheHostLacksIt(t *testing.T) {
+	f := newCallFixture(t, 2, true, echoTurn)
+	ctx := callCtx(t)
+	for i := range 3 {
+		resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: fmt.Sprint(i)})
+		if err != nil || resp.GetTurnId() != fmt.Sprintf("turn-%d", i) {
+			t.Fatalf("call %d: %v, %v", i, resp, err)
+		}
+	}
+	if u := f.svc.unary.Load(); u != 3 {
+		t.Errorf("%d unary calls; want all 3 calls made as unary RPCs", u)
+	}
+}
+
+func TestCallerThatGivesUpGetsItsContextError(t *testing.T) {
+	release := make(chan struct{})
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		if req.GetChatId() == "slow" {
+			<-release
+		}
+		return echoTurn(ctx, req)
+	})
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "slow"})
+	if status.Code(err) != codes.DeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("abandoned call: %v; want DeadlineExceeded", err)
+	}
+	// The stream still serves other calls while the slow one is stuck.
+	if resp, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "next"}); err != nil || resp.GetTurnId() != "turn-next" {
+		t.Fatalf("next call: %v, %v", resp, err)
+	}
+}
+
+func TestBrokenCallStreamFailsWaitingCallsAndReopens(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var block atomic.Bool
+	block.Store(true)
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		if block.Load() {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return echoTurn(ctx, req)
+	})
+	defer close(release)
+	ctx := callCtx(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "waiting"})
+		done <- err
+	}()
+	<-started
+	// Break the stream under the waiting call, as a host that closes its
+	// end would, without closing the connection.
+	f.client.messages.mu.Lock()
+	cc := f.client.messages.cur
+	f.client.messages.mu.Unlock()
+	cc.cancel()
+	select {
+	case err := <-done:
+		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "outcome is unknown") {
+			t.Fatalf("call on the broken stream: %v; want Unavailable saying the outcome is unknown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call on the broken stream did not fail")
+	}
+	block.Store(false)
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "later"}); err != nil || resp.GetTurnId() != "turn-later" {
+		t.Fatalf("call after the break: %v, %v; want a new stream", resp, err)
+	}
+	if s := f.svc.streams.Load(); s != 2 {
+		t.Errorf("%d streams opened; want 2 (the broken one and its successor)", s)
+	}
+}
+
+// platformCounter is a Platform whose Send answers with the chat id and
+// counts calls; the other methods are never called here.
+type platformCounter struct {
+	Platform
+	sends atomic.Int32
+}
+
+func (p *platformCounter) Send(_ context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	p.sends.Add(1)
+	if req.GetChatId() == "" {
+		return nil, fmt.Errorf("send needs a chat_id: %w", ErrInvalidArgument)
+	}
+	return &pb.SendResponse{MessageId: "m-" + req.GetChatId()}, nil
+}
+
+func TestSendTravelsOnTheCallStreamOnlyForPluginsOf12(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := &platformCounter{}
+	var streams atomic.Int32
+	srv := grpc.NewServer(grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if info.FullMethod == pb.PlatformAdapterService_SendStream_FullMethodName {
+			streams.Add(1)
+		}
+		return handler(srv, ss)
+	}))
+	if err := (&PlatformGRPCPlugin{Impl: impl}).GRPCServer(nil, srv); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := callCtx(t)
+	for _, minor := range []uint32{1, 2} {
+		raw, err := (&PlatformGRPCPlugin{}).GRPCClient(ctx, nil, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := raw.(Platform)
+		UseCallStreams(p, minor)
+		before := streams.Load()
+		resp, err := p.Send(ctx, &pb.SendRequest{ChatId: "c"})
+		if err != nil || resp.GetMessageId() != "m-c" {
+			t.Fatalf("minor %d: Send: %v, %v", minor, resp, err)
+		}
+		if _, err := p.Send(ctx, &pb.SendRequest{}); status.Code(err) != codes.InvalidArgument || !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("minor %d: bad Send: %v; want InvalidArgument matching ErrInvalidArgument", minor, err)
+		}
+		want := int32(0)
+		if minor >= 2 {
+			want = 1
+		}
+		if got := streams.Load() - before; got != want {
+			t.Errorf("minor %d: %d SendStream streams opened; want %d", minor, got, want)
+		}
+	}
+	if n := impl.sends.Load(); n != 4 {
+		t.Errorf("the platform saw %d sends; want 4", n)
+	}
+}

@@ -300,7 +300,13 @@ func (s *Server) extendedCard(r *http.Request, ex *exchange) (any, *a2a.Error) {
 // errors are not the peer's business.
 func (s *Server) taskError(ex *exchange, err error) *a2a.Error {
 	e := toA2AError(err)
-	if e.Code == a2a.CodeInternalError {
+	var gone *tasks.AbandonedError
+	if errors.As(err, &gone) {
+		// The caller hung up (or the server is stopping) before the answer:
+		// not a failure of ours, and the task carries on without it.
+		ex.taskID, ex.contextID = gone.TaskID, gone.ContextID
+		s.log.Info("the caller went away before the answer; the task carries on", ex.logArgs("error", gone.Err)...)
+	} else if e.Code == a2a.CodeInternalError {
 		s.log.Error("task manager failed", ex.logArgs("error", err)...)
 		if e.Reason == "INTERNAL_ERROR" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return errInternal()

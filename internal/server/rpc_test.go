@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 )
 
 func TestV10MethodsAnswerInV10Shapes(t *testing.T) {
@@ -562,4 +565,68 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A caller that hangs up during a blocking send is not a failure of the
+// server: it is logged at info, not as "task manager failed", and the task
+// carries on to its end.
+func TestCallerHangingUpIsNotLoggedAsAFailure(t *testing.T) {
+	var buf syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, Level: hclog.Info})
+	e := newEnv(t, func(o *Options) { o.Logger = logger })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": sendParams("slow hang-up", nil)})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Authorization", "Bearer "+tokAlice)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	var turn *tasks.Turn
+	select {
+	case turn = <-e.exec.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn did not start")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the canceled request got an answer")
+	}
+	lines := func() []map[string]any {
+		var out []map[string]any
+		for _, line := range strings.Split(buf.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	waitFor(t, "the hang-up to be logged", func() bool {
+		for _, m := range lines() {
+			if m["@message"] == "the caller went away before the answer; the task carries on" && m["@level"] == "info" && m["task_id"] == turn.TaskID {
+				return true
+			}
+		}
+		return false
+	})
+	e.exec.release(turn.TaskID)
+	waitFor(t, "the task to complete", func() bool {
+		return decode[a2a.Task](t, e.ok(tokAlice, "GetTask", &a2a.GetTaskRequest{ID: turn.TaskID})).Status.State == a2a.TaskStateCompleted
+	})
+	for _, m := range lines() {
+		if m["@level"] == "error" {
+			t.Errorf("error logged for a caller that hung up: %v", m)
+		}
+	}
 }

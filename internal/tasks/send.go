@@ -92,12 +92,27 @@ func (m *Manager) Send(ctx context.Context, p SendParams) (*a2a.SendMessageRespo
 			return nil, a2a.ErrInternal(err.Error())
 		}
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, &AbandonedError{TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID, Err: err}
 	}
 	t := lt.snapshot().WithHistoryLength(hl)
 	return &a2a.SendMessageResponse{Task: &t}, nil
 }
+
+// AbandonedError is Send's error when its caller's context ended (the
+// client hung up, or the server is stopping) before the task settled. The
+// task exists and carries on; TaskID and ContextID say which it is. It
+// unwraps to the context's error.
+type AbandonedError struct {
+	TaskID, ContextID string
+	Err               error
+}
+
+func (e *AbandonedError) Error() string {
+	return fmt.Sprintf("the caller stopped waiting for task %s: %v", e.TaskID, e.Err)
+}
+
+func (e *AbandonedError) Unwrap() error { return e.Err }
 
 // Stream handles SendStreamingMessage. The first event of the subscription
 // is the task (or the single direct-reply message); the stream ends when

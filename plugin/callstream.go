@@ -11,6 +11,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -34,12 +35,19 @@ import (
 // the calls waiting on it fail with codes.Unavailable (their outcome is
 // unknown, as for a unary call whose connection drops). A callee that
 // answers the stream Unimplemented (a peer that claimed 1.2 without it)
-// makes the caller fall back to unary RPCs for good.
+// makes the caller fall back to unary RPCs for good. A call whose request
+// is larger than callStreamMaxBytes (a file carried inline) goes as a unary
+// RPC too, so that it never holds up the small calls queued behind it on
+// the stream while it transfers.
 
 // callStreamWorkers is how many long-lived goroutines a served call stream
 // keeps to run calls (like streamWorkers for unary calls); a call arriving
 // while all are busy runs on a goroutine of its own.
 const callStreamWorkers = 16
+
+// callStreamMaxBytes is the largest request sent on a call stream; larger
+// ones go as unary RPCs.
+const callStreamMaxBytes = 256 << 10
 
 // errStreamUnimplemented marks calls that never reached a callee because it
 // does not serve the call stream; they are retried as unary RPCs.
@@ -68,7 +76,7 @@ type callReply[Out any] interface {
 // callClient multiplexes calls of one kind over a bidirectional stream.
 // In is the unary request type, Out the unary response type, Req and Resp
 // the stream's envelopes.
-type callClient[In, Out any, Req any, Resp callReply[Out]] struct {
+type callClient[In proto.Message, Out any, Req any, Resp callReply[Out]] struct {
 	// open opens a new stream; ctx bounds the stream's life.
 	open func(ctx context.Context) (callStreamClient[Req, Resp], error)
 	// wrap builds the envelope of one call.
@@ -101,6 +109,9 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	var zero Out
 	if err := ctx.Err(); err != nil {
 		return zero, fromStatus(status.FromContextError(err).Err())
+	}
+	if proto.Size(in) > callStreamMaxBytes {
+		return c.unary(ctx, in)
 	}
 	ch := make(chan callResult[Out], 1)
 	c.mu.Lock()

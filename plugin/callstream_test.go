@@ -384,3 +384,18 @@ func TestSendTravelsOnTheCallStreamOnlyForPluginsOf12(t *testing.T) {
 		t.Errorf("the platform saw %d sends; want 4", n)
 	}
 }
+
+func TestLargeCallGoesAsUnaryRPC(t *testing.T) {
+	f := newCallFixture(t, 2, false, echoTurn)
+	ctx := callCtx(t)
+	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes+1)}}}}
+	if resp, err := f.client.HandleMessage(ctx, big); err != nil || resp.GetTurnId() != "turn-big" {
+		t.Fatalf("large call: %v, %v", resp, err)
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "small"}); err != nil || resp.GetTurnId() != "turn-small" {
+		t.Fatalf("small call: %v, %v", resp, err)
+	}
+	if u, s := f.svc.unary.Load(), f.svc.streams.Load(); u != 1 || s != 1 {
+		t.Errorf("%d unary calls on %d streams; want the large call unary and the small one on the stream", u, s)
+	}
+}

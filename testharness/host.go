@@ -76,6 +76,10 @@ type Options struct {
 	// HostName and HostVersion are HostInfo.name and .version given to
 	// plugins; default "testharness" and "dev".
 	HostName, HostVersion string
+	// HostProtocolMinor is HostInfo.protocol_minor, to play a host of an
+	// older contract (e.g. 1 for a host without call streams); 0 means
+	// plugin.ProtocolMinor.
+	HostProtocolMinor uint32
 	// StartTimeout bounds each step of bringing a plugin up (default 20s).
 	StartTimeout time.Duration
 	// Restart is the supervisor's policy for crashed plugins.
@@ -231,7 +235,7 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 		Config:       configs,
 		DataDir:      opts.DataDir,
 		LogLevel:     opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, OptionalRpcs: agent.OptionalRPCs()},
+		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor, OptionalRpcs: agent.OptionalRPCs()},
 		EnvAllow:     opts.EnvAllow,
 		PluginEnv:    pluginEnv,
 		StartTimeout: startTimeout,

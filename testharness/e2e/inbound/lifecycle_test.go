@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -336,5 +337,31 @@ func TestRunByHandPrintsVersionOrExplains(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHostOfContract11ServesTasks plays a host that predates call streams
+// (contract 1.1, no HostService.HandleMessages): the plugin must carry its
+// HandleMessage calls as unary RPCs and tasks must complete as with a
+// current host, streamed or not.
+func TestHostOfContract11ServesTasks(t *testing.T) {
+	t.Parallel()
+	h := startHostWith(t, newGatedAgent(t), testharness.Options{PluginConfig: baseConfig(nil), HostProtocolMinor: 1})
+	c := newClient(h.url)
+	ctx := within(t)
+	for i := range 3 {
+		tk := c.sendTask(t, ctx, msg(fmt.Sprintf("hello old host %d", i)))
+		if tk.Status.State != stCompleted || tk.answer() == "" {
+			t.Fatalf("send %d to a 1.1 host: %+v", i, tk)
+		}
+	}
+	var calls int
+	for _, call := range h.Recorder().Calls() {
+		if call.Kind == testharness.KindHandleMessage {
+			calls++
+		}
+	}
+	if calls != 3 {
+		t.Errorf("the host saw %d HandleMessage calls, want 3", calls)
 	}
 }

@@ -19,10 +19,6 @@ JSDIR    := $(ROOT)/testharness/interop/js
 BROWSERDIR := $(ROOT)/testharness/inspector
 CHROMIUM   := /usr/bin/chromium
 export PATH := $(TOOLS):$(PATH)
-# The SQLite store is SQLite's C library through cgo (github.com/mattn/go-sqlite3),
-# so every build needs gcc; without cgo the plugin would build and then fail to
-# open its database.
-export CGO_ENABLED := 1
 
 # Pinned generators and tools.
 BUF_VERSION                := v1.75.0

@@ -106,7 +106,7 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 		}
 		t.Logf("round %d: killed after %d acknowledged saves", round, n)
 
-		db, err := sql.Open("sqlite3", "file:"+path)
+		db, err := sql.Open("sqlite", "file:"+path)
 		if err != nil {
 			t.Fatal(err)
 		}

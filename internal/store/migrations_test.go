@@ -17,7 +17,7 @@ import (
 func TestMigration2AddsTraceContextToAnExistingOutbox(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
+	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 
-	_ "github.com/mattn/go-sqlite3" // SQLite's C library through cgo, registered as "sqlite3"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
 // SQLiteOptions tunes OpenSQLite. The zero value is the recommended
@@ -50,14 +50,15 @@ type SQLiteOptions struct {
 	//
 	// Caches are sized per role because they are most of the store's
 	// memory: a cache fills as its connection touches pages and then
-	// stays at its size (plus SQLite's page headers, about 5%).
+	// stays at its size, and each 4 KiB page takes an 8 KiB slot of the pure-Go C
+	// allocator (modernc.org/memory rounds the page and its header up to
+	// a power of two), so a cache costs about twice its nominal size.
 	// The writer revisits the same pages (the right edges of the indexes
 	// that time-ordered ids append to, the count tables) on every batch;
 	// a reader mostly reads a task by id or the newest page of a list,
 	// and the checkpointer copies WAL frames without caching them. At
-	// 100,000 stored tasks halving the writer's (from 4096, with the
-	// pure-Go driver used then, whose allocator gave each page an 8 KiB
-	// slot) took 4.5 MiB off the plugin's RSS with no measurable change in send throughput
+	// 100,000 stored tasks halving the writer's (from 4096) took 4.5 MiB
+	// off the plugin's RSS with no measurable change in send throughput
 	// or ListTasks latency; the readers' (from 1024) fill only under
 	// read-heavy load, whose worst case the smaller size bounds
 	// (docs/performance.md).
@@ -77,14 +78,6 @@ type SQLiteOptions struct {
 // or kernel crash can drop the last transactions (never corrupt: WAL
 // frames are checksummed). FullSync closes that window at the price of an
 // fsync per batch.
-//
-// The driver is github.com/mattn/go-sqlite3, SQLite's own C code built with
-// cgo (the plugin needs a C compiler to build, which every supported
-// machine has). It replaced modernc.org/sqlite, the same C translated to
-// Go, which cost the plugin about 20 µs more CPU per stored task (SQLite
-// was a third of the plugin's CPU under a send load), 1.5 MiB more RSS (its
-// allocator gave each 4 KiB cache page an 8 KiB slot) and ~2.5 MiB of
-// binary (docs/performance.md).
 type SQLite struct {
 	path string
 	wdb  *sql.DB
@@ -154,33 +147,27 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if opts.FullSync {
 		syncMode = "FULL"
 	}
-	// Connection settings the driver applies when it opens a connection
-	// (github.com/mattn/go-sqlite3's DSN parameters); the rest are
-	// PRAGMAs run on each pinned connection below.
 	common := url.Values{}
-	common.Set("_busy_timeout", fmt.Sprint(opts.BusyTimeout.Milliseconds()))
-	common.Set("_mutex", "no") // database/sql uses a connection from one goroutine at a time
+	common.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	common.Add("_pragma", "temp_store(MEMORY)")
 	wq, rq := url.Values{}, url.Values{}
 	for k, v := range common {
 		wq[k] = slices.Clone(v)
 		rq[k] = slices.Clone(v)
 	}
-	wq.Set("_cache_size", fmt.Sprint(-opts.CacheKiB))
-	rq.Set("_cache_size", fmt.Sprint(-opts.ReaderCacheKiB))
-	wq.Set("_journal_mode", "WAL")
-	wq.Set("_synchronous", syncMode)
-	wq.Set("_foreign_keys", "1")
-	rq.Set("_query_only", "1")
+	wq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.CacheKiB))
+	rq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.ReaderCacheKiB))
+	wq.Add("_pragma", "journal_mode(WAL)")
+	wq.Add("_pragma", "synchronous("+syncMode+")")
+	wq.Add("_pragma", "foreign_keys(1)")
 	// Checkpoints (copying the WAL back into the database file, with two
 	// fsyncs) are done by the checkpointer goroutine on a connection of
 	// its own, off the writer's path; the writer checkpoints by itself only
 	// when the WAL grows past walBackstopPages regardless, and the WAL file
 	// is truncated back to that size after a checkpoint.
-	writerPragmas := []string{
-		"PRAGMA temp_store = MEMORY",
-		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walBackstopPages),
-		fmt.Sprintf("PRAGMA journal_size_limit = %d", walBackstopPages*4096),
-	}
+	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages))
+	wq.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walBackstopPages*4096))
+	rq.Add("_pragma", "query_only(1)")
 	fileURL := (&url.URL{Scheme: "file", Opaque: url.PathEscape(path)}).String()
 
 	s := &SQLite{
@@ -196,7 +183,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		yields:     writerYields,
 	}
 	ctx := context.Background()
-	if s.wdb, err = sql.Open("sqlite3", fileURL+"?"+wq.Encode()); err != nil {
+	if s.wdb, err = sql.Open("sqlite", fileURL+"?"+wq.Encode()); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s.wdb.SetMaxOpenConns(2) // the writer and the checkpointer
@@ -212,11 +199,6 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		return fail(fmt.Errorf("store: open %s: %w", path, err))
 	}
 	s.w = &writer{conn: conn}
-	for _, p := range writerPragmas {
-		if _, err := conn.ExecContext(ctx, p); err != nil {
-			return fail(fmt.Errorf("store: open %s: %s: %w", path, p, err))
-		}
-	}
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fail(fmt.Errorf("store: open %s: %w", path, err))
@@ -237,7 +219,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if _, err := s.ckpt.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size(-%d)", opts.ReaderCacheKiB)); err != nil {
 		return fail(fmt.Errorf("store: open %s for checkpoints: %w", path, err))
 	}
-	if s.rdb, err = sql.Open("sqlite3", fileURL+"?"+rq.Encode()); err != nil {
+	if s.rdb, err = sql.Open("sqlite", fileURL+"?"+rq.Encode()); err != nil {
 		return fail(fmt.Errorf("store: open %s for reading: %w", path, err))
 	}
 	s.rdb.SetMaxOpenConns(opts.Readers)

@@ -58,7 +58,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := sql.Open("sqlite3", "file:"+s.path+"?_query_only=1")
+	db, err := sql.Open("sqlite", "file:"+s.path+"?_pragma=query_only(1)")
 	if err != nil {
 		t.Fatal(err)
 	}

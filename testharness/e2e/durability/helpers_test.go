@@ -44,7 +44,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // read the plugin's database (read-only) to check what it recorded
+	_ "modernc.org/sqlite" // read the plugin's database (read-only) to check what it recorded
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
@@ -481,7 +481,7 @@ func statusText(tk a2a.Task) string {
 func database(t testing.TB, dataDir string) *sql.DB {
 	t.Helper()
 	path := filepath.Join(dataDir, testharness.A2APluginName, "a2a-plugin.db")
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func (c Call) String() string {
 // ever served, and its garbage collector would rescan all of them).
 type Recorder struct {
 	mu    sync.Mutex
-	limit int // 0: keep every call
+	limit int // 0: keep every call; -1: keep none (count only)
 	// calls holds the retained calls in order; calls[0] has Seq
 	// dropped+1. A bounded recorder lets it grow to twice its limit
 	// before it drops the oldest half at once, so recording stays O(1)
@@ -182,11 +182,26 @@ func NewBoundedRecorder(limit int) *Recorder {
 	return &Recorder{limit: max(limit, 1), changed: make(chan struct{})}
 }
 
+// NewCountingRecorder returns a Recorder that keeps no call, only counts
+// them (Seq): for a host whose calls nobody reads (the reference host's
+// run command), where copying every request and response would be CPU
+// spent for nothing. Calls, Dump and the queries see nothing.
+func NewCountingRecorder() *Recorder {
+	return &Recorder{limit: -1, changed: make(chan struct{})}
+}
+
 // Record adds a call. Seq is assigned; Time defaults to now; ChatID and
 // TaskID are filled from the request when empty. The request and response
 // are cloned so later changes by the caller do not show. It returns the call
 // as stored.
 func (r *Recorder) Record(c Call) Call {
+	if r.limit < 0 {
+		r.mu.Lock()
+		r.dropped++
+		c.Seq = r.dropped
+		r.mu.Unlock()
+		return c
+	}
 	if c.Time.IsZero() {
 		c.Time = time.Now()
 	}

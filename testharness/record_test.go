@@ -101,6 +101,22 @@ func TestBoundedRecorderKeepsTheLastCalls(t *testing.T) {
 	}
 }
 
+func TestCountingRecorderKeepsNothingButTheCount(t *testing.T) {
+	r := NewCountingRecorder()
+	for i := range 5 {
+		if c := r.Record(Call{Kind: KindSend, Request: &pb.SendRequest{TaskId: fmt.Sprint(i)}}); c.Seq != i+1 {
+			t.Fatalf("call %d got seq %d", i, c.Seq)
+		}
+	}
+	if n := len(r.Calls()); n != 0 {
+		t.Fatalf("kept %d calls, want none", n)
+	}
+	r.Reset()
+	if c := r.Record(Call{Kind: KindSend}); c.Seq != 6 || len(r.Calls()) != 0 {
+		t.Fatalf("after Reset: seq %d, %d kept; want 6, none", c.Seq, len(r.Calls()))
+	}
+}
+
 func TestRecorderKeepsACopyOfTheRequest(t *testing.T) {
 	r := NewRecorder()
 	req := &pb.SendRequest{Text: "before"}

@@ -55,12 +55,6 @@ const (
 	defaultLogLevel   = "info"
 )
 
-// runRecordedCalls is how many of the latest host↔plugin calls "run"
-// keeps in memory. It serves for hours and nobody reads the calls, so an
-// unbounded recorder would only grow (hundreds of MB after tens of
-// thousands of tasks) and make every garbage collection rescan it.
-const runRecordedCalls = 1000
-
 // defaultEnvAllow is what plugins inherit from this host's environment on
 // top of host-sdk's base list (PATH, HOME, proxies, …).
 var defaultEnvAllow = []string{"A2A_*"}
@@ -324,7 +318,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
-	opts.Recorder = testharness.NewBoundedRecorder(runRecordedCalls)
+	// Nobody reads the calls of a host that serves for hours: count them
+	// only, instead of keeping copies that would grow and cost CPU.
+	opts.Recorder = testharness.NewCountingRecorder()
 	out := &syncWriter{w: stdout}
 	opts.OnReady = func(p *hostsdk.Plugin) {
 		for _, ep := range p.Endpoints() {

@@ -27,18 +27,25 @@ import (
 // (docs/performance.md).
 //
 // A call on a stream means exactly what the unary RPC means and fails with
-// the same gRPC status (CallError carries its code and message), so the
-// Platform and Host interfaces do not change. Calls are matched to answers
-// by call_id and may be answered in any order; a caller that needs two
-// calls ordered waits for the first answer, as with unary RPCs. The stream
-// is opened on the first call and again after it breaks; when it breaks,
+// the same gRPC code and message (CallError; status details are not
+// carried, and the contract uses none), so the Platform and Host interfaces
+// do not change. Calls are matched to answers by call_id and may be
+// answered in any order; a caller that needs two calls ordered waits for
+// the first answer, as with unary RPCs. The caller's deadline travels with
+// the call, and a caller that stops waiting sends a cancel envelope, so the
+// callee's handler sees its context end as a unary handler would. Unary
+// server interceptors do not see calls on a stream.
+//
+// The stream is opened by the first call (no caller waits for that longer
+// than its own context allows) and again after it breaks; when it breaks,
 // the calls waiting on it fail with codes.Unavailable (their outcome is
 // unknown, as for a unary call whose connection drops). A callee that
-// answers the stream Unimplemented (a peer that claimed 1.2 without it)
-// makes the caller fall back to unary RPCs for good. A call whose request
-// is larger than callStreamMaxBytes (a file carried inline) goes as a unary
-// RPC too, so that it never holds up the small calls queued behind it on
-// the stream while it transfers.
+// answers the stream Unimplemented (a peer that claimed 1.2 without it),
+// or three streams in a row that end before answering anything, make the
+// caller fall back to unary RPCs for good. A call whose request is larger
+// than callStreamMaxBytes (a file carried inline) goes as a unary RPC too,
+// so that it never holds up the small calls queued behind it on the stream
+// while it transfers.
 
 // callStreamWorkers is how many long-lived goroutines a served call stream
 // keeps to run calls (like streamWorkers for unary calls); a call arriving
@@ -49,9 +56,13 @@ const callStreamWorkers = 16
 // ones go as unary RPCs.
 const callStreamMaxBytes = 256 << 10
 
-// errStreamUnimplemented marks calls that never reached a callee because it
-// does not serve the call stream; they are retried as unary RPCs.
-var errStreamUnimplemented = errors.New("call stream not implemented by the callee")
+// maxDeadStreams is how many streams in a row may end without delivering
+// a single answer before the caller gives up on streams.
+const maxDeadStreams = 3
+
+// errUseUnary tells call to make the call as a unary RPC: the callee does
+// not serve the call stream, or the stream never got as far as the call.
+var errUseUnary = errors.New("call stream not usable: use the unary RPC")
 
 // callStreamClient and callStreamServer are the halves of a generated
 // bidirectional stream that call streams use.
@@ -79,24 +90,39 @@ type callReply[Out any] interface {
 type callClient[In proto.Message, Out any, Req any, Resp callReply[Out]] struct {
 	// open opens a new stream; ctx bounds the stream's life.
 	open func(ctx context.Context) (callStreamClient[Req, Resp], error)
-	// wrap builds the envelope of one call.
-	wrap func(id uint64, timeoutMS uint32, in In) Req
+	// wrap builds the envelope of one call; cancel the envelope that
+	// cancels call id.
+	wrap   func(id uint64, timeoutMS uint32, in In) Req
+	cancel func(id uint64) Req
 	// unary makes the same call as a unary RPC (the fallback).
 	unary func(ctx context.Context, in In) (Out, error)
 
 	mu       sync.Mutex
 	cur      *callConn[Out, Req, Resp]
+	opening  *streamOpening[Out, Req, Resp] // a stream being opened, if any
 	next     uint64
-	fallback bool // the callee does not serve the stream: use unary
+	dead     int  // streams in a row that ended without an answer
+	fallback bool // use unary RPCs from now on
 	closed   bool
+}
+
+// streamOpening is an attempt to open a stream; done is closed when cc or
+// err is set.
+type streamOpening[Out, Req any, Resp callReply[Out]] struct {
+	done chan struct{}
+	cc   *callConn[Out, Req, Resp]
+	err  error
 }
 
 // callConn is one open stream and the calls waiting on it.
 type callConn[Out, Req any, Resp callReply[Out]] struct {
-	stream  callStreamClient[Req, Resp]
-	cancel  context.CancelFunc
-	sendMu  sync.Mutex                      // grpc streams allow one sender at a time
-	pending map[uint64]chan callResult[Out] // guarded by callClient.mu
+	stream callStreamClient[Req, Resp]
+	cancel context.CancelFunc
+	// sendSem admits one sender at a time (gRPC allows no more); a
+	// channel, so that a caller waiting for its turn can give up.
+	sendSem  chan struct{}
+	pending  map[uint64]chan callResult[Out] // guarded by callClient.mu; nil once ended
+	answered bool                            // guarded by callClient.mu
 }
 
 type callResult[Out any] struct {
@@ -104,48 +130,67 @@ type callResult[Out any] struct {
 	err error
 }
 
+// contextError is the error of a call abandoned because ctx ended, as a
+// unary call reports it.
+func contextError(ctx context.Context) error {
+	return fromStatus(status.FromContextError(ctx.Err()).Err())
+}
+
 // call makes one call and waits for its answer or ctx.
 func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, error) {
 	var zero Out
-	if err := ctx.Err(); err != nil {
-		return zero, fromStatus(status.FromContextError(err).Err())
+	if ctx.Err() != nil {
+		return zero, contextError(ctx)
 	}
 	if proto.Size(in) > callStreamMaxBytes {
 		return c.unary(ctx, in)
 	}
-	ch := make(chan callResult[Out], 1)
-	c.mu.Lock()
-	if c.fallback {
-		c.mu.Unlock()
+	cc, err := c.conn(ctx)
+	if errors.Is(err, errUseUnary) {
 		return c.unary(ctx, in)
 	}
-	cc, err := c.connLocked()
 	if err != nil {
-		c.mu.Unlock()
 		return zero, err
+	}
+	ch := make(chan callResult[Out], 1)
+	c.mu.Lock()
+	if cc.pending == nil {
+		// The stream ended between conn and here: nothing was sent.
+		c.mu.Unlock()
+		return c.unary(ctx, in)
 	}
 	c.next++
 	id := c.next
 	cc.pending[id] = ch
 	c.mu.Unlock()
 
-	err = cc.send(c.wrap(id, timeoutMS(ctx), in))
-	if err != nil && !errors.Is(err, io.EOF) {
-		// Refused before it left (e.g. a message over the size limit); the
-		// stream itself is fine. io.EOF means the stream ended: its
-		// receiver fails the call with the reason.
+	if err := cc.send(ctx, c.wrap(id, timeoutMS(ctx), in)); err != nil {
 		c.forget(cc, id)
+		if ctx.Err() != nil {
+			return zero, contextError(ctx)
+		}
+		if errors.Is(err, io.EOF) {
+			// The stream ended under the send; whether the callee got
+			// the call is unknown.
+			return zero, fromStatus(status.Error(codes.Unavailable, "the call stream ended while the call was sent; its outcome is unknown"))
+		}
+		// Refused before it left (e.g. over the size limit); the
+		// stream itself is fine.
 		return zero, fromStatus(err)
 	}
 	select {
 	case r := <-ch:
-		if errors.Is(r.err, errStreamUnimplemented) {
+		if errors.Is(r.err, errUseUnary) {
 			return c.unary(ctx, in)
 		}
 		return r.out, r.err
 	case <-ctx.Done():
-		c.forget(cc, id)
-		return zero, fromStatus(status.FromContextError(ctx.Err()).Err())
+		if c.forget(cc, id) {
+			// Tell the callee, as a unary call's cancellation would; the
+			// send may wait behind others, so not on the caller's time.
+			go func() { _ = cc.send(context.Background(), c.cancel(id)) }()
+		}
+		return zero, contextError(ctx)
 	}
 }
 
@@ -160,39 +205,100 @@ func timeoutMS(ctx context.Context) uint32 {
 	return uint32(min(max(ms, 1), math.MaxUint32))
 }
 
-// connLocked returns the open stream, opening one if there is none.
-// c.mu is held.
-func (c *callClient[In, Out, Req, Resp]) connLocked() (*callConn[Out, Req, Resp], error) {
+// conn returns the open stream, opening one if there is none; it waits for
+// an opening no longer than ctx allows. errUseUnary means the caller
+// should make a unary call.
+func (c *callClient[In, Out, Req, Resp]) conn(ctx context.Context) (*callConn[Out, Req, Resp], error) {
+	c.mu.Lock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil, fromStatus(status.Error(codes.Canceled, "the connection is closed"))
 	}
-	if c.cur != nil {
-		return c.cur, nil
+	if c.fallback {
+		c.mu.Unlock()
+		return nil, errUseUnary
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := c.open(ctx)
-	if err != nil {
-		cancel()
-		return nil, fromStatus(err)
+	if cc := c.cur; cc != nil {
+		c.mu.Unlock()
+		return cc, nil
 	}
-	cc := &callConn[Out, Req, Resp]{stream: st, cancel: cancel, pending: make(map[uint64]chan callResult[Out])}
-	c.cur = cc
-	go c.receive(cc)
-	return cc, nil
+	o := c.opening
+	if o == nil {
+		o = &streamOpening[Out, Req, Resp]{done: make(chan struct{})}
+		c.opening = o
+		go c.openStream(o)
+	}
+	c.mu.Unlock()
+	select {
+	case <-o.done:
+		return o.cc, o.err
+	case <-ctx.Done():
+		return nil, contextError(ctx)
+	}
 }
 
-func (cc *callConn[Out, Req, Resp]) send(r Req) error {
-	cc.sendMu.Lock()
-	defer cc.sendMu.Unlock()
+// openStream opens a stream for o (on its own goroutine: opening waits for
+// the connection, which callers must not wait for past their deadlines).
+func (c *callClient[In, Out, Req, Resp]) openStream(o *streamOpening[Out, Req, Resp]) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := c.open(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer close(o.done)
+	c.opening = nil
+	switch {
+	case err != nil && status.Code(err) == codes.Unimplemented:
+		cancel()
+		c.fallback = true
+		o.err = errUseUnary
+	case err != nil:
+		cancel()
+		o.err = fromStatus(err)
+	case c.closed:
+		cancel()
+		o.err = fromStatus(status.Error(codes.Canceled, "the connection is closed"))
+	default:
+		cc := &callConn[Out, Req, Resp]{stream: st, cancel: cancel, sendSem: make(chan struct{}, 1),
+			pending: make(map[uint64]chan callResult[Out])}
+		c.cur, o.cc = cc, cc
+		go c.receive(cc)
+	}
+}
+
+// send sends one envelope. A caller whose deadline passes while it waits
+// for its turn gives up; one whose deadline passes while gRPC holds its
+// message (the callee stopped reading: flow control) tears the stream down
+// rather than hang, which fails the stream's calls as Unavailable. A
+// cancelled (not expired) context never tears the stream down: a send takes
+// microseconds unless the callee is stuck, and other calls must not fail
+// because one caller gave up.
+func (cc *callConn[Out, Req, Resp]) send(ctx context.Context, r Req) error {
+	select {
+	case cc.sendSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-cc.sendSem }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cc.cancel()
+		}
+	})
+	defer stop()
 	return cc.stream.Send(r)
 }
 
 // forget drops a call whose caller stopped waiting; a late answer to it is
-// discarded.
-func (c *callClient[In, Out, Req, Resp]) forget(cc *callConn[Out, Req, Resp], id uint64) {
+// discarded. It reports whether the call was still waiting.
+func (c *callClient[In, Out, Req, Resp]) forget(cc *callConn[Out, Req, Resp], id uint64) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := cc.pending[id]
 	delete(cc.pending, id)
-	c.mu.Unlock()
+	return ok
 }
 
 // receive hands each answer on cc to its caller until the stream ends, then
@@ -210,6 +316,8 @@ func (c *callClient[In, Out, Req, Resp]) receive(cc *callConn[Out, Req, Resp]) {
 			r = callResult[Out]{out: zero, err: fromStatus(status.Error(codes.Code(e.GetCode()), e.GetMessage()))}
 		}
 		c.mu.Lock()
+		cc.answered = true
+		c.dead = 0
 		ch := cc.pending[resp.GetCallId()]
 		delete(cc.pending, resp.GetCallId())
 		c.mu.Unlock()
@@ -222,24 +330,25 @@ func (c *callClient[In, Out, Req, Resp]) receive(cc *callConn[Out, Req, Resp]) {
 // end retires cc after its stream ended with err.
 func (c *callClient[In, Out, Req, Resp]) end(cc *callConn[Out, Req, Resp], err error) {
 	cc.cancel()
-	var failure error
-	switch {
-	case status.Code(err) == codes.Unimplemented:
-		failure = errStreamUnimplemented
-	case errors.Is(err, io.EOF):
-		failure = status.Error(codes.Unavailable, "the call stream ended (the other side closed it); the call's outcome is unknown")
-	default:
-		failure = status.Errorf(codes.Unavailable, "the call stream broke (%v); the call's outcome is unknown", err)
-	}
-	if !errors.Is(failure, errStreamUnimplemented) {
-		failure = fromStatus(failure)
-	}
 	c.mu.Lock()
 	if c.cur == cc {
 		c.cur = nil
 	}
-	if errors.Is(failure, errStreamUnimplemented) {
+	var failure error
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		// No call on it reached a handler: they may all be retried.
 		c.fallback = true
+		failure = errUseUnary
+	case errors.Is(err, io.EOF):
+		failure = fromStatus(status.Error(codes.Unavailable, "the call stream ended (the other side closed it); the call's outcome is unknown"))
+	default:
+		failure = fromStatus(status.Errorf(codes.Unavailable, "the call stream broke (%v); the call's outcome is unknown", err))
+	}
+	if !cc.answered && !c.closed {
+		if c.dead++; c.dead >= maxDeadStreams {
+			c.fallback = true
+		}
 	}
 	pending := cc.pending
 	cc.pending = nil
@@ -265,15 +374,17 @@ type callRequest[In any] interface {
 	GetCallId() uint64
 	GetRequest() In
 	GetTimeoutMs() uint32
+	GetCancel() bool
 }
 
 // serveCalls serves one call stream: every request envelope is handled as
 // handle handles the unary call (by a pool of workers, concurrently, in no
-// particular order) and answered with wrap. A panicking call is answered
-// codes.Internal and logged, like a panicking unary handler. It returns
-// when the caller closes the stream, after the calls in flight are
-// answered.
-func serveCalls[In, Out any, Req callRequest[In], Resp any](
+// particular order), with the caller's deadline and a context that a
+// cancel envelope ends, and answered with wrap. A panicking call is
+// answered codes.Internal and logged, like a panicking unary handler. It
+// returns when the caller closes the stream, after the calls in flight are
+// answered (a gRPC stream must not be written after its handler returns).
+func serveCalls[In any, Out proto.Message, Req callRequest[In], Resp any](
 	stream callStreamServer[Req, Resp],
 	logger hclog.Logger, method string,
 	handle func(context.Context, In) (Out, error),
@@ -282,11 +393,28 @@ func serveCalls[In, Out any, Req callRequest[In], Resp any](
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	ctx := stream.Context()
-	var sendMu sync.Mutex
-	run := func(r Req) {
-		out, err := runCall(ctx, logger, method, r, handle)
+	streamCtx := stream.Context()
+	var (
+		sendMu    sync.Mutex
+		cancelsMu sync.Mutex
+		cancels   = map[uint64]context.CancelFunc{}
+	)
+	type job struct {
+		r      Req
+		ctx    context.Context
+		cancel context.CancelFunc
+	}
+	run := func(j job) {
+		id := j.r.GetCallId()
+		out, err := runCall(j.ctx, logger, method, j.r, handle)
+		cancelsMu.Lock()
+		delete(cancels, id)
+		cancelsMu.Unlock()
+		j.cancel()
 		var e *pb.CallError
+		if err == nil && !out.ProtoReflect().IsValid() {
+			err = status.Errorf(codes.Internal, "%s: the handler returned neither a response nor an error", method)
+		}
 		if err != nil {
 			st := status.Convert(err)
 			e = &pb.CallError{Code: uint32(st.Code()), Message: st.Message()}
@@ -297,9 +425,9 @@ func serveCalls[In, Out any, Req callRequest[In], Resp any](
 		defer sendMu.Unlock()
 		// A failed send means the stream is gone; the caller's calls
 		// fail on its side.
-		_ = stream.Send(wrap(r.GetCallId(), out, e))
+		_ = stream.Send(wrap(id, out, e))
 	}
-	work := make(chan Req)
+	work := make(chan job)
 	var wg sync.WaitGroup
 	defer func() {
 		close(work)
@@ -314,8 +442,30 @@ func serveCalls[In, Out any, Req callRequest[In], Resp any](
 			}
 			return err
 		}
+		id := r.GetCallId()
+		if r.GetCancel() {
+			cancelsMu.Lock()
+			if cancel := cancels[id]; cancel != nil {
+				cancel()
+			}
+			cancelsMu.Unlock()
+			continue
+		}
+		var (
+			ctx    context.Context
+			cancel context.CancelFunc
+		)
+		if ms := r.GetTimeoutMs(); ms > 0 {
+			ctx, cancel = context.WithTimeout(streamCtx, time.Duration(ms)*time.Millisecond)
+		} else {
+			ctx, cancel = context.WithCancel(streamCtx)
+		}
+		cancelsMu.Lock()
+		cancels[id] = cancel
+		cancelsMu.Unlock()
+		j := job{r: r, ctx: ctx, cancel: cancel}
 		select {
-		case work <- r:
+		case work <- j:
 			continue
 		default:
 		}
@@ -324,21 +474,21 @@ func serveCalls[In, Out any, Req callRequest[In], Resp any](
 			workers++
 			go func() {
 				defer wg.Done()
-				run(r)
-				for r := range work {
-					run(r)
+				run(j)
+				for j := range work {
+					run(j)
 				}
 			}()
 		} else {
 			go func() {
 				defer wg.Done()
-				run(r)
+				run(j)
 			}()
 		}
 	}
 }
 
-// runCall runs one call with the envelope's deadline, recovering a panic.
+// runCall runs one call, recovering a panic.
 func runCall[In, Out any, Req callRequest[In]](ctx context.Context, logger hclog.Logger, method string, r Req,
 	handle func(context.Context, In) (Out, error)) (out Out, err error) {
 	defer func() {
@@ -347,10 +497,5 @@ func runCall[In, Out any, Req callRequest[In]](ctx context.Context, logger hclog
 			out, err = zero, panicError(logger, method, p)
 		}
 	}()
-	if ms := r.GetTimeoutMs(); ms > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
 	return handle(ctx, r.GetRequest())
 }

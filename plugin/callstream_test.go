@@ -40,11 +40,17 @@ func (h *scriptedHost) RecordDelegation(context.Context, *pb.RecordDelegationReq
 	return nil, ErrUnimplemented
 }
 
-// countingHostService counts which RPC carried each HandleMessage.
+// countingHostService counts which RPC carried each HandleMessage, and can
+// misbehave on the call stream the ways a peer can.
 type countingHostService struct {
 	*hostServiceServer
-	unary, streams atomic.Int32
-	noStream       bool // answer HandleMessages Unimplemented, like a host without 1.2
+	unary, streams, attempts atomic.Int32
+	noStream                 bool // answer HandleMessages Unimplemented, like a host without 1.2
+	// streamMode makes the stream misbehave: "end" ends it cleanly after
+	// reading one call, "fail" ends it with an error after reading one
+	// call, "failAtOnce" ends it with an error before reading anything,
+	// "noRead" never reads it (a frozen host).
+	streamMode string
 }
 
 func (s *countingHostService) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
@@ -53,10 +59,26 @@ func (s *countingHostService) HandleMessage(ctx context.Context, req *pb.HandleM
 }
 
 func (s *countingHostService) HandleMessages(stream pb.HostService_HandleMessagesServer) error {
+	s.attempts.Add(1)
 	if s.noStream {
 		return status.Error(codes.Unimplemented, "method HandleMessages not implemented")
 	}
 	s.streams.Add(1)
+	switch s.streamMode {
+	case "end", "fail":
+		if _, err := stream.Recv(); err != nil {
+			return err
+		}
+		if s.streamMode == "fail" {
+			return status.Error(codes.Internal, "the host's stream handler failed")
+		}
+		return nil
+	case "failAtOnce":
+		return status.Error(codes.Internal, "the host's stream handler failed")
+	case "noRead":
+		<-stream.Context().Done()
+		return nil
+	}
 	return s.hostServiceServer.HandleMessages(stream)
 }
 
@@ -246,8 +268,126 @@ func TestCallStreamFallsBackToUnaryWhenTheHostLacksIt(t *testing.T) {
 			t.Fatalf("call %d: %v, %v", i, resp, err)
 		}
 	}
-	if u := f.svc.unary.Load(); u != 3 {
-		t.Errorf("%d unary calls; want all 3 calls made as unary RPCs", u)
+	if u, a := f.svc.unary.Load(), f.svc.attempts.Load(); u != 3 || a != 1 {
+		t.Errorf("%d unary calls after %d stream attempts; want all 3 calls unary after a single attempt (for good)", u, a)
+	}
+}
+
+func TestCallStreamEndedByTheHostFailsTheCallWithoutRetrying(t *testing.T) {
+	// A stream the host ended after reading a call: the host may have
+	// handled it, so the call must fail as "outcome unknown", never be
+	// sent again as a unary RPC.
+	for _, mode := range []string{"end", "fail"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newCallFixture(t, 2, false, echoTurn)
+			f.svc.streamMode = mode
+			_, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "c"})
+			if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "outcome is unknown") {
+				t.Fatalf("call on a stream the host ended: %v; want Unavailable, outcome unknown", err)
+			}
+			if u := f.svc.unary.Load(); u != 0 {
+				t.Errorf("the call was repeated as %d unary RPCs", u)
+			}
+			// The next call opens a new stream.
+			f.svc.streamMode = ""
+			if resp, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "next"}); err != nil || resp.GetTurnId() != "turn-next" {
+				t.Fatalf("next call: %v, %v", resp, err)
+			}
+			if s := f.svc.streams.Load(); s != 2 {
+				t.Errorf("%d streams; want 2", s)
+			}
+		})
+	}
+}
+
+func TestStreamsThatNeverAnswerMakeTheCallerUseUnary(t *testing.T) {
+	f := newCallFixture(t, 2, false, echoTurn)
+	f.svc.streamMode = "failAtOnce"
+	ctx := callCtx(t)
+	for i := range maxDeadStreams {
+		if _, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"}); status.Code(err) != codes.Unavailable {
+			t.Fatalf("call %d on a failing stream: %v; want Unavailable", i, err)
+		}
+	}
+	resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "then"})
+	if err != nil || resp.GetTurnId() != "turn-then" {
+		t.Fatalf("call after %d dead streams: %v, %v; want it made as a unary RPC", maxDeadStreams, resp, err)
+	}
+	if u, a := f.svc.unary.Load(), f.svc.attempts.Load(); u != 1 || a != maxDeadStreams {
+		t.Errorf("%d unary calls, %d stream attempts; want 1 and %d", u, a, maxDeadStreams)
+	}
+}
+
+func TestCallStreamAnswersNilResponseAsInternal(t *testing.T) {
+	f := newCallFixture(t, 2, false, func(context.Context, *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		return nil, nil
+	})
+	_, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "c"})
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("a handler that returned (nil, nil): %v; want codes.Internal, as a unary RPC fails", err)
+	}
+}
+
+func TestCallerWaitsForAStuckConnectionNoLongerThanItsDeadline(t *testing.T) {
+	// A peer that accepts the connection but never speaks HTTP/2: opening
+	// the stream hangs, the callers must not.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := newHostClient(conn, 2)
+	defer client.Close()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"})
+			if status.Code(err) != codes.DeadlineExceeded {
+				t.Errorf("caller %d: %v; want DeadlineExceeded", i, err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("caller %d waited %v past a 200ms deadline", i, d)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
+	// The host stops reading its stream: gRPC's flow control holds the
+	// send, and the caller's deadline must still end the call.
+	f := newCallFixture(t, 2, false, echoTurn)
+	f.svc.streamMode = "noRead"
+	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
+	start := time.Now()
+	for i := range 4 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := f.client.HandleMessage(ctx, big)
+		cancel()
+		if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
+			t.Fatalf("call %d to a frozen host: %v; want DeadlineExceeded or Unavailable", i, err)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("four calls with 300ms deadlines took %v", d)
 	}
 }
 
@@ -265,6 +405,12 @@ func TestCallerThatGivesUpGetsItsContextError(t *testing.T) {
 	_, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "slow"})
 	if status.Code(err) != codes.DeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("abandoned call: %v; want DeadlineExceeded", err)
+	}
+	f.client.messages.mu.Lock()
+	left := len(f.client.messages.cur.pending)
+	f.client.messages.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d calls still pending after their caller gave up", left)
 	}
 	// The stream still serves other calls while the slow one is stuck.
 	if resp, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "next"}); err != nil || resp.GetTurnId() != "turn-next" {
@@ -397,5 +543,61 @@ func TestLargeCallGoesAsUnaryRPC(t *testing.T) {
 	}
 	if u, s := f.svc.unary.Load(), f.svc.streams.Load(); u != 1 || s != 1 {
 		t.Errorf("%d unary calls on %d streams; want the large call unary and the small one on the stream", u, s)
+	}
+}
+
+func TestCancelledCallerCancelsTheHandler(t *testing.T) {
+	// As with a unary RPC, the handler's context ends when its caller
+	// gives up.
+	started := make(chan struct{})
+	handlerErr := make(chan error, 1)
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			handlerErr <- ctx.Err()
+		case <-time.After(10 * time.Second):
+			handlerErr <- errors.New("the handler's context never ended")
+		}
+		return nil, ctx.Err()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"})
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; status.Code(err) != codes.Canceled {
+		t.Fatalf("cancelled call: %v; want Canceled", err)
+	}
+	if err := <-handlerErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("handler: %v; want its context cancelled", err)
+	}
+}
+
+func TestServedStreamAnswersCallsInFlightAfterTheCallerClosesItsSide(t *testing.T) {
+	// A gRPC stream must not be written after its handler returned: the
+	// handler waits for its calls, so their answers still arrive.
+	release := make(chan struct{})
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		<-release
+		return echoTurn(ctx, req)
+	})
+	st, err := f.client.client.HandleMessages(callCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.HandleMessagesRequest{CallId: 7, Request: &pb.HandleMessageRequest{ChatId: "late"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, func() { close(release) })
+	resp, err := st.Recv()
+	if err != nil || resp.GetCallId() != 7 || resp.GetResponse().GetTurnId() != "turn-late" {
+		t.Fatalf("answer after CloseSend: %v, %v; want call 7 answered", resp, err)
 	}
 }

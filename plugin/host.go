@@ -41,6 +41,9 @@ func newHostClient(conn *grpc.ClientConn, hostMinor uint32) *hostClient {
 			wrap: func(id uint64, timeoutMS uint32, in *pb.HandleMessageRequest) *pb.HandleMessagesRequest {
 				return &pb.HandleMessagesRequest{CallId: id, Request: in, TimeoutMs: timeoutMS}
 			},
+			cancel: func(id uint64) *pb.HandleMessagesRequest {
+				return &pb.HandleMessagesRequest{CallId: id, Cancel: true}
+			},
 			unary: h.handleMessageUnary,
 		}
 	}

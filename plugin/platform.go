@@ -136,6 +136,9 @@ func UseCallStreams(p Platform, pluginMinor uint32) {
 		wrap: func(id uint64, timeoutMS uint32, in *pb.SendRequest) *pb.SendStreamRequest {
 			return &pb.SendStreamRequest{CallId: id, Request: in, TimeoutMs: timeoutMS}
 		},
+		cancel: func(id uint64) *pb.SendStreamRequest {
+			return &pb.SendStreamRequest{CallId: id, Cancel: true}
+		},
 		unary: c.sendUnary,
 	})
 }

@@ -1483,7 +1483,11 @@ type SendStreamRequest struct {
 	Request *SendRequest `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
 	// How long the caller waits for the answer, in milliseconds (its
 	// deadline); 0 for no deadline. The callee gives up at that point too.
-	TimeoutMs     uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	TimeoutMs uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// Set (with only call_id) when the caller of call_id stopped waiting:
+	// the callee cancels that call as a unary RPC's handler would be. No
+	// answer is sent for it; the call's own answer may still come.
+	Cancel        bool `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1537,6 +1541,13 @@ func (x *SendStreamRequest) GetTimeoutMs() uint32 {
 		return x.TimeoutMs
 	}
 	return 0
+}
+
+func (x *SendStreamRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
 }
 
 // SendStreamResponse answers the SendStreamRequest with the same call_id:
@@ -2339,6 +2350,7 @@ type HandleMessagesRequest struct {
 	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	Request       *HandleMessageRequest  `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
 	TimeoutMs     uint32                 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	Cancel        bool                   `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2392,6 +2404,13 @@ func (x *HandleMessagesRequest) GetTimeoutMs() uint32 {
 		return x.TimeoutMs
 	}
 	return 0
+}
+
+func (x *HandleMessagesRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
 }
 
 // HandleMessagesResponse answers the HandleMessagesRequest with the same
@@ -3204,12 +3223,13 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\tends_turn\x18\t \x01(\bR\bendsTurn\"-\n" +
 	"\fSendResponse\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x01 \x01(\tR\tmessageId\"\x82\x01\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\"\x9a\x01\n" +
 	"\x11SendStreamRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x125\n" +
 	"\arequest\x18\x02 \x01(\v2\x1b.agentplugin.v1.SendRequestR\arequest\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\x98\x01\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\"\x98\x01\n" +
 	"\x12SendStreamResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x128\n" +
 	"\bresponse\x18\x02 \x01(\v2\x1c.agentplugin.v1.SendResponseR\bresponse\x12/\n" +
@@ -3265,12 +3285,13 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x12reference_task_ids\x18\f \x03(\tR\x10referenceTaskIds\x12\"\n" +
 	"\fcontinuation\x18\r \x01(\bR\fcontinuation\"0\n" +
 	"\x15HandleMessageResponse\x12\x17\n" +
-	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"\x8f\x01\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"\xa7\x01\n" +
 	"\x15HandleMessagesRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12>\n" +
 	"\arequest\x18\x02 \x01(\v2$.agentplugin.v1.HandleMessageRequestR\arequest\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\xa5\x01\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\"\xa5\x01\n" +
 	"\x16HandleMessagesResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12A\n" +
 	"\bresponse\x18\x02 \x01(\v2%.agentplugin.v1.HandleMessageResponseR\bresponse\x12/\n" +

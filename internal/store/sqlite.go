@@ -255,9 +255,10 @@ const walBackstopPages = 4096
 // writer kicks it sooner after every checkpointKick commits. Small, frequent
 // checkpoints keep the WAL short: at 16 clients of blocking sends (about
 // 1,100 commits a second) a kick every 64 commits let the WAL run up
-// between checkpoints and put the send p99 at 7.5–8 ms; every 8 to 32
-// commits it was 5.8–6.8 ms at the same throughput, and every 1,024
-// commits 15 ms (the writer then checkpoints by itself at the backstop).
+// between checkpoints and put the send p99 at 7.3–7.6 ms, every 16 at
+// 5.7–6.1 ms, at the same throughput (three interleaved A/B pairs). Every 8
+// to 32 commits all did about as well; every 1,024 doubled the p99 (the
+// writer then checkpoints by itself at the backstop).
 const (
 	checkpointEvery = 250 * time.Millisecond
 	checkpointKick  = 16

@@ -36,13 +36,16 @@ import (
 // callee's handler sees its context end as a unary handler would. Unary
 // server interceptors do not see calls on a stream.
 //
-// The stream is opened by the first call (no caller waits for that longer
-// than its own context allows) and again after it breaks; when it breaks,
-// the calls waiting on it fail with codes.Unavailable (their outcome is
-// unknown, as for a unary call whose connection drops). A callee that
-// answers the stream Unimplemented (a peer that claimed 1.2 without it),
-// or three streams in a row that end before answering anything, make the
-// caller fall back to unary RPCs for good. A call whose request is larger
+// The stream is opened by the first call and again after it breaks; one
+// writer goroutine sends the envelopes, and no caller waits — to open, to
+// queue or for its answer — longer than its own context allows. When the
+// stream breaks, the calls already sent on it fail with codes.Unavailable
+// (their outcome is unknown, as for a unary call whose connection drops;
+// they are never resent), and calls not yet sent are made as unary RPCs. A
+// callee that answers the stream Unimplemented before answering anything
+// (a peer that claimed 1.2 without it), or three streams in a row that end
+// before answering anything, make the caller fall back to unary RPCs for
+// good. A call whose request is larger
 // than callStreamMaxBytes (a file carried inline) goes as a unary RPC too,
 // so that it never holds up the small calls queued behind it on the stream
 // while it transfers.
@@ -118,12 +121,35 @@ type streamOpening[Out, Req any, Resp callReply[Out]] struct {
 type callConn[Out, Req any, Resp callReply[Out]] struct {
 	stream callStreamClient[Req, Resp]
 	cancel context.CancelFunc
-	// sendSem admits one sender at a time (gRPC allows no more); a
-	// channel, so that a caller waiting for its turn can give up.
-	sendSem  chan struct{}
-	pending  map[uint64]chan callResult[Out] // guarded by callClient.mu; nil once ended
-	answered bool                            // guarded by callClient.mu
+	// queue holds envelopes for the stream's writer goroutine (gRPC allows
+	// one sender at a time). Callers wait to queue and for their answers
+	// on their own contexts, never on a send: a callee that stops reading
+	// holds up only the writer.
+	queue chan outgoing[Req]
+	done  chan struct{} // closed when the stream has ended
+	// pending holds the calls waiting for an answer; nil once the stream
+	// ended. Guarded by callClient.mu, as is answered.
+	pending  map[uint64]*pendingCall[Out]
+	answered bool
 }
+
+// pendingCall is a call waiting for its answer. sent is set (under
+// callClient.mu) when the writer takes the call to send it: from then on
+// the callee may have it, and it is never resent.
+type pendingCall[Out any] struct {
+	ch   chan callResult[Out]
+	sent bool
+}
+
+// outgoing is one envelope for the writer: a call or a cancel.
+type outgoing[Req any] struct {
+	id     uint64
+	env    Req
+	cancel bool
+}
+
+// callQueue is how many envelopes may wait for a stream's writer.
+const callQueue = 256
 
 type callResult[Out any] struct {
 	out Out
@@ -152,7 +178,7 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if err != nil {
 		return zero, err
 	}
-	ch := make(chan callResult[Out], 1)
+	p := &pendingCall[Out]{ch: make(chan callResult[Out], 1)}
 	c.mu.Lock()
 	if cc.pending == nil {
 		// The stream ended between conn and here: nothing was sent.
@@ -161,35 +187,25 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	}
 	c.next++
 	id := c.next
-	cc.pending[id] = ch
+	cc.pending[id] = p
 	c.mu.Unlock()
 
-	if err := cc.send(ctx, c.wrap(id, timeoutMS(ctx), in)); err != nil {
-		c.forget(cc, id)
-		if ctx.Err() != nil {
-			return zero, contextError(ctx)
-		}
-		if errors.Is(err, io.EOF) {
-			// The stream ended under the send; whether the callee got
-			// the call is unknown.
-			return zero, fromStatus(status.Error(codes.Unavailable, "the call stream ended while the call was sent; its outcome is unknown"))
-		}
-		// Refused before it left (e.g. over the size limit); the
-		// stream itself is fine.
-		return zero, fromStatus(err)
+	select {
+	case cc.queue <- outgoing[Req]{id: id, env: c.wrap(id, timeoutMS(ctx), in)}:
+	case <-cc.done:
+		// The stream ended first; its end answered p (below).
+	case <-ctx.Done():
+		c.abandon(cc, id)
+		return zero, contextError(ctx)
 	}
 	select {
-	case r := <-ch:
+	case r := <-p.ch:
 		if errors.Is(r.err, errUseUnary) {
 			return c.unary(ctx, in)
 		}
 		return r.out, r.err
 	case <-ctx.Done():
-		if c.forget(cc, id) {
-			// Tell the callee, as a unary call's cancellation would; the
-			// send may wait behind others, so not on the caller's time.
-			go func() { _ = cc.send(context.Background(), c.cancel(id)) }()
-		}
+		c.abandon(cc, id)
 		return zero, contextError(ctx)
 	}
 }
@@ -258,47 +274,79 @@ func (c *callClient[In, Out, Req, Resp]) openStream(o *streamOpening[Out, Req, R
 		cancel()
 		o.err = fromStatus(status.Error(codes.Canceled, "the connection is closed"))
 	default:
-		cc := &callConn[Out, Req, Resp]{stream: st, cancel: cancel, sendSem: make(chan struct{}, 1),
-			pending: make(map[uint64]chan callResult[Out])}
+		cc := &callConn[Out, Req, Resp]{stream: st, cancel: cancel,
+			queue: make(chan outgoing[Req], callQueue), done: make(chan struct{}),
+			pending: make(map[uint64]*pendingCall[Out])}
 		c.cur, o.cc = cc, cc
 		go c.receive(cc)
+		go c.write(cc)
 	}
 }
 
-// send sends one envelope. A caller whose deadline passes while it waits
-// for its turn gives up; one whose deadline passes while gRPC holds its
-// message (the callee stopped reading: flow control) tears the stream down
-// rather than hang, which fails the stream's calls as Unavailable. A
-// cancelled (not expired) context never tears the stream down: a send takes
-// microseconds unless the callee is stuck, and other calls must not fail
-// because one caller gave up.
-func (cc *callConn[Out, Req, Resp]) send(ctx context.Context, r Req) error {
-	select {
-	case cc.sendSem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-cc.sendSem }()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			cc.cancel()
+// write sends the queued envelopes one by one until the stream ends. A call
+// whose caller gave up before its turn is skipped: it never reaches the
+// callee.
+func (c *callClient[In, Out, Req, Resp]) write(cc *callConn[Out, Req, Resp]) {
+	for {
+		var o outgoing[Req]
+		select {
+		case o = <-cc.queue:
+		case <-cc.done:
+			return
 		}
-	})
-	defer stop()
-	return cc.stream.Send(r)
+		var p *pendingCall[Out]
+		if !o.cancel {
+			c.mu.Lock()
+			if p = cc.pending[o.id]; p != nil {
+				p.sent = true
+			}
+			c.mu.Unlock()
+			if p == nil {
+				continue
+			}
+		}
+		err := cc.stream.Send(o.env)
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			// The stream ended: receive learns why and answers the
+			// calls still pending, this one included.
+			return
+		case p != nil:
+			// Refused before it left (e.g. over the size limit); the
+			// stream itself is fine.
+			if c.forget(cc, o.id) {
+				p.ch <- callResult[Out]{err: fromStatus(err)}
+			}
+		}
+	}
 }
 
-// forget drops a call whose caller stopped waiting; a late answer to it is
-// discarded. It reports whether the call was still waiting.
+// forget drops a pending call; it reports whether the call was still
+// pending (so that whoever forgets it answers it, exactly once).
 func (c *callClient[In, Out, Req, Resp]) forget(cc *callConn[Out, Req, Resp], id uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := cc.pending[id]
 	delete(cc.pending, id)
 	return ok
+}
+
+// abandon drops a call whose caller stopped waiting; a late answer to it is
+// discarded. A call already sent is cancelled on the callee's side too, as
+// a unary call's cancellation would; if the writer's queue is full the
+// cancel is dropped and the call's deadline still bounds it there.
+func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := cc.pending[id]
+	delete(cc.pending, id)
+	if p != nil && p.sent {
+		select {
+		case cc.queue <- outgoing[Req]{id: id, env: c.cancel(id), cancel: true}:
+		default:
+		}
+	}
 }
 
 // receive hands each answer on cc to its caller until the stream ends, then
@@ -318,26 +366,30 @@ func (c *callClient[In, Out, Req, Resp]) receive(cc *callConn[Out, Req, Resp]) {
 		c.mu.Lock()
 		cc.answered = true
 		c.dead = 0
-		ch := cc.pending[resp.GetCallId()]
+		p := cc.pending[resp.GetCallId()]
 		delete(cc.pending, resp.GetCallId())
 		c.mu.Unlock()
-		if ch != nil {
-			ch <- r
+		if p != nil {
+			p.ch <- r
 		}
 	}
 }
 
-// end retires cc after its stream ended with err.
+// end retires cc after its stream ended with err and answers the calls
+// still pending: those never sent, and all of them when the callee refused
+// the stream as Unimplemented before answering anything (no call reached a
+// handler), are retried as unary calls; the others fail as Unavailable,
+// their outcome unknown.
 func (c *callClient[In, Out, Req, Resp]) end(cc *callConn[Out, Req, Resp], err error) {
 	cc.cancel()
 	c.mu.Lock()
 	if c.cur == cc {
 		c.cur = nil
 	}
+	refused := status.Code(err) == codes.Unimplemented && !cc.answered
 	var failure error
 	switch {
-	case status.Code(err) == codes.Unimplemented:
-		// No call on it reached a handler: they may all be retried.
+	case refused:
 		c.fallback = true
 		failure = errUseUnary
 	case errors.Is(err, io.EOF):
@@ -352,9 +404,14 @@ func (c *callClient[In, Out, Req, Resp]) end(cc *callConn[Out, Req, Resp], err e
 	}
 	pending := cc.pending
 	cc.pending = nil
+	close(cc.done)
 	c.mu.Unlock()
-	for _, ch := range pending {
-		ch <- callResult[Out]{err: failure}
+	for _, p := range pending {
+		if p.sent {
+			p.ch <- callResult[Out]{err: failure}
+		} else {
+			p.ch <- callResult[Out]{err: errUseUnary}
+		}
 	}
 }
 

@@ -377,17 +377,26 @@ func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 	f := newCallFixture(t, 2, false, echoTurn)
 	f.svc.streamMode = "noRead"
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
-	start := time.Now()
-	for i := range 4 {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		_, err := f.client.HandleMessage(ctx, big)
-		cancel()
-		if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
-			t.Fatalf("call %d to a frozen host: %v; want DeadlineExceeded or Unavailable", i, err)
+	done := make(chan error, 1)
+	go func() {
+		for i := range 4 {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			_, err := f.client.HandleMessage(ctx, big)
+			cancel()
+			if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
+				done <- fmt.Errorf("call %d to a frozen host: %v; want DeadlineExceeded or Unavailable", i, err)
+				return
+			}
 		}
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("four calls with 300ms deadlines took %v", d)
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("four calls with 300ms deadlines had not all returned 10s later")
 	}
 }
 
@@ -599,5 +608,88 @@ func TestServedStreamAnswersCallsInFlightAfterTheCallerClosesItsSide(t *testing.
 	resp, err := st.Recv()
 	if err != nil || resp.GetCallId() != 7 || resp.GetResponse().GetTurnId() != "turn-late" {
 		t.Fatalf("answer after CloseSend: %v, %v; want call 7 answered", resp, err)
+	}
+}
+
+func TestCallersGivingUpDoNotFailOtherCalls(t *testing.T) {
+	// Callers with deadlines of a few milliseconds give up all the time
+	// while others, with ample time, must all get their answers.
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		var n int
+		fmt.Sscanf(req.GetChatId(), "%d", &n)
+		time.Sleep(time.Duration(n%6) * time.Millisecond)
+		return echoTurn(ctx, req)
+	})
+	payload := []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, 2048)}}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+j%3)*time.Millisecond)
+				_, _ = f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: fmt.Sprint(i*1000 + j), Parts: payload})
+				cancel()
+			}
+		}()
+	}
+	errs := make(chan error, 400)
+	var patient sync.WaitGroup
+	for i := range 8 {
+		patient.Add(1)
+		go func() {
+			defer patient.Done()
+			for j := range 50 {
+				chat := fmt.Sprintf("%d", 100000+i*100+j)
+				resp, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: chat, Parts: payload})
+				if err != nil || resp.GetTurnId() != "turn-"+chat {
+					errs <- fmt.Errorf("patient call %s: %v, %v", chat, resp, err)
+				}
+			}
+		}()
+	}
+	patient.Wait()
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if f.svc.unary.Load() != 0 {
+		t.Errorf("%d calls went unary: impatient callers made the client give up on streams", f.svc.unary.Load())
+	}
+}
+
+func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
+	f := newCallFixture(t, 2, false, echoTurn)
+	f.svc.streamMode = "noRead"
+	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
+	go func() {
+		// Fills the stream's flow-control window and holds the writer.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = f.client.HandleMessage(ctx, big)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.client.HandleMessage(ctx, big)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if status.Code(err) != codes.Canceled {
+			t.Fatalf("cancelled call: %v; want Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call had not returned 5s later")
 	}
 }

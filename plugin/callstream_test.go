@@ -50,7 +50,12 @@ type countingHostService struct {
 	// reading one call, "fail" ends it with an error after reading one
 	// call, "failAtOnce" ends it with an error before reading anything,
 	// "noRead" never reads it (a frozen host).
-	streamMode string
+	streamMode atomic.Value // string
+}
+
+func (s *countingHostService) mode() string {
+	m, _ := s.streamMode.Load().(string)
+	return m
 }
 
 func (s *countingHostService) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
@@ -64,12 +69,13 @@ func (s *countingHostService) HandleMessages(stream pb.HostService_HandleMessage
 		return status.Error(codes.Unimplemented, "method HandleMessages not implemented")
 	}
 	s.streams.Add(1)
-	switch s.streamMode {
+	mode := s.mode()
+	switch mode {
 	case "end", "fail":
 		if _, err := stream.Recv(); err != nil {
 			return err
 		}
-		if s.streamMode == "fail" {
+		if mode == "fail" {
 			return status.Error(codes.Internal, "the host's stream handler failed")
 		}
 		return nil
@@ -280,7 +286,7 @@ func TestCallStreamEndedByTheHostFailsTheCallWithoutRetrying(t *testing.T) {
 	for _, mode := range []string{"end", "fail"} {
 		t.Run(mode, func(t *testing.T) {
 			f := newCallFixture(t, 2, false, echoTurn)
-			f.svc.streamMode = mode
+			f.svc.streamMode.Store(mode)
 			_, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "c"})
 			if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "outcome is unknown") {
 				t.Fatalf("call on a stream the host ended: %v; want Unavailable, outcome unknown", err)
@@ -289,7 +295,7 @@ func TestCallStreamEndedByTheHostFailsTheCallWithoutRetrying(t *testing.T) {
 				t.Errorf("the call was repeated as %d unary RPCs", u)
 			}
 			// The next call opens a new stream.
-			f.svc.streamMode = ""
+			f.svc.streamMode.Store("")
 			if resp, err := f.client.HandleMessage(callCtx(t), &pb.HandleMessageRequest{ChatId: "next"}); err != nil || resp.GetTurnId() != "turn-next" {
 				t.Fatalf("next call: %v, %v", resp, err)
 			}
@@ -302,19 +308,26 @@ func TestCallStreamEndedByTheHostFailsTheCallWithoutRetrying(t *testing.T) {
 
 func TestStreamsThatNeverAnswerMakeTheCallerUseUnary(t *testing.T) {
 	f := newCallFixture(t, 2, false, echoTurn)
-	f.svc.streamMode = "failAtOnce"
+	f.svc.streamMode.Store("failAtOnce")
 	ctx := callCtx(t)
 	for i := range maxDeadStreams {
-		if _, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"}); status.Code(err) != codes.Unavailable {
-			t.Fatalf("call %d on a failing stream: %v; want Unavailable", i, err)
+		// Each call opens a stream that dies at once. If it died before
+		// the writer took the call, the call never left and is made as a
+		// unary RPC (and succeeds); otherwise its outcome is unknown.
+		resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "c"})
+		if err != nil && status.Code(err) != codes.Unavailable || err == nil && resp.GetTurnId() != "turn-c" {
+			t.Fatalf("call %d on a failing stream: %v, %v; want Unavailable or the answer", i, resp, err)
 		}
 	}
-	resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "then"})
-	if err != nil || resp.GetTurnId() != "turn-then" {
-		t.Fatalf("call after %d dead streams: %v, %v; want it made as a unary RPC", maxDeadStreams, resp, err)
+	before := f.svc.unary.Load()
+	for i := range 2 {
+		resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "then"})
+		if err != nil || resp.GetTurnId() != "turn-then" {
+			t.Fatalf("call %d after %d dead streams: %v, %v; want it made as a unary RPC", i, maxDeadStreams, resp, err)
+		}
 	}
-	if u, a := f.svc.unary.Load(), f.svc.attempts.Load(); u != 1 || a != maxDeadStreams {
-		t.Errorf("%d unary calls, %d stream attempts; want 1 and %d", u, a, maxDeadStreams)
+	if u, a := f.svc.unary.Load()-before, f.svc.attempts.Load(); u != 2 || a != maxDeadStreams {
+		t.Errorf("%d unary calls after the dead streams, %d stream attempts in all; want 2 and %d", u, a, maxDeadStreams)
 	}
 }
 
@@ -375,7 +388,7 @@ func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 	// The host stops reading its stream: gRPC's flow control holds the
 	// send, and the caller's deadline must still end the call.
 	f := newCallFixture(t, 2, false, echoTurn)
-	f.svc.streamMode = "noRead"
+	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
 	done := make(chan error, 1)
 	go func() {
@@ -668,7 +681,7 @@ func TestCallersGivingUpDoNotFailOtherCalls(t *testing.T) {
 
 func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
 	f := newCallFixture(t, 2, false, echoTurn)
-	f.svc.streamMode = "noRead"
+	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
 	go func() {
 		// Fills the stream's flow-control window and holds the writer.

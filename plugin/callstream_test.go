@@ -143,6 +143,18 @@ func echoTurn(_ context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessag
 	return &pb.HandleMessageResponse{TurnId: "turn-" + req.GetChatId()}, nil
 }
 
+// echoAfter answers like echoTurn after n%spread milliseconds, n being the
+// number the chat id carries (read with format), so that answers come back
+// in another order than the calls went out.
+func echoAfter(format string, spread int) func(context.Context, *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	return func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		var n int
+		fmt.Sscanf(req.GetChatId(), format, &n)
+		time.Sleep(time.Duration(n%spread) * time.Millisecond)
+		return echoTurn(ctx, req)
+	}
+}
+
 func callCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -152,12 +164,7 @@ func callCtx(t *testing.T) context.Context {
 func TestCallStreamMatchesEachAnswerToItsCall(t *testing.T) {
 	// Answers come back in a different order than the calls went out (a
 	// random delay each); every caller must still get its own.
-	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
-		var n int
-		fmt.Sscanf(req.GetChatId(), "chat-%d", &n)
-		time.Sleep(time.Duration(n%7) * time.Millisecond)
-		return echoTurn(ctx, req)
-	})
+	f := newCallFixture(t, 2, false, echoAfter("chat-%d", 7))
 	ctx := callCtx(t)
 	const calls = 300
 	var wg sync.WaitGroup
@@ -627,12 +634,7 @@ func TestServedStreamAnswersCallsInFlightAfterTheCallerClosesItsSide(t *testing.
 func TestCallersGivingUpDoNotFailOtherCalls(t *testing.T) {
 	// Callers with deadlines of a few milliseconds give up all the time
 	// while others, with ample time, must all get their answers.
-	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
-		var n int
-		fmt.Sscanf(req.GetChatId(), "%d", &n)
-		time.Sleep(time.Duration(n%6) * time.Millisecond)
-		return echoTurn(ctx, req)
-	})
+	f := newCallFixture(t, 2, false, echoAfter("%d", 6))
 	payload := []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, 2048)}}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

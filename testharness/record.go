@@ -154,8 +154,9 @@ func (c Call) String() string {
 //
 // A Recorder from NewRecorder keeps every call, which tests want; one from
 // NewBoundedRecorder keeps only the most recent calls, which a long-running
-// host wants (the reference host would otherwise grow by every call it
-// ever served, and its garbage collector would rescan all of them).
+// host that looks at its calls wants (it would otherwise grow by every call
+// it ever served, and its garbage collector would rescan all of them); one
+// from NewCountingRecorder keeps none, for a host that never looks.
 type Recorder struct {
 	mu    sync.Mutex
 	limit int // 0: keep every call; -1: keep none (count only)
@@ -176,8 +177,8 @@ func NewRecorder() *Recorder {
 // NewBoundedRecorder returns an empty Recorder that keeps only the last
 // limit calls (at least one): Calls, Dump and the queries see those, Seq
 // still counts every call, and a WaitFor only finds the calls still kept
-// when it looks. Use it where a host runs for long (the reference host's
-// run command); tests that inspect a whole exchange use NewRecorder.
+// when it looks. Use it where a host runs for long and reads its recent
+// calls; tests that inspect a whole exchange use NewRecorder.
 func NewBoundedRecorder(limit int) *Recorder {
 	return &Recorder{limit: max(limit, 1), changed: make(chan struct{})}
 }

@@ -39,7 +39,10 @@ type Options struct {
 	// HostInfo describes the host to plugins. protocol_minor is set to
 	// plugin.ProtocolMinor when zero. List in optional_rpcs the optional
 	// HostService RPCs that Host really implements ("Complete",
-	// "RecordDelegation"); plugins must not rely on the others.
+	// "RecordDelegation"); plugins must not rely on the others. A host
+	// whose CancelTurn cannot stop a running turn sets
+	// cancel_turn_unsupported (contract 1.3): plugins then refuse to
+	// cancel what it runs instead of reporting it stopped.
 	HostInfo *pb.HostInfo
 
 	// EnvAllow adds variables a plugin inherits from the host's

@@ -80,6 +80,9 @@ type Options struct {
 	// older contract (e.g. 1 for a host without call streams); 0 means
 	// plugin.ProtocolMinor.
 	HostProtocolMinor uint32
+	// HostCannotCancel plays a host whose CancelTurn cannot stop a running
+	// turn (HostInfo.cancel_turn_unsupported, contract 1.3), like OpenClaw.
+	HostCannotCancel bool
 	// StartTimeout bounds each step of bringing a plugin up (default 20s).
 	StartTimeout time.Duration
 	// Restart is the supervisor's policy for crashed plugins.
@@ -235,7 +238,7 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 		Config:       configs,
 		DataDir:      opts.DataDir,
 		LogLevel:     opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor, OptionalRpcs: agent.OptionalRPCs()},
+		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor, OptionalRpcs: agent.OptionalRPCs(), CancelTurnUnsupported: opts.HostCannotCancel},
 		EnvAllow:     opts.EnvAllow,
 		PluginEnv:    pluginEnv,
 		StartTimeout: startTimeout,

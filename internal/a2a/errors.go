@@ -317,6 +317,19 @@ func ErrTaskNotCancelable(taskID string, state TaskState) *Error {
 	}
 }
 
+// ErrTaskRunNotCancelable is -32002 for a task whose turn the agent's host
+// is running and cannot stop (the host declared it has no abort): the task
+// goes on and ends by itself, so reporting it canceled would be false.
+func ErrTaskRunNotCancelable(taskID string, state TaskState) *Error {
+	return &Error{
+		Code:   CodeTaskNotCancelable,
+		Reason: "TASK_NOT_CANCELABLE",
+		Message: fmt.Sprintf("Task %q cannot be canceled while the agent works on it: its host cannot stop a running turn, "+
+			"so the task (now %s) goes on and ends by itself; follow it with GetTask or SubscribeToTask", taskID, state),
+		Metadata: map[string]string{"taskId": taskID, "state": state.String(), "why": "host-cannot-stop-running-turn"},
+	}
+}
+
 // ErrPushNotSupported is -32003: the agent does not support push
 // notifications.
 func ErrPushNotSupported() *Error {

@@ -115,6 +115,9 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		return nil, err
 	}
 	undo = append(undo, func() { _ = p.close(context.WithoutCancel(ctx)) })
+	if hostCannotCancel(req) {
+		p.srvOpts.Card.Extensions = append(p.srvOpts.Card.Extensions, noRunningCancel)
+	}
 	if host == nil {
 		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
 	}
@@ -123,6 +126,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
 		Notifier: p.notifier(), Observer: p.observer(), Cluster: clusterOf(st),
 		MaxPushConfigsPerTask: cfg.MaxPushConfigsPerTask,
+		HostCannotCancel:      hostCannotCancel(req),
 	})
 	if err != nil {
 		return nil, err

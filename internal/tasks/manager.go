@@ -124,6 +124,12 @@ type Options struct {
 	// may have (default DefaultMaxPushConfigsPerTask); one more is refused
 	// with -32602. Replacing a config by its id does not count.
 	MaxPushConfigsPerTask int
+	// HostCannotCancel says the host cannot stop a turn it is running
+	// (contract 1.3, HostInfo.cancel_turn_unsupported). CancelTask of a task
+	// whose turn the host has is then refused with -32002 and changes
+	// nothing, because the run goes on; a task whose turn is still queued,
+	// or that waits for input, is canceled as usual.
+	HostCannotCancel bool
 }
 
 // DefaultMaxPushConfigsPerTask is Options.MaxPushConfigsPerTask's default.

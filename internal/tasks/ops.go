@@ -149,6 +149,10 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 		lt.mu.Unlock()
 		return nil, a2a.ErrTaskNotCancelable(req.ID, st)
 	}
+	if lt.turnRunning && m.opts.HostCannotCancel {
+		lt.mu.Unlock()
+		return nil, a2a.ErrTaskRunNotCancelable(req.ID, st)
+	}
 	turn := lt.turn
 	if turn == nil {
 		// An interrupted task: tell the host too, so it can drop the

@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.2
+// protocol-version: 1.3
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -19,6 +19,9 @@
 //        PlatformAdapterService.SendStream carry the calls of HandleMessage
 //        and Send over one long-lived stream each (see CallError). A side
 //        uses them only when the other's minor is at least 2.
+//   1.3  HostInfo.cancel_turn_unsupported: a host that cannot stop a
+//        running turn says so, and the platform refuses to cancel the
+//        work such a host is running instead of reporting it stopped.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -767,9 +770,17 @@ type HostInfo struct {
 	ProtocolMinor uint32                 `protobuf:"varint,3,opt,name=protocol_minor,json=protocolMinor,proto3" json:"protocol_minor,omitempty"`
 	// Optional HostService RPCs this host implements (e.g. "Complete",
 	// "RecordDelegation"). A plugin must not rely on an RPC not listed here.
-	OptionalRpcs  []string `protobuf:"bytes,4,rep,name=optional_rpcs,json=optionalRpcs,proto3" json:"optional_rpcs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OptionalRpcs []string `protobuf:"bytes,4,rep,name=optional_rpcs,json=optionalRpcs,proto3" json:"optional_rpcs,omitempty"`
+	// The host cannot stop a turn it is running: its CancelTurn never
+	// interrupts one (e.g. its agent runtime has no abort). A platform must
+	// then not report a running turn as stopped when asked to cancel it: it
+	// refuses the request and says why, and cancels only what the host is not
+	// running (a turn still queued, a turn waiting for input). CancelTurn is
+	// still called for those. Since protocol 1.3; false (the default) means
+	// CancelTurn really stops a running turn.
+	CancelTurnUnsupported bool `protobuf:"varint,5,opt,name=cancel_turn_unsupported,json=cancelTurnUnsupported,proto3" json:"cancel_turn_unsupported,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *HostInfo) Reset() {
@@ -828,6 +839,13 @@ func (x *HostInfo) GetOptionalRpcs() []string {
 		return x.OptionalRpcs
 	}
 	return nil
+}
+
+func (x *HostInfo) GetCancelTurnUnsupported() bool {
+	if x != nil {
+		return x.CancelTurnUnsupported
+	}
+	return false
 }
 
 // ConfigureRequest hands the plugin everything it needs to start.
@@ -3176,12 +3194,13 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x0eprotocol_minor\x18\x03 \x01(\rR\rprotocolMinor\x12>\n" +
 	"\fcapabilities\x18\x04 \x03(\x0e2\x1a.agentplugin.v1.CapabilityR\fcapabilities\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x12!\n" +
-	"\fenv_prefixes\x18\x06 \x03(\tR\venvPrefixes\"\x84\x01\n" +
+	"\fenv_prefixes\x18\x06 \x03(\tR\venvPrefixes\"\xbc\x01\n" +
 	"\bHostInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
 	"\x0eprotocol_minor\x18\x03 \x01(\rR\rprotocolMinor\x12#\n" +
-	"\roptional_rpcs\x18\x04 \x03(\tR\foptionalRpcs\"\xbf\x01\n" +
+	"\roptional_rpcs\x18\x04 \x03(\tR\foptionalRpcs\x126\n" +
+	"\x17cancel_turn_unsupported\x18\x05 \x01(\bR\x15cancelTurnUnsupported\"\xbf\x01\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
 	"configJson\x12\x19\n" +

@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.2
+// protocol-version: 1.3
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -19,6 +19,9 @@
 //        PlatformAdapterService.SendStream carry the calls of HandleMessage
 //        and Send over one long-lived stream each (see CallError). A side
 //        uses them only when the other's minor is at least 2.
+//   1.3  HostInfo.cancel_turn_unsupported: a host that cannot stop a
+//        running turn says so, and the platform refuses to cancel the
+//        work such a host is running instead of reporting it stopped.
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -686,7 +689,8 @@ type HostServiceClient interface {
 	// long-lived stream, answered by call_id in any order, with exactly the
 	// meaning and answers of HandleMessage (see SendStream).
 	HandleMessages(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HandleMessagesRequest, HandleMessagesResponse], error)
-	// CancelTurn stops the running turn of a conversation.
+	// CancelTurn stops the running turn of a conversation (a host whose
+	// HostInfo.cancel_turn_unsupported is set cannot stop a running one).
 	CancelTurn(ctx context.Context, in *CancelTurnRequest, opts ...grpc.CallOption) (*CancelTurnResponse, error)
 	// ListTools returns the host's live tool registry.
 	ListTools(ctx context.Context, in *HostServiceListToolsRequest, opts ...grpc.CallOption) (*HostServiceListToolsResponse, error)
@@ -805,7 +809,8 @@ type HostServiceServer interface {
 	// long-lived stream, answered by call_id in any order, with exactly the
 	// meaning and answers of HandleMessage (see SendStream).
 	HandleMessages(grpc.BidiStreamingServer[HandleMessagesRequest, HandleMessagesResponse]) error
-	// CancelTurn stops the running turn of a conversation.
+	// CancelTurn stops the running turn of a conversation (a host whose
+	// HostInfo.cancel_turn_unsupported is set cannot stop a running one).
 	CancelTurn(context.Context, *CancelTurnRequest) (*CancelTurnResponse, error)
 	// ListTools returns the host's live tool registry.
 	ListTools(context.Context, *HostServiceListToolsRequest) (*HostServiceListToolsResponse, error)

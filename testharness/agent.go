@@ -327,7 +327,7 @@ func (a *Agent) work(c *conversation) {
 func (a *Agent) play(ts *turnState) {
 	t := ts.turn
 	req := t.Request
-	a.log.Logf("agent: %s chat=%s task=%s: %q", t.ID, req.GetChatId(), req.GetTaskId(), truncate(req.GetText(), 80))
+	a.log.Logf("agent: %s chat=%s task=%s: %q", t.ID, req.GetChatId(), req.GetTaskId(), truncate(SenderText(req), 80))
 	var err error
 	if err = ts.ctx.Err(); err == nil {
 		err = a.safePlay(ts.ctx, t)

@@ -14,14 +14,18 @@ import (
 )
 
 // CommandBehavior is an agent backed by a shell command: each turn runs the
-// command with the inbound text on stdin and sends its stdout (trailing
-// newlines trimmed) as the FINAL reply. A non-zero exit ends the turn with
-// FAILURE carrying the tail of stderr. CancelTurn kills the command's whole
+// command with the sender's own words on stdin (SenderText: the message's
+// text parts, not the platform's framed text) and sends its stdout
+// (trailing newlines trimmed) as the FINAL reply; a reply starting with
+// "[INPUT_REQUIRED]" asks the sender a question instead (the A2A plugin
+// turns it into INPUT_REQUIRED), and the answer comes as the next turn
+// with AGENT_CONTINUATION=true. A non-zero exit ends the turn with FAILURE
+// carrying the tail of stderr. CancelTurn kills the command's whole
 // process group.
 //
 // The command sees the environment of the current process (or Env) plus
-// AGENT_CHAT_ID, AGENT_TASK_ID, AGENT_SENDER, AGENT_TURN (the n-th message
-// of the chat), AGENT_MESSAGE_ID and AGENT_PLATFORM.
+// the variables of CommandEnv: who sent the message, its trust tier and
+// the platform's framed text.
 type CommandBehavior struct {
 	// Command is run with Shell -c.
 	Command string
@@ -68,15 +72,8 @@ func (c *CommandBehavior) Play(ctx context.Context, t *Turn) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(append([]string(nil), env...),
-		"AGENT_CHAT_ID="+req.GetChatId(),
-		"AGENT_TASK_ID="+req.GetTaskId(),
-		"AGENT_SENDER="+req.GetSender().GetId(),
-		fmt.Sprintf("AGENT_TURN=%d", t.N),
-		"AGENT_MESSAGE_ID="+req.GetMessageId(),
-		"AGENT_PLATFORM="+req.GetPlatform(),
-	)
-	cmd.Stdin = strings.NewReader(req.GetText())
+	cmd.Env = append(append([]string(nil), env...), CommandEnv(req, t.N)...)
+	cmd.Stdin = strings.NewReader(SenderText(req))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	killGroup(cmd)
@@ -107,6 +104,52 @@ func (c *CommandBehavior) Play(ctx context.Context, t *Turn) error {
 	}
 	_, err = t.EndWith(ctx, &pb.SendRequest{Kind: pb.SendKind_SEND_KIND_FINAL, Text: strings.TrimRight(stdout.String(), "\r\n")})
 	return err
+}
+
+// MaxFramedTextEnv bounds AGENT_FRAMED_TEXT: Linux refuses to start a
+// program with one environment string over 128 KiB. A longer framed text
+// is cut (AGENT_FRAMED_TEXT_TRUNCATED=true); the sender's words on stdin
+// are never cut.
+const MaxFramedTextEnv = 64 << 10
+
+// CommandEnv is what a command agent learns about a turn besides its
+// standard input, as NAME=value strings:
+//
+//	AGENT_CHAT_ID       the conversation (for A2A the contextId)
+//	AGENT_TASK_ID       the task the turn works on
+//	AGENT_MESSAGE_ID    the sender's message id
+//	AGENT_TURN          the n-th message of this conversation, from 1
+//	AGENT_PLATFORM      the platform plugin that delivered it ("a2a")
+//	AGENT_SENDER        the sender's identity (e.g. local:127.0.0.1, peer:alice)
+//	AGENT_SENDER_NAME   the sender's display name, when the platform gives one
+//	AGENT_TRUST_TIER    public, trusted, local or unspecified
+//	AGENT_CONTINUATION  true when the message answers the agent's question
+//	AGENT_UNATTENDED    true when nobody watches the turn (approvals must fail closed)
+//	AGENT_FRAMED_TEXT   HandleMessageRequest.text as the platform sent it: for an
+//	                    untrusted sender the A2A plugin wraps the words in an
+//	                    untrusted-input frame, which is what a model should see
+func CommandEnv(req *pb.HandleMessageRequest, turn int) []string {
+	framed, cut := req.GetText(), false
+	if len(framed) > MaxFramedTextEnv {
+		framed, cut = strings.ToValidUTF8(framed[:MaxFramedTextEnv], ""), true
+	}
+	env := []string{
+		"AGENT_CHAT_ID=" + req.GetChatId(),
+		"AGENT_TASK_ID=" + req.GetTaskId(),
+		"AGENT_MESSAGE_ID=" + req.GetMessageId(),
+		fmt.Sprintf("AGENT_TURN=%d", turn),
+		"AGENT_PLATFORM=" + req.GetPlatform(),
+		"AGENT_SENDER=" + req.GetSender().GetId(),
+		"AGENT_SENDER_NAME=" + req.GetSender().GetDisplayName(),
+		"AGENT_TRUST_TIER=" + trustTierName(req.GetTrustTier()),
+		fmt.Sprintf("AGENT_CONTINUATION=%t", req.GetContinuation()),
+		fmt.Sprintf("AGENT_UNATTENDED=%t", req.GetUnattended()),
+		"AGENT_FRAMED_TEXT=" + strings.ReplaceAll(framed, "\x00", ""),
+	}
+	if cut {
+		env = append(env, "AGENT_FRAMED_TEXT_TRUNCATED=true")
+	}
+	return env
 }
 
 func lastBytes(s string, n int) string {

@@ -98,3 +98,39 @@ func TestCommandAgentNeedsACommand(t *testing.T) {
 		t.Fatal("empty command accepted")
 	}
 }
+
+// The command reads the sender's own words, not the frame the A2A plugin
+// puts around an untrusted sender's text; the frame, the sender and its
+// tier are in the environment.
+func TestCommandAgentReadsTheSendersWordsNotTheFrame(t *testing.T) {
+	cmd := `wc -w | tr -d ' '; printf '%s|%s|%s|%s|' "$AGENT_SENDER" "$AGENT_TRUST_TIER" "$AGENT_CONTINUATION" "$AGENT_UNATTENDED"; printf '%s' "$AGENT_FRAMED_TEXT" | head -c 20`
+	a, p := newTestAgent(t, NewCommandBehavior(cmd), AgentOptions{})
+	req := msg("c", "t1", "[A2A UNTRUSTED INPUT BEGIN from local:127.0.0.1]\none two three\n[A2A UNTRUSTED INPUT END]")
+	req.Parts = []*pb.Part{{Content: &pb.Part_Text{Text: "one two three"}}}
+	req.TrustTier = pb.TrustTier_TRUST_TIER_PUBLIC
+	req.Unattended = true
+	handle(t, a, req)
+	if pc := waitDone(t, a, "t1"); pc.GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
+		t.Fatalf("outcome %s %q", pc.GetOutcome(), pc.GetError())
+	}
+	s := p.sent("t1")
+	if want := "3\npeer:alice|public|false|true|[A2A UNTRUSTED INPUT"; len(s) != 1 || s[0].GetText() != want {
+		t.Fatalf("sends = %v, want the text %q", s, want)
+	}
+}
+
+func TestCommandEnvCutsAHugeFramedText(t *testing.T) {
+	req := msg("c", "t1", strings.Repeat("é", MaxFramedTextEnv))
+	env := CommandEnv(req, 1)
+	var framed string
+	cut := false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AGENT_FRAMED_TEXT="); ok {
+			framed = v
+		}
+		cut = cut || kv == "AGENT_FRAMED_TEXT_TRUNCATED=true"
+	}
+	if !cut || len(framed) > MaxFramedTextEnv || !strings.HasPrefix(framed, "éé") || strings.HasSuffix(framed, "\xc3") {
+		t.Fatalf("framed text of %d bytes, cut=%v", len(framed), cut)
+	}
+}

@@ -40,6 +40,8 @@ func (c *Condition) holds(value string, present bool) bool {
 func messageField(req *pb.HandleMessageRequest, field string) (string, bool) {
 	switch field {
 	case "text":
+		return SenderText(req), true
+	case "framed_text":
 		return req.GetText(), true
 	case "parts_text":
 		return partsText(req), true
@@ -108,8 +110,21 @@ func (c *CompletionRule) matches(req *pb.CompleteRequest) bool {
 	return true
 }
 
-// partsText joins the text parts of the original message with newlines:
-// the sender's own words, without the framing a plugin may add to text.
+// SenderText is the sender's own words: the text parts of the message
+// joined by newlines, without the framing a platform may add to
+// HandleMessageRequest.text (the A2A plugin wraps an untrusted sender's
+// text in an untrusted-input frame, meant for a model). A request that
+// carries no parts at all (a platform that only fills text) gives its text.
+// Scenario matchers and templates named text, the echo action and the
+// standard input of a command agent all use it.
+func SenderText(req *pb.HandleMessageRequest) string {
+	if len(req.GetParts()) == 0 {
+		return req.GetText()
+	}
+	return partsText(req)
+}
+
+// partsText joins the text parts of the original message with newlines.
 func partsText(req *pb.HandleMessageRequest) string {
 	var texts []string
 	for _, p := range req.GetParts() {

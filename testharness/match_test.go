@@ -36,15 +36,19 @@ func TestRuleMatching(t *testing.T) {
 		value string
 		want  bool
 	}{
-		{"text", OpEquals, "[framed]\nHello there, agent", true},
-		{"text", OpEquals, "Hello there, agent", false},
-		{"text", OpPrefix, "[framed]", true},
-		{"text", OpPrefix, "Hello", false},
+		// text is the sender's own words (the text parts), not the frame.
+		{"text", OpEquals, "Hello there,\nagent", true},
+		{"text", OpEquals, "[framed]\nHello there, agent", false},
+		{"text", OpPrefix, "Hello", true},
+		{"text", OpPrefix, "[framed]", false},
 		{"text", OpContains, "there", true},
 		{"text", OpContains, "nowhere", false},
 		{"text", OpRegexp, `(?m)^Hello\s+\w+,`, true},
 		{"text", OpRegexp, `(?i)HELLO`, true},
 		{"text", OpRegexp, `^agent`, false},
+		{"framed_text", OpEquals, "[framed]\nHello there, agent", true},
+		{"framed_text", OpPrefix, "[framed]", true},
+		{"framed_text", OpPrefix, "Hello", false},
 		{"parts_text", OpEquals, "Hello there,\nagent", true},
 		{"parts_text", OpPrefix, "Hello", true},
 		{"parts_text", OpContains, "x.png", false},

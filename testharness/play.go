@@ -20,7 +20,7 @@ func (s *Scenario) Play(ctx context.Context, t *Turn) error {
 	rule := s.Select(t.Request)
 	if rule == nil {
 		return Failed(fmt.Sprintf("scenario %q: no rule matches message %q and there is no default rule",
-			s.Name, truncate(t.Request.GetText(), 80)))
+			s.Name, truncate(SenderText(t.Request), 80)))
 	}
 	if rule.Name != "" {
 		t.Logf("rule %q", rule.Name)
@@ -78,6 +78,8 @@ func (st *playState) lookup(name string) (string, bool) {
 	req := st.t.Request
 	switch name {
 	case "text":
+		return SenderText(req), true
+	case "framed_text":
 		return req.GetText(), true
 	case "parts_text":
 		return partsText(req), true
@@ -132,13 +134,9 @@ func (st *playState) do(ctx context.Context, a Action) error {
 	case ActReply, ActProgress, ActAsk, ActAuth, ActDirect, ActEcho:
 		text := st.expand(a.Text)
 		if a.Kind == ActEcho {
-			// The sender's own words: a platform may have framed or
-			// filtered the flattened text (the A2A plugin does).
-			if pt := partsText(st.t.Request); pt != "" {
-				text += pt
-			} else {
-				text += st.t.Request.GetText()
-			}
+			// The sender's own words: a platform may have framed the
+			// flattened text (the A2A plugin does).
+			text += SenderText(st.t.Request)
 		}
 		parts, err := st.parts(a.Parts)
 		if err != nil {

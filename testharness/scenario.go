@@ -80,7 +80,7 @@ const (
 // Fields a Rule condition can test. "metadata.<key>" (a dotted path into
 // the message metadata) is accepted too.
 var messageFields = []string{
-	"text", "parts_text", "message_id", "sender", "sender_name", "trust_tier",
+	"text", "framed_text", "parts_text", "message_id", "sender", "sender_name", "trust_tier",
 	"continuation", "unattended", "chat_id", "task_id", "platform",
 }
 
@@ -90,9 +90,11 @@ var completionFields = []string{"prompt", "system"}
 // Condition tests one field of an inbound message (or of a completion
 // request). Build one with Match or as a struct literal.
 type Condition struct {
-	// Field names what is tested: one of text (the text the plugin gives
-	// the host, possibly framed as untrusted), parts_text (the text parts of
-	// the original message, joined by newlines), message_id, sender (the
+	// Field names what is tested: one of text (the sender's own words,
+	// SenderText), framed_text (HandleMessageRequest.text as the platform
+	// sent it: the A2A plugin frames an untrusted sender's words for a
+	// model), parts_text (the text parts of the original message, joined
+	// by newlines), message_id, sender (the
 	// sender id), sender_name, trust_tier (public, trusted, local,
 	// unspecified), continuation and unattended ("true"/"false"), chat_id,
 	// task_id, platform, or metadata.<key>[.<key>…]. A metadata value that
@@ -161,8 +163,9 @@ var actionKinds = []ActionKind{
 }
 
 // Action is one step of a rule. Texts may contain template variables:
-// {{text}}, {{parts_text}}, {{task_id}}, {{chat_id}}, {{sender}}, {{turn}} (the n-th
-// message of this chat, from 1), {{turn_id}}, {{message_id}}, {{platform}},
+// {{text}} (the sender's words), {{framed_text}}, {{parts_text}},
+// {{task_id}}, {{chat_id}}, {{sender}}, {{turn}} (the n-th message of this
+// chat, from 1), {{turn_id}}, {{message_id}}, {{platform}},
 // {{result}} (the content of the last call_tool) and {{metadata.<key>}}.
 type Action struct {
 	// Kind says what the action does.

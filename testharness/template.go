@@ -14,7 +14,7 @@ var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`
 
 // Template variables known in action texts; metadata.<key> is accepted too.
 var messageVars = []string{
-	"text", "parts_text", "task_id", "chat_id", "sender", "turn", "turn_id", "message_id",
+	"text", "framed_text", "parts_text", "task_id", "chat_id", "sender", "turn", "turn_id", "message_id",
 	"platform", "result",
 }
 

@@ -143,7 +143,7 @@ func (m *Manager) spawnProcess(ctx context.Context, p *Plugin, name string, pref
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		StartTimeout:     m.opts.StartTimeout,
-		Logger:           plog,
+		Logger:           goPluginLogger{Logger: plog, fallback: name},
 		Stderr:           p.stderr,
 		SyncStdout:       &lineWriter{fn: func(l string) { plog.Info("plugin wrote to stdout", "line", l) }},
 		SyncStderr: &lineWriter{fn: func(l string) {
@@ -271,7 +271,9 @@ func (m *Manager) bringUp(ctx context.Context, p *Plugin, inst *instance) error 
 		Host:       hostInfo,
 	}, inst.host)
 	if err != nil {
-		return fmt.Errorf("plugin %q refused its configuration (fix its section of the host config): %w", name, err)
+		// The plugin's message names what to fix and where it came from
+		// (its section of the host config, or an environment variable).
+		return fmt.Errorf("plugin %q refused its configuration: %w", name, err)
 	}
 	for _, w := range resp.GetWarnings() {
 		m.log.Warn("plugin configuration warning", "plugin", name, "warning", w)

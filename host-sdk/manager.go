@@ -179,7 +179,7 @@ func (m *Manager) Start(ctx context.Context) error {
 				return
 			}
 			w.inst.kill()
-			w.p.fail(err)
+			w.p.fail(err, true)
 			errMu.Lock()
 			errs = append(errs, err)
 			errMu.Unlock()

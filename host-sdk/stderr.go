@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	hclog "github.com/hashicorp/go-hclog"
 )
 
 // stderrLines is how many lines of a plugin's stderr are kept for crash
@@ -166,3 +168,53 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	w.partial = slices.Clone(data)
 	return len(p), nil
 }
+
+// goPluginLogger is the logger go-plugin gets for one plugin process. Its
+// own lines ("starting plugin", "plugin process exited") go to the host's
+// logger as they are. The lines the plugin logs on stderr come to the
+// child go-plugin names after the executable; they are logged under the
+// plugin's own logger name (hclog's @module, e.g. "a2a.server") instead of
+// "<host>.<executable>.<executable>", and without the "timestamp" go-plugin
+// adds: the host's logger stamps its lines already.
+type goPluginLogger struct {
+	hclog.Logger
+	fallback string // the name for lines without @module
+}
+
+// Named returns the logger of the plugin's stderr lines.
+func (l goPluginLogger) Named(string) hclog.Logger {
+	return pluginLineLogger{Logger: l.Logger, fallback: l.fallback}
+}
+
+// pluginLineLogger logs one parsed stderr line of a plugin.
+type pluginLineLogger struct {
+	hclog.Logger
+	fallback string
+}
+
+func (l pluginLineLogger) Log(level hclog.Level, msg string, args ...any) {
+	name := l.fallback
+	kept := make([]any, 0, len(args))
+	for i := 0; i+1 < len(args); i += 2 {
+		k, _ := args[i].(string)
+		switch {
+		case k == "@module":
+			if s, ok := args[i+1].(string); ok && s != "" {
+				name = s
+			}
+		case k == "timestamp" || strings.HasPrefix(k, "@"):
+		default:
+			kept = append(kept, args[i], args[i+1])
+		}
+	}
+	if len(args)%2 == 1 {
+		kept = append(kept, args[len(args)-1])
+	}
+	l.Logger.ResetNamed(name).Log(level, msg, kept...)
+}
+
+func (l pluginLineLogger) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }
+func (l pluginLineLogger) Debug(msg string, args ...any) { l.Log(hclog.Debug, msg, args...) }
+func (l pluginLineLogger) Info(msg string, args ...any)  { l.Log(hclog.Info, msg, args...) }
+func (l pluginLineLogger) Warn(msg string, args ...any)  { l.Log(hclog.Warn, msg, args...) }
+func (l pluginLineLogger) Error(msg string, args ...any) { l.Log(hclog.Error, msg, args...) }

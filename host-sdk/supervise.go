@@ -33,8 +33,11 @@ func (p *Plugin) install(inst *instance) bool {
 	return true
 }
 
-// fail marks the plugin failed for good.
-func (p *Plugin) fail(err error) {
+// fail marks the plugin failed for good. A failure during Manager.Start is
+// returned by Start (and kept as LastError), so it is logged at debug only:
+// the host prints it once; a later one (a restart that failed) is logged
+// as an error, since nobody else reports it.
+func (p *Plugin) fail(err error, atStart bool) {
 	p.mu.Lock()
 	if p.stopping {
 		p.mu.Unlock()
@@ -43,7 +46,11 @@ func (p *Plugin) fail(err error) {
 	p.state = StateFailed
 	p.lastErr = err
 	p.mu.Unlock()
-	p.logger().Error("plugin failed; it will not be restarted", "error", err)
+	if atStart {
+		p.logger().Debug("plugin failed to start (Start returns the error)", "error", err)
+	} else {
+		p.logger().Error("plugin failed; it will not be restarted", "error", err)
+	}
 	p.m.emit(Event{Plugin: p.Name(), Kind: EventFailed, Err: err})
 }
 
@@ -155,7 +162,7 @@ func (p *Plugin) restartLoop(dead *instance, attempt int) {
 		recent := p.recentRestartsLocked(time.Now())
 		p.mu.Unlock()
 		if recent >= policy.MaxRestarts {
-			p.fail(fmt.Errorf("plugin %q could not be restarted (%d attempts within %s): %w", p.Name(), recent, policy.Window, err))
+			p.fail(fmt.Errorf("plugin %q could not be restarted (%d attempts within %s): %w", p.Name(), recent, policy.Window, err), false)
 			return
 		}
 		p.logger().Warn("plugin restart failed; trying again", "error", err)

@@ -375,8 +375,17 @@ func TestErrorsCrossTheBoundaryWithTheirGRPCCode(t *testing.T) {
 				if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
 					t.Errorf("%s: errors.Is(%v, %v) = false", what, err, tc.sentinel)
 				}
-				if err != nil && !strings.Contains(err.Error(), tc.err.Error()) {
-					t.Errorf("%s: error %q lost the plugin's message %q", what, err, tc.err)
+				want := tc.err.Error()
+				if st, ok := status.FromError(tc.err); ok {
+					want = st.Message()
+				}
+				if err != nil && !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: error %q lost the plugin's message %q", what, err, want)
+				}
+				// The message reads as the plugin wrote it, without gRPC's
+				// "rpc error: code = … desc =" wrapping.
+				if err != nil && tc.name != "wrapped status" && strings.Contains(err.Error(), "rpc error") {
+					t.Errorf("%s: error %q carries gRPC's wrapping", what, err)
 				}
 			}
 		})

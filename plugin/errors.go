@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -65,7 +66,33 @@ type remoteError struct {
 	st *status.Status
 }
 
-func (e *remoteError) Error() string { return e.st.Err().Error() }
+// Error is the status message alone: what the other side said, without
+// gRPC's "rpc error: code = … desc =" wrapping (status.Code still tells the
+// code).
+// Transport and runtime codes keep a word of the code ("unavailable: …"),
+// which says more than their message alone.
+func (e *remoteError) Error() string {
+	switch e.st.Code() {
+	case codes.Unknown, codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.AlreadyExists:
+		return e.st.Message()
+	}
+	return codeWords(e.st.Code()) + ": " + e.st.Message()
+}
+
+// codeWords spells a code in lower-case words: "permission denied".
+func codeWords(c codes.Code) string {
+	var b strings.Builder
+	for i, r := range c.String() {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // GRPCStatus lets status.FromError and status.Code see the original status.
 func (e *remoteError) GRPCStatus() *status.Status { return e.st }

@@ -48,6 +48,7 @@ func main() {
 	logger := plugin.NewLogger("a2a")
 	a := app.New(logger, version, os.Getenv)
 	a.PprofOn = func() { runtime.MemProfileRate = rate }
+	a.Environ = os.Environ
 	plugin.Serve(plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a, Logger: logger})
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
@@ -55,6 +57,9 @@ type App struct {
 	// allocations, which it keeps off otherwise (process-wide runtime
 	// settings stay with the program, not this package).
 	PprofOn func()
+	// Environ, when set, lists the plugin's environment (os.Environ):
+	// Configure warns about A2A_ variables that are no setting.
+	Environ func() []string
 }
 
 // New returns an unconfigured plugin. getenv is usually os.Getenv.
@@ -84,9 +89,15 @@ func (a *App) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.Descri
 // part. Any misconfiguration fails Configure with a message naming the
 // setting.
 func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plugin.Host) (_ *pb.ConfigureResponse, err error) {
-	cfg, err := config.Load(req.GetConfigJson(), a.getenv)
+	var environ []string
+	if a.Environ != nil {
+		environ = a.Environ()
+	}
+	cfg, warnings, err := config.LoadChecked(req.GetConfigJson(), a.getenv, environ)
 	if err != nil {
-		return nil, err
+		// The host shows the message as it is: it names the setting, its
+		// source (the host's section or an environment variable) and the fix.
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -103,7 +114,6 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 			}
 		}
 	}()
-	var warnings []string
 	st, w, err := openStore(cfg, req.GetDataDir(), a.log)
 	if err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.CheckURL},
 		Audit:              p.audit,
 		Observer:           p.metrics.Exchange,
-		Logger:             log.Named("server"),
+		Logger:             log,
 		Tracer:             p.tracer,
 	}
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)

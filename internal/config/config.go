@@ -10,7 +10,6 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,24 +190,8 @@ func jsonKey(f reflect.StructField) string {
 // and the environment (getenv, usually os.Getenv), then validates it.
 // Unknown keys and malformed values are errors naming the setting.
 func Load(section []byte, getenv func(string) string) (*Config, error) {
-	c := &Config{}
-	if err := c.setDefaults(); err != nil {
-		return nil, err
-	}
-	if s := bytes.TrimSpace(section); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-		if err := c.loadJSON(s); err != nil {
-			return nil, err
-		}
-	}
-	if getenv != nil {
-		if err := c.loadEnv(getenv); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c, _, err := LoadChecked(section, getenv, nil)
+	return c, err
 }
 
 func (c *Config) setDefaults() error {
@@ -226,7 +209,7 @@ func (c *Config) setDefaults() error {
 	return nil
 }
 
-func (c *Config) loadJSON(section []byte) error {
+func (c *Config) loadJSON(section []byte, src sources) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(section, &raw); err != nil {
 		return fmt.Errorf("config: the host's a2a section is not a JSON object: %w", err)
@@ -245,21 +228,30 @@ func (c *Config) loadJSON(section []byte) error {
 	for _, k := range keys {
 		i, ok := fields[k]
 		if !ok {
-			return fmt.Errorf("config: unknown setting %q in the host's a2a section%s", k, suggest(k, fields))
+			return unknownKey(k, fieldKeys(t))
 		}
+		src[k] = ""
 		f := v.Field(i)
+		if peers, ok := f.Addr().Interface().(*[]Peer); ok {
+			p, err := decodePeers(raw[k])
+			if err != nil {
+				return peersError(k, err)
+			}
+			*peers = p
+			continue
+		}
 		if err := json.Unmarshal(raw[k], f.Addr().Interface()); err != nil {
 			// Strings are accepted for every type, as in the environment.
 			var s string
 			if json.Unmarshal(raw[k], &s) != nil || setFromString(f, s) != nil {
-				return fmt.Errorf("config: setting %q: %v", k, err)
+				return typeError(k, f, raw[k], err)
 			}
 		}
 	}
 	return nil
 }
 
-func (c *Config) loadEnv(getenv func(string) string) error {
+func (c *Config) loadEnv(getenv func(string) string, src sources) error {
 	v := reflect.ValueOf(c).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -274,6 +266,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 		if err := setFromString(v.Field(i), s); err != nil {
 			return fmt.Errorf("config: environment variable %s: %w", name, err)
 		}
+		src[jsonKey(t.Field(i))] = name
 	}
 	return nil
 }
@@ -519,20 +512,4 @@ func isLoopbackHost(h string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(h, "[]"))
 	return ip != nil && ip.IsLoopback()
-}
-
-// suggest returns ", did you mean …?" for a near-miss key.
-func suggest(k string, fields map[string]int) string {
-	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
-	for f := range fields {
-		if norm(f) == norm(k) {
-			return fmt.Sprintf("; did you mean %q?", f)
-		}
-	}
-	keys := make([]string, 0, len(fields))
-	for f := range fields {
-		keys = append(keys, f)
-	}
-	sort.Strings(keys)
-	return "; known settings: " + strings.Join(keys, ", ")
 }

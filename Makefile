@@ -28,9 +28,20 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-# Flags for `make run` (override on the command line, e.g. make run AGENT=scenario:my.yaml).
+# Knobs of `make run` (override on the command line, e.g. make run AGENT=scenario:my.yaml):
+#   AGENT    the host's agent: echo, scenario:FILE or command:CMD
+#   HOSTCFG  host configuration; run.yaml takes PORT, NAME and PEER below
+#   PORT     the A2A port (run.yaml)
+#   NAME     the agent's name on its card (run.yaml)
+#   PEER     URL of the agent run.yaml configures as the peer "peer" (default: this one)
+#   DATA     data directory (default: HOSTCFG's data_dir, else bin/data);
+#            a second agent on this machine needs its own
 AGENT     ?= echo
 HOSTCFG   ?= cmd/agenthost/run.yaml
+PORT      ?= 41241
+NAME      ?= Echo Agent
+PEER      ?= http://127.0.0.1:$(PORT)
+DATA      ?=
 RUN_FLAGS ?=
 # How long each fuzz target runs in `make test` and in `make fuzz`. make
 # test counts executions, not seconds: with a time limit, Go 1.26's fuzz
@@ -55,8 +66,14 @@ build: ## build the plugin (into bin/plugins) and the reference host
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost
 
-run: build ## serve A2A on loopback: the reference host, the plugin and an echo agent
-	$(BIN)/agenthost run --plugins $(PLUGINS) --agent '$(AGENT)' --data $(BIN)/data $(if $(HOSTCFG),--config $(HOSTCFG)) $(RUN_FLAGS)
+# The knobs reach agenthost as environment variables, so any quoting in
+# AGENT survives; run.yaml reads ${RUN_PORT}, ${RUN_NAME} and ${RUN_PEER}.
+run: export RUN_AGENT = $(AGENT)
+run: export RUN_PORT = $(PORT)
+run: export RUN_NAME = $(NAME)
+run: export RUN_PEER = $(PEER)
+run: build ## serve A2A on loopback: the reference host, the plugin and an echo agent (knobs: AGENT HOSTCFG PORT NAME PEER DATA)
+	$(BIN)/agenthost run --plugins $(PLUGINS) --agent "$$RUN_AGENT" $(if $(DATA),--data '$(DATA)') $(if $(HOSTCFG),--config '$(HOSTCFG)') $(RUN_FLAGS)
 
 ## ---- tests ---------------------------------------------------------------
 

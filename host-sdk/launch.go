@@ -276,7 +276,8 @@ func (m *Manager) bringUp(ctx context.Context, p *Plugin, inst *instance) error 
 		return fmt.Errorf("plugin %q refused its configuration: %w", name, err)
 	}
 	for _, w := range resp.GetWarnings() {
-		m.log.Warn("plugin configuration warning", "plugin", name, "warning", w)
+		// One readable line per warning: it names the setting and the fix.
+		m.log.Warn(fmt.Sprintf("plugin %s: %s", name, w))
 	}
 	caps := inst.desc.GetCapabilities()
 	if slices.Contains(caps, pb.Capability_CAPABILITY_TOOLSET) {

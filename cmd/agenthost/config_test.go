@@ -35,25 +35,60 @@ func TestExampleHostConfigParses(t *testing.T) {
 	}
 }
 
-func TestHostConfigErrorsNameTheLine(t *testing.T) {
+// Every mistake in host.yaml gets one message naming the file and line,
+// what was expected and, for a misspelled key, the closest valid one.
+func TestHostConfigMistakesNameTheLineAndTheFix(t *testing.T) {
 	tests := map[string]struct{ src, want string }{
-		"unknown key":       {"plugins: {}\nplugin_dir: x\n", "line 2: field plugin_dir not found"},
-		"section not a map": {"plugins:\n  a2a: 42\n", "plugins.a2a (line 2): want a mapping"},
-		"env not a map":     {"env:\n  a2a: [A=1]\n", "line 2"},
-		"yaml syntax":       {"plugins: [\n", "yaml:"},
-		"non-string key":    {"plugins:\n  a2a:\n    1: x\n", "plugins.a2a (line 3): key 1 is not a string"},
+		"unknown key": {"plugins: {}\nplugin_dir: x\n",
+			`host.yaml:2: unknown key "plugin_dir"; did you mean "plugins_dir"? (the keys are agent, data_dir, env, env_allow, log_level, plugins, plugins_dir, restart)`},
+		"plugin for plugins": {"plugin:\n  a2a:\n    port: 1\n",
+			`host.yaml:1: unknown key "plugin"; did you mean "plugins"?`},
+		"section not a map": {"plugins:\n  a2a: 42\n",
+			`host.yaml:2: plugins.a2a: want a mapping (the plugin's configuration), got the value "42"`},
+		"env not a map": {"env:\n  a2a: [A=1]\n",
+			`host.yaml:2: env.a2a: want a mapping of variable names to values, e.g. {A2A_RATE_LIMIT: "600"}, got a list`},
+		"yaml syntax": {"plugins: [\n", `host.yaml:1: did not find expected node content`},
+		"bad indentation": {"plugins:\n  a2a:\n    port: 41241\n   agent_name: x\n",
+			`host.yaml:4: "agent_name: x" is indented by 3 spaces, which matches none of the lines above it (0, 2, 4 spaces): line it up with the keys it belongs with`},
+		"non-string key": {"plugins:\n  a2a:\n    1: x\n", `host.yaml:3: plugins.a2a: key 1 is not a string`},
+		"list for a value": {"data_dir: [a, b]\n", `host.yaml:1: data_dir: want a single value, got a list`},
+		"unset variable": {"plugins:\n  a2a:\n    port: ${AGENTHOST_TEST_UNSET}\n",
+			`host.yaml:3: ${AGENTHOST_TEST_UNSET} is not set in the environment; set it, or give a default as ${AGENTHOST_TEST_UNSET:-value}`},
+		"bad restart": {"restart: {max_restart: 2}\n", `host.yaml:1: restart: unknown key "max_restart"; did you mean "max_restarts"?`},
+		"bad window":  {"restart: {window: soon}\n", `host.yaml:1: restart.window: want a duration such as 5m, got "soon"`},
 	}
+	dir := t.TempDir()
+	t.Chdir(dir)
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "host.yaml")
-			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+			if err := os.WriteFile("host.yaml", []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadHostConfig(path)
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("err = %v, want it to name %s and contain %q", err, path, tt.want)
+			_, err := loadHostConfig("host.yaml")
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant  %s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestHostConfigExpandsTheEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.yaml")
+	src := "plugins:\n  a2a:\n    port: ${P}\n    agent_name: \"${N:-Bob} the agent\"\n    quoted: '${P}'\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadHostConfigEnv(path, func(k string) (string, bool) { return map[string]string{"P": "41999"}[k], k == "P" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections, err := cfg.pluginConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plain value is typed after expansion (a number); a quoted one stays a string.
+	if got := string(sections["a2a"]); got != `{"agent_name":"Bob the agent","port":41999,"quoted":"41999"}` {
+		t.Fatalf("section = %s", got)
 	}
 }
 

@@ -7,6 +7,11 @@
 //	agenthost tool    NAME ['JSON'] [same flags]
 //	agenthost plugins [--plugins DIR] [--config host.yaml] [--json]
 //
+// "agenthost tool" calls the tool on the "agenthost run" of the same data
+// directory when one runs (control.go), and otherwise on a throw-away host.
+// A plugin that crashes more often than the restart policy allows makes
+// "agenthost run" exit with status 3, for its supervisor to act on.
+//
 // See host.example.yaml for the configuration file and testharness/README.md
 // for scenario files.
 package main
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,6 +32,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -45,12 +52,15 @@ const (
 	exitOK    = 0
 	exitError = 1 // a failure, or a tool result with is_error
 	exitUsage = 2
+	// exitGaveUp: a plugin crashed more often than the restart policy
+	// allows, and "agenthost run" stopped rather than serve without it.
+	exitGaveUp = 3
 )
 
 // Defaults of the common flags.
 const (
 	defaultPluginsDir = "./bin/plugins"
-	defaultDataDir    = "./data"
+	defaultDataDir    = "./bin/data"
 	defaultAgent      = "echo"
 	defaultLogLevel   = "info"
 )
@@ -63,8 +73,9 @@ const usage = `agenthost — reference agent host for agentplugin plugins (e.g. 
 
 Usage:
   agenthost run     [flags]             load every plugin and serve until Ctrl-C
-  agenthost tool    NAME ['JSON'] [flags]  call one plugin tool; result on stdout,
-                                        progress on stderr; exit 1 if is_error
+  agenthost tool    NAME ['JSON'] [flags]  call one plugin tool — on the running host of
+                                        the same --data when there is one; result on
+                                        stdout, progress on stderr; exit 1 if is_error
   agenthost plugins [flags]             list the plugins found and what was skipped
   agenthost version                     print the version
 
@@ -72,7 +83,7 @@ Common flags:
   --plugins DIR      plugins directory (default ./bin/plugins)
   --config FILE      host configuration (see cmd/agenthost/host.example.yaml)
   --agent SPEC       the host's agent: echo | scenario:FILE | command:'CMD' (default echo)
-  --data DIR         root of the plugins' data directories (default ./data)
+  --data DIR         root of the plugins' data directories (default ./bin/data)
   --log-level LEVEL  trace, debug, info, warn, error, off (default info; warn for tool,
                      off for plugins)
 
@@ -81,6 +92,9 @@ Examples:
   agenthost run --agent "command:tr a-z A-Z"
   agenthost tool a2a_discover '{"url":"http://127.0.0.1:41241"}'
   agenthost plugins --plugins bin/plugins
+
+Exit status: 0 ok, 1 failure (or a tool result with is_error), 2 usage,
+3 a plugin crashed more often than restart allows (run).
 
 Run "agenthost COMMAND --help" for the flags of one command.
 `
@@ -239,6 +253,7 @@ func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, 
 		return testharness.Options{}, err
 	}
 	return testharness.Options{
+		Restart:       hostsdk.RestartPolicy{MaxRestarts: s.cfg.Restart.MaxRestarts, Window: s.cfg.Restart.Window},
 		Agent:         behavior,
 		PluginsDir:    s.pluginsDir,
 		DataDir:       dataDir,
@@ -322,9 +337,31 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// only, instead of keeping copies that would grow and cost CPU.
 	opts.Recorder = testharness.NewCountingRecorder()
 	out := &syncWriter{w: stdout}
-	opts.OnReady = func(p *hostsdk.Plugin) {
+	printEndpoints := func(p *hostsdk.Plugin) {
 		for _, ep := range p.Endpoints() {
 			out.printf("%s: serving at %s\n", p.Name(), ep)
+		}
+	}
+	// Endpoints are printed once the configuration is checked, then again
+	// after each restart.
+	var serving atomic.Bool
+	opts.OnReady = func(p *hostsdk.Plugin) {
+		if serving.Load() {
+			printEndpoints(p)
+		}
+	}
+	// A plugin that fails for good once the host serves (it crashed more
+	// often than the restart policy allows) ends the host: a supervisor
+	// sees the exit status and can restart the whole host, where a host
+	// left running without its plugin would look healthy with its port
+	// closed.
+	gaveUp := make(chan hostsdk.Event, 1)
+	opts.OnEvent = func(ev hostsdk.Event) {
+		if ev.Kind == hostsdk.EventFailed && serving.Load() {
+			select {
+			case gaveUp <- ev:
+			default:
+			}
 		}
 	}
 
@@ -335,19 +372,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
-	ready := 0
-	for _, p := range h.Manager().Plugins() {
-		if p.State() == hostsdk.StateReady {
-			ready++
-		} else {
-			out.printf("%s: %s: %v\n", p.Name(), p.State(), p.LastError())
-		}
-	}
-	if ready == 0 {
-		fmt.Fprintf(stderr, "agenthost: no plugin is ready in %s\n", s.pluginsDir)
+	ready, failed := reportPlugins(h, stderr)
+	if err := s.cfg.unknownSections(pluginNames(h)); err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		closeHost(h, stderr)
 		return exitError
 	}
+	if ready == 0 {
+		if failed == 0 {
+			fmt.Fprintf(stderr, "agenthost: no plugins in %s\n", s.pluginsDir)
+		}
+		closeHost(h, stderr)
+		return exitError
+	}
+	for _, p := range h.Manager().Plugins() {
+		if p.State() == hostsdk.StateReady {
+			printEndpoints(p)
+		}
+	}
+	serving.Store(true)
+	stopControl, err := serveControl(opts.DataDir, h, func(f string, a ...any) { opts.Logger.Logf("agenthost: "+f, a...) })
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+	}
+	defer stopControl()
 	if tools, err := h.Tools(ctx); err == nil && len(tools) > 0 {
 		names := make([]string, len(tools))
 		for i, t := range tools {
@@ -357,14 +405,50 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	out.printf("agenthost: %d plugin(s) ready; Ctrl-C to stop\n", ready)
 
-	<-ctx.Done()
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		out.printf("agenthost: stopping (draining plugins)\n")
+	case ev := <-gaveUp:
+		fmt.Fprintf(stderr, "agenthost: ERROR: %v\n"+
+			"agenthost: giving up: plugin %s is down for good, so this host stops (exit status %d) for its supervisor to restart it; "+
+			"the restart policy is host.yaml's restart section (max_restarts, window)\n", ev.Err, ev.Plugin, exitGaveUp)
+		code = exitGaveUp
+	}
 	stopProfile()
 	stop() // a second Ctrl-C kills at once
-	out.printf("agenthost: stopping (draining plugins)\n")
-	if err := closeHost(h, stderr); err != nil {
+	stopControl()
+	if err := closeHost(h, stderr); err != nil && code == exitOK {
 		return exitError
 	}
-	return exitOK
+	return code
+}
+
+// reportPlugins prints, once, why each plugin that is not ready failed,
+// and counts the ready and the failed ones.
+func reportPlugins(h *testharness.Host, stderr io.Writer) (ready, failed int) {
+	for _, p := range h.Manager().Plugins() {
+		if p.State() == hostsdk.StateReady {
+			ready++
+			continue
+		}
+		failed++
+		if err := p.LastError(); err != nil {
+			fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "agenthost: plugin %q is %s\n", p.Name(), p.State())
+		}
+	}
+	return ready, failed
+}
+
+// pluginNames lists the names of the plugins found, ready or not.
+func pluginNames(h *testharness.Host) []string {
+	var names []string
+	for _, p := range h.Manager().Plugins() {
+		names = append(names, p.Name())
+	}
+	return names
 }
 
 func closeHost(h *testharness.Host, stderr io.Writer) error {
@@ -401,41 +485,94 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agenthost tool: the arguments must be a JSON object: %v\n", err)
 		return exitUsage
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	printProgress := func(msg string, f float64) {
+		if f >= 0 && f <= 1 {
+			fmt.Fprintf(stderr, "progress: %s (%.0f%%)\n", msg, f*100)
+		} else {
+			fmt.Fprintf(stderr, "progress: %s\n", msg)
+		}
+	}
+	printResult := func(content string, isError bool) int {
+		fmt.Fprintln(stdout, content)
+		if isError {
+			return exitError
+		}
+		return exitOK
+	}
+
+	// The host running on this data directory, when there is one, makes
+	// the call with its plugins: same peers, same state, and no second
+	// server on its port.
+	s, err := c.settings()
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	dataDir, err := filepath.Abs(s.dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	res, err := callRunning(cctx, dataDir, controlRequest{Tool: name, Arguments: argsJSON, ChatID: *chatID, TimeoutMS: timeout.Milliseconds()},
+		func(p controlProgress) { printProgress(p.Message, p.Fraction) })
+	switch {
+	case err == nil:
+		return printResult(res.Content, res.IsError)
+	case !errors.Is(err, errNoHost):
+		fmt.Fprintf(stderr, "agenthost tool %s: %v\n", name, err)
+		return exitError
+	}
+
+	// No host runs there: a throw-away one makes the call. Its A2A server
+	// listens on a free port (A2A_PORT=0), never on the configured one,
+	// which another agent may be serving.
 	_, opts, release, err := c.lockedHostSetup(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
 	defer release()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	opts.PluginEnv = withPluginEnv(opts.PluginEnv, "a2a", "A2A_PORT", "0")
 	h, err := testharness.StartHost(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost: %v\n", err)
 		return exitError
 	}
 	defer closeHost(h, stderr)
-
-	cctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	res, err := h.CallToolProgress(cctx, &pb.CallToolRequest{Name: name, ArgumentsJson: argsJSON, ChatId: *chatID, Platform: "agenthost"},
+	if _, failed := reportPlugins(h, stderr); failed > 0 {
+		return exitError
+	}
+	if err := s.cfg.unknownSections(pluginNames(h)); err != nil {
+		fmt.Fprintf(stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	r, err := h.CallToolProgress(cctx, &pb.CallToolRequest{Name: name, ArgumentsJson: argsJSON, ChatId: *chatID, Platform: "agenthost"},
 		func(p *pb.ToolProgress) error {
-			if f := p.GetFraction(); f >= 0 && f <= 1 {
-				fmt.Fprintf(stderr, "progress: %s (%.0f%%)\n", p.GetMessage(), f*100)
-			} else {
-				fmt.Fprintf(stderr, "progress: %s\n", p.GetMessage())
-			}
+			printProgress(p.GetMessage(), p.GetFraction())
 			return nil
 		})
 	if err != nil {
 		fmt.Fprintf(stderr, "agenthost tool %s: %v\n", name, err)
 		return exitError
 	}
-	fmt.Fprintln(stdout, res.GetContent())
-	if res.GetIsError() {
-		return exitError
+	return printResult(r.GetContent(), r.GetIsError())
+}
+
+// withPluginEnv returns env (copied) with name=value set for plugin.
+func withPluginEnv(env map[string]map[string]string, plugin, name, value string) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(env)+1)
+	for p, vars := range env {
+		out[p] = maps.Clone(vars)
 	}
-	return exitOK
+	if out[plugin] == nil {
+		out[plugin] = map[string]string{}
+	}
+	out[plugin][name] = value
+	return out
 }
 
 // pluginInfo is one line of "agenthost plugins".

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -193,7 +195,7 @@ env_allow: [AGENTHOST_TEST_ALLOWED]
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Config["greeting"] != "hello" || got.Host != "agenthost" || got.DataDir != filepath.Join(f.dir, "data", "testplugin") {
+	if got.Config["greeting"] != "hello" || got.Host != "agenthost" || got.DataDir != filepath.Join(f.dir, "bin", "data", "testplugin") {
 		t.Fatalf("config = %+v", got)
 	}
 	for name, want := range map[string]string{
@@ -245,15 +247,24 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 			t.Fatalf("not ready: %v", seen)
 		}
 	}
-	if !strings.HasPrefix(seen[0], "testplugin: serving at test://testplugin/") || !strings.HasPrefix(seen[1], "tools: inject,") {
+	if !strings.HasPrefix(seen[0], "testplugin: serving at test://testplugin/") || !strings.HasPrefix(seen[1], "tools: ") {
 		t.Fatalf("output = %q", seen)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "state", "testplugin")); err != nil {
 		t.Fatalf("data directory: %v", err)
 	}
+	// A tool call on the same state goes to the running host (its control
+	// socket) instead of starting a second host beside it.
+	toolOut, errOut, code := f.run(t, nil, "tool", "config", "--plugins", "plugins", "--data", "state")
+	if code != 0 || !strings.Contains(toolOut, `"host":"agenthost"`) {
+		t.Fatalf("tool call on the running host: exit %d, stdout %s, stderr %s", code, toolOut, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "state", controlSocket)); err != nil {
+		t.Fatalf("control socket: %v", err)
+	}
 	// A second host on the same state is refused: its plugins would take
 	// over the running host's tasks.
-	_, errOut, code := f.run(t, nil, "tool", "env", "--plugins", "plugins", "--data", "state")
+	_, errOut, code = f.run(t, nil, "run", "--plugins", "plugins", "--data", "state")
 	if code != 1 || !strings.Contains(errOut, "/state is in use by another agenthost (pid ") {
 		t.Fatalf("second host on the same data: exit %d, stderr %s", code, errOut)
 	}
@@ -275,6 +286,9 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 	}
 	if last := seen[len(seen)-1]; last != "agenthost: stopping (draining plugins)" {
 		t.Fatalf("last line = %q", last)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "state", controlSocket)); !os.IsNotExist(err) {
+		t.Fatalf("the control socket outlived the host: %v", err)
 	}
 	// The plugin process must have ended, and not by a kill after a failed
 	// drain (that would be logged as an error).
@@ -316,5 +330,85 @@ func TestUsageAndClearErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(out.String(), tt.inOut) || !strings.Contains(errOut.String(), tt.inError) {
 			t.Errorf("agenthost %q: exit %d (want %d)\nstdout: %s\nstderr: %s", tt.args, code, tt.code, out.String(), errOut.String())
 		}
+	}
+}
+
+// Issue 15, item 11: after the crash the restart policy no longer allows,
+// agenthost run stops with exit status 3 and says so, instead of serving on
+// without its plugin.
+func TestRunExitsWhenAPluginCrashesMoreThanTheRestartPolicyAllows(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.write(t, "host.yaml", "restart: {max_restarts: 1, window: 5m}\n")
+	cmd := exec.Command(f.agenthost, "run", "--plugins", "plugins", "--data", "state", "--config", cfg)
+	cmd.Dir = f.dir
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitFor(t, &stdout, "plugin(s) ready")
+	// The first crash is restarted; the second is one too many.
+	for crash := 1; ; crash++ {
+		f.run(t, nil, "tool", "crash", "--plugins", "plugins", "--data", "state")
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitGaveUp {
+				t.Fatalf("agenthost ended with %v, want exit status %d\nstderr:\n%s", err, exitGaveUp, stderr.String())
+			}
+			if crash != 2 {
+				t.Fatalf("gave up after %d crashes, want 2", crash)
+			}
+			log := stderr.String()
+			if !strings.Contains(log, `agenthost: ERROR: plugin "testplugin" crashed after 1 restarts within 5m0s; giving up`) ||
+				!strings.Contains(log, "agenthost: giving up: plugin testplugin is down for good, so this host stops (exit status 3)") {
+				t.Fatalf("the give-up is not said loudly:\n%s", log)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if crash == 1 {
+			// Wait for the restart before crashing again.
+			waitForCount(t, &stdout, "testplugin: serving at", 2)
+		}
+		if crash > 5 {
+			t.Fatalf("agenthost still runs after %d crashes\nstderr:\n%s", crash, stderr.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and a test's
+// reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitFor(t *testing.T, b *syncBuffer, text string) { t.Helper(); waitForCount(t, b, text, 1) }
+
+// waitForCount waits until text was written n times (a minute at most).
+func waitForCount(t *testing.T, b *syncBuffer, text string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for strings.Count(b.String(), text) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q not seen %d times in:\n%s", text, n, b.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

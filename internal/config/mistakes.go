@@ -83,9 +83,15 @@ func (s sources) annotate(err error) error {
 	}
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
+		// The setting a message is about is the word it starts with
+		// ("config: host … "), else the first variable it names that was set.
+		first, _, _ := strings.Cut(strings.TrimPrefix(l, "config: "), " ")
+		keys := []string{first}
 		for _, env := range envName.FindAllString(l, -1) {
-			key, ok := byEnv[env]
-			if _, set := s[key]; ok && set {
+			keys = append(keys, byEnv[env])
+		}
+		for _, key := range keys {
+			if _, set := s[key]; set {
 				lines[i] = l + " [set by " + s.origin(key) + "]"
 				break
 			}

@@ -50,7 +50,7 @@ func TestHostConfigMistakesNameTheLineAndTheFix(t *testing.T) {
 		"yaml syntax": {"plugins: [\n", `host.yaml:1: did not find expected node content`},
 		"bad indentation": {"plugins:\n  a2a:\n    port: 41241\n   agent_name: x\n",
 			`host.yaml:4: "agent_name: x" is indented by 3 spaces, which matches none of the lines above it (0, 2, 4 spaces): line it up with the keys it belongs with`},
-		"non-string key": {"plugins:\n  a2a:\n    1: x\n", `host.yaml:3: plugins.a2a: key 1 is not a string`},
+		"non-string key":   {"plugins:\n  a2a:\n    1: x\n", `host.yaml:3: plugins.a2a: key 1 is not a string`},
 		"list for a value": {"data_dir: [a, b]\n", `host.yaml:1: data_dir: want a single value, got a list`},
 		"unset variable": {"plugins:\n  a2a:\n    port: ${AGENTHOST_TEST_UNSET}\n",
 			`host.yaml:3: ${AGENTHOST_TEST_UNSET} is not set in the environment; set it, or give a default as ${AGENTHOST_TEST_UNSET:-value}`},

@@ -136,6 +136,11 @@ func (e *Error) hint() string {
 	case ErrRPC:
 		var re *a2a.Error
 		if errors.As(e.Err, &re) {
+			if re.Code == a2a.CodeUnsupportedOperation && strings.TrimSpace(re.Message) != "" {
+				// The peer's message says what it does not support; a
+				// generic guess beside it would only contradict it.
+				return ""
+			}
 			return rpcHint(re.Code)
 		}
 	case ErrStreamCut:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -213,6 +214,14 @@ func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *
 	return o
 }
 
+// isFinishedTask reports whether a peer refused a message to a task because
+// the task is finished: A2A's UnsupportedOperationError (-32004), which a
+// peer answers for a message to a task in a terminal state.
+func isFinishedTask(err error) bool {
+	re, ok := client.RPCError(err)
+	return ok && re.Code == a2a.CodeUnsupportedOperation
+}
+
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -225,6 +234,19 @@ func firstNonEmpty(ss ...string) string {
 // callResult renders the outcome of a2a_call for the model.
 func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.ToolResult {
 	var b strings.Builder
+	if o.err != nil && prep.msg.TaskID != "" && isFinishedTask(o.err) {
+		// One plain sentence and the next step, instead of the peer's
+		// explanation followed by a generic hint that says otherwise.
+		fmt.Fprintf(&b, "a2a_call to %s: task %s is finished and takes no more messages. To go on with the same conversation, send a new message without task_id: ",
+			target.name, peerID(prep.msg.TaskID))
+		if prep.msg.ContextID != "" {
+			fmt.Fprintf(&b, "a2a_call agent=%q context_id=%s message=\"…\".", target.name, peerID(prep.msg.ContextID))
+		} else {
+			fmt.Fprintf(&b, "a2a_call agent=%q context_id=<the task's context_id> message=\"…\" (a2a_task agent=%q task_id=%s action=\"get\" shows it).",
+				target.name, target.name, peerID(prep.msg.TaskID))
+		}
+		return &pb.ToolResult{Content: b.String(), IsError: true}
+	}
 	if o.err != nil {
 		fmt.Fprintf(&b, "a2a_call to %s failed: %s", target.name, o.voice().errText(o.err))
 		if o.tr.taskID != "" {

@@ -351,3 +351,20 @@ func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
 	r, _ = callTool(t, caller, "a2a_call", map[string]any{"agent": "painter", "message": "green", "task_id": q.TaskID, "context_id": q.ContextID})
 	e2etest.MustOK(t, r, "painted it green")
 }
+
+// TestCallToAFinishedTaskSaysSoOnceWithTheNextStep: a message to a task that
+// is already finished gets one plain sentence and the call to make instead,
+// not the peer's explanation followed by a hint that contradicts it.
+func TestCallToAFinishedTaskSaysSoOnceWithTheNextStep(t *testing.T) {
+	t.Parallel()
+	w := plugins(t)
+	r, _ := callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": unique(t, "first")})
+	s := e2etest.SummaryOf(t, r)
+
+	r, _ = callTool(t, w.alice, "a2a_call", map[string]any{"agent": "bob", "message": "again", "task_id": s.TaskID, "context_id": s.ContextID})
+	want := `a2a_call to bob: task "` + s.TaskID + `" is finished and takes no more messages. ` +
+		`To go on with the same conversation, send a new message without task_id: a2a_call agent="bob" context_id="` + s.ContextID + `" message="…".`
+	if !r.GetIsError() || r.GetContent() != want {
+		t.Fatalf("result (is_error %v):\n%s\nwant:\n%s", r.GetIsError(), r.GetContent(), want)
+	}
+}

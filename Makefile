@@ -66,11 +66,13 @@ build: ## build the plugin (into bin/plugins) and the reference host
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost
 
-# The knobs reach agenthost as environment variables, so any quoting in
-# AGENT survives; run.yaml reads ${RUN_PORT}, ${RUN_NAME} and ${RUN_PEER}.
-run: export RUN_AGENT = $(AGENT)
+# The knobs reach agenthost as environment variables, so AGENT arrives as
+# written: any quoting survives, and $(value …) keeps make from expanding a
+# shell's $VAR or $(cmd) in it. run.yaml reads ${RUN_PORT}, ${RUN_NAME}
+# and ${RUN_PEER}.
+run: export RUN_AGENT = $(value AGENT)
 run: export RUN_PORT = $(PORT)
-run: export RUN_NAME = $(NAME)
+run: export RUN_NAME = $(value NAME)
 run: export RUN_PEER = $(PEER)
 run: build ## serve A2A on loopback: the reference host, the plugin and an echo agent (knobs: AGENT HOSTCFG PORT NAME PEER DATA)
 	$(BIN)/agenthost run --plugins $(PLUGINS) --agent "$$RUN_AGENT" $(if $(DATA),--data '$(DATA)') $(if $(HOSTCFG),--config '$(HOSTCFG)') $(RUN_FLAGS)

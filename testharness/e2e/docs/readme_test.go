@@ -96,9 +96,9 @@ func TestMatchOutput(t *testing.T) {
 	for want, ok := range map[string]bool{
 		"a2a: serving at http://127.0.0.1:5\ntools: a, b": true,
 		"a2a: serving at …\n\ntools: …":                   true,
-		"tools: a, b\na2a: serving at …":                   false, // out of order
-		"a2a: serving at http://127.0.0.1:6":               false,
-		"serving at": false, // a whole line, not a part of one
+		"tools: a, b\na2a: serving at …":                  false, // out of order
+		"a2a: serving at http://127.0.0.1:6":              false,
+		"serving at":                                      false, // a whole line, not a part of one
 	} {
 		if err := matchOutput(want, got); (err == nil) != ok {
 			t.Errorf("matchOutput(%q) = %v, want ok=%v", want, err, ok)

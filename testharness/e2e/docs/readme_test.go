@@ -52,6 +52,7 @@ func TestREADMECommands(t *testing.T) {
 			for _, b := range run {
 				s.run(b)
 			}
+			s.checkClean()
 		})
 	}
 }
@@ -120,17 +121,18 @@ func TestParseBlocks(t *testing.T) {
 }
 
 // setups prepare files and variables for a block (setup=NAME): they get
-// the block's working directory and return NAME=value variables for it.
-var setups = map[string]func(t *testing.T, cwd string) []string{
+// the block's working directory and return NAME=value variables for it and
+// the files they wrote there.
+var setups = map[string]func(t *testing.T, cwd string) (vars, files []string){
 	// A webhook notification as the plugin signs one: body.json, its
 	// timestamp in TS, its signature in SIG, the key in A2A_PUSH_SECRET.
-	"signed-delivery": func(t *testing.T, cwd string) []string {
+	"signed-delivery": func(t *testing.T, cwd string) ([]string, []string) {
 		secret, body := "s3cret-push-key", []byte(`{"statusUpdate":{"taskId":"t1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
 		if err := os.WriteFile(filepath.Join(cwd, "body.json"), body, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		ts := time.Now().Unix()
-		return []string{"TS=" + strconv.FormatInt(ts, 10), "SIG=" + push.Sign([]byte(secret), ts, body), "A2A_PUSH_SECRET=" + secret}
+		return []string{"TS=" + strconv.FormatInt(ts, 10), "SIG=" + push.Sign([]byte(secret), ts, body), "A2A_PUSH_SECRET=" + secret}, []string{"body.json"}
 	},
 }
 
@@ -212,5 +214,32 @@ func checkPythonVerifier(t *testing.T, code string) {
 	cmd := exec.Command(python, "-c", driver.String())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's Python verifier fails: %v\n%s", err, out)
+	}
+}
+
+// TestMakeRunKnobs: make run hands PORT, NAME and PEER to run.yaml, passes
+// --data only when DATA is given (so HOSTCFG's data_dir applies), and AGENT
+// as written.
+func TestMakeRunKnobs(t *testing.T) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry := func(args ...string) string {
+		cmd := exec.Command("make", append([]string{"-n", "--no-print-directory", "run"}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n run %v: %v\n%s", args, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return lines[len(lines)-1]
+	}
+	if got := dry(); strings.Contains(got, "--data") || !strings.Contains(got, `--agent "$RUN_AGENT"`) {
+		t.Errorf("make run: %s", got)
+	}
+	if got := dry("DATA=bin/alice", "HOSTCFG=my.yaml"); !strings.Contains(got, "--data 'bin/alice'") || !strings.Contains(got, "--config 'my.yaml'") {
+		t.Errorf("make run DATA=bin/alice HOSTCFG=my.yaml: %s", got)
 	}
 }

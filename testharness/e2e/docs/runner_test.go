@@ -133,6 +133,7 @@ type session struct {
 	ports map[string]string
 	env   []string
 	bg    []*background
+	made  map[string]bool // files setups wrote, which the README has the reader make
 }
 
 // newSession copies the repository's working tree (tracked and untracked
@@ -153,7 +154,7 @@ func newSession(t *testing.T, moduleRoot string, blocks []*block) *session {
 	git("add", "-A")
 	git("commit", "-qm", "the working tree, for the README commands")
 
-	s := &session{t: t, root: root, cwd: root, ports: map[string]string{}}
+	s := &session{t: t, root: root, cwd: root, ports: map[string]string{}, made: map[string]bool{}}
 	for _, b := range blocks {
 		for _, text := range []string{b.code, outputOf(b)} {
 			for _, p := range docPorts.FindAllString(text, -1) {
@@ -207,7 +208,11 @@ func (s *session) run(b *block) {
 		if setup == nil {
 			t.Fatalf("%s: unknown setup %q", b.where(), name)
 		}
-		env = append(append([]string(nil), env...), setup(t, s.cwd)...)
+		vars, files := setup(t, s.cwd)
+		for _, f := range files {
+			s.made[filepath.Join(s.cwd, f)] = true
+		}
+		env = append(append([]string(nil), env...), vars...)
 	}
 	if name, ok := b.dir["check"]; ok {
 		check := checkers[name]
@@ -267,6 +272,28 @@ func (s *session) foreground(b *block, env []string) {
 	}
 	if cwd, err := os.ReadFile(cwdFile); err == nil {
 		s.cwd = strings.TrimSpace(string(cwd))
+	}
+}
+
+// checkClean fails when the commands left files that git would show as
+// untracked in the checkout they ran in (state belongs under bin/).
+func (s *session) checkClean() {
+	t := s.t
+	s.stopAll()
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all")
+	cmd.Dir = s.cwd
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git status in %s: %v", s.cwd, err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "?? ") && s.made[filepath.Join(s.cwd, strings.TrimPrefix(l, "?? "))] {
+			continue
+		}
+		t.Errorf("the README's commands left %q in the checkout (git status)", l)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -341,7 +340,7 @@ func TestRunExitsWhenAPluginCrashesMoreThanTheRestartPolicyAllows(t *testing.T) 
 	cfg := f.write(t, "host.yaml", "restart: {max_restarts: 1, window: 5m}\n")
 	cmd := exec.Command(f.agenthost, "run", "--plugins", "plugins", "--data", "state", "--config", cfg)
 	cmd.Dir = f.dir
-	var stdout, stderr syncBuffer
+	var stdout, stderr testharness.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -380,29 +379,13 @@ func TestRunExitsWhenAPluginCrashesMoreThanTheRestartPolicyAllows(t *testing.T) 
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and a test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+func waitFor(t *testing.T, b *testharness.SyncBuffer, text string) {
+	t.Helper()
+	waitForCount(t, b, text, 1)
 }
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func waitFor(t *testing.T, b *syncBuffer, text string) { t.Helper(); waitForCount(t, b, text, 1) }
 
 // waitForCount waits until text was written n times (a minute at most).
-func waitForCount(t *testing.T, b *syncBuffer, text string, n int) {
+func waitForCount(t *testing.T, b *testharness.SyncBuffer, text string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for strings.Count(b.String(), text) < n {

@@ -53,7 +53,7 @@ func build(t *testing.T) *binaries {
 type runningHost struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testharness.SyncBuffer
 }
 
 // startHost runs agenthost run with the repository's run.yaml on a free
@@ -66,7 +66,7 @@ func (b *binaries) startHost(t *testing.T, agent string, env ...string) *running
 	cmd.Dir = b.root
 	cmd.Env = append(os.Environ(), append([]string{"RUN_PORT=" + port}, env...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testharness.SyncBuffer{}, &testharness.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

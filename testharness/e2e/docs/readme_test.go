@@ -31,16 +31,8 @@ func TestREADMECommands(t *testing.T) {
 	}
 	for _, name := range readmes {
 		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join(root, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			blocks, err := parseBlocks(name, src)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var run []*block
-			for _, b := range blocks {
+			for _, b := range readmeBlocks(t, root, name) {
 				if b.runnable() {
 					run = append(run, b)
 				}
@@ -66,15 +58,7 @@ func TestREADMEDirectivesAreKnown(t *testing.T) {
 	}
 	known := map[string]bool{"background": true, "until": true, "output": true, "exit": true, "setup": true, "check": true, "skip": true}
 	for _, name := range readmes {
-		src, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks, err := parseBlocks(name, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range blocks {
+		for _, b := range readmeBlocks(t, root, name) {
 			for _, bb := range []*block{b, b.output} {
 				if bb == nil {
 					continue
@@ -90,6 +74,20 @@ func TestREADMEDirectivesAreKnown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readmeBlocks reads and parses the README name of the repository.
+func readmeBlocks(t *testing.T, root, name string) []*block {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseBlocks(name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blocks
 }
 
 func TestMatchOutput(t *testing.T) {

@@ -15,7 +15,6 @@ package docs_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,10 +26,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
 // block is one fenced block of a README.
@@ -301,7 +301,7 @@ func (s *session) checkClean() {
 type background struct {
 	b    *block
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testharness.SyncBuffer
 	done chan struct{}
 }
 
@@ -313,7 +313,7 @@ func (s *session) background(b *block, env []string) {
 	cmd := exec.Command("bash", "-c", s.shell(b, ""))
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &syncBuffer{}
+	out := &testharness.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", b.where(), err)
@@ -383,23 +383,6 @@ func matchOutput(want, got string) error {
 		i++
 	}
 	return nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // freePort returns a port that was free on 127.0.0.1 a moment ago.

@@ -163,10 +163,21 @@ func TestSendKindsDriveTheTask(t *testing.T) {
 			if r.Task == nil || r.Task.Status.State != tc.want {
 				t.Fatalf("resp = %+v", r)
 			}
-			if got := r.Task.Status.Message.Text(); !strings.HasPrefix(got, tc.text) {
-				t.Fatalf("status text = %q, want prefix %q", got, tc.text)
+			// A question is the status message; a final answer is the
+			// answer artifact (and not also the status message).
+			got := ""
+			if tc.want == a2a.TaskStateCompleted {
+				if r.Task.Status.Message != nil {
+					t.Errorf("the COMPLETED status repeats the answer: %q", r.Task.Status.Message.Text())
+				}
+				got = r.Task.Artifacts[len(r.Task.Artifacts)-1].Text()
+			} else {
+				got = r.Task.Status.Message.Text()
 			}
-			if strings.Contains(r.Task.Status.Message.Text(), "sk-proj-") {
+			if !strings.HasPrefix(got, tc.text) {
+				t.Fatalf("answer text = %q, want prefix %q", got, tc.text)
+			}
+			if strings.Contains(string(mustJSON(t, r.Task)), "sk-proj-") {
 				t.Fatal("secret leaked")
 			}
 		})
@@ -342,5 +353,39 @@ func TestEveryStringOfAReplyIsRedacted(t *testing.T) {
 	b, _ := a2a.Marshal(r.Task)
 	if strings.Contains(string(b), key) || strings.Contains(string(b), "plain-looking-value") {
 		t.Fatalf("a secret reached the peer: %s", b)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := a2a.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestProgressThenSuccessDoesNotCompleteWithTheProgressMessage: a host
+// that reports progress and ends its turn SUCCESS without a final answer
+// gets a COMPLETED task whose status message is the plugin's own notice,
+// never the progress message (its id or its text).
+func TestProgressThenSuccessDoesNotCompleteWithTheProgressMessage(t *testing.T) {
+	br, mgr, host := setup(t)
+	ch := send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hi")))
+	req := next(t, host)
+	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(),
+		Kind: pb.SendKind_SEND_KIND_PROGRESS, Text: "searching the archive"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.ProcessingComplete(context.Background(), &pb.ProcessingCompleteRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	st := r.Task.Status
+	if st.State != a2a.TaskStateCompleted || st.Message == nil {
+		t.Fatalf("status = %s", mustJSON(t, st))
+	}
+	if strings.Contains(st.Message.Text(), "searching the archive") {
+		t.Errorf("the progress message became the final status: %s", mustJSON(t, st.Message))
 	}
 }

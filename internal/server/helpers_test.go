@@ -152,6 +152,9 @@ func (x *scriptExec) play(t *tasks.Turn, gate chan struct{}) {
 		_ = x.m.EndTurn(ctx, t.TaskID, tasks.OutcomeFailure, "boom: "+rest)
 	case "reject":
 		_ = x.m.EndTurn(ctx, t.TaskID, tasks.OutcomeRejected, "not my job")
+	case "silent":
+		<-gate
+		apply(tasks.Update{Kind: tasks.UpdateFinal, Message: agentMsg("silent done")})
 	case "slow":
 		apply(tasks.Update{Kind: tasks.UpdateProgress, Message: agentMsg("thinking")})
 		<-gate

@@ -28,8 +28,9 @@ func TestV10MethodsAnswerInV10Shapes(t *testing.T) {
 			task.Artifacts[0].Text() != "echo: hello there" {
 			t.Errorf("task = %s", mustJSON(task))
 		}
-		if len(task.History) < 2 || task.History[0].Role != a2a.RoleUser {
-			t.Errorf("history = %s", mustJSON(task.History))
+		// The answer is the artifact only: not the status message, not in history.
+		if len(task.History) != 1 || task.History[0].Role != a2a.RoleUser || task.Status.Message != nil {
+			t.Errorf("history = %s, status = %s", mustJSON(task.History), mustJSON(task.Status))
 		}
 	})
 	t.Run("SendMessage direct reply returns a message", func(t *testing.T) {
@@ -61,7 +62,7 @@ func TestV10MethodsAnswerInV10Shapes(t *testing.T) {
 		}
 	})
 	t.Run("GetTask historyLength", func(t *testing.T) {
-		task := e.send(tokAlice, "count", nil)
+		task := e.send(tokAlice, "ask count", nil) // history: the request, the question
 		for _, tc := range []struct {
 			n    *int32
 			want int

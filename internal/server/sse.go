@@ -154,8 +154,12 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 	case ex.v03:
 		final := false
 		if u := resp.StatusUpdate; u != nil {
+			// The last event of the stream (see tasks.Subscription): a
+			// terminal state; INPUT_REQUIRED too, except for a
+			// subscription (tasks/resubscribe), which follows the task to
+			// its end. Streams stay open at AUTH_REQUIRED.
 			st := u.Status.State
-			final = st.Terminal() || st == a2a.TaskStateInputRequired // streams stay open at AUTH_REQUIRED
+			final = st.Terminal() || (st == a2a.TaskStateInputRequired && ex.op != a2a.OpSubscribeToTask)
 		}
 		b, err := a2a.Marshal(a2a.ToV03StreamEvent(resp, final))
 		if err != nil {

@@ -224,14 +224,9 @@ func (m *Manager) followRemote(ctx context.Context, id, scope string) (*Subscrip
 		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 			"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", id, st))
 	}
-	sub := newSubscription(m, nil, nil)
+	sub := newSubscription(m, nil, nil, true)
 	t := snap.Task
 	sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}})
-	if st == a2a.TaskStateInputRequired {
-		r.Close()
-		sub.finish(nil)
-		return sub, nil
-	}
 	sub.mu.Lock()
 	sub.stop = r.Close
 	sub.mu.Unlock()
@@ -266,12 +261,6 @@ func savedElsewhere(snap, rec *store.TaskRecord) bool {
 	return a.State != b.State || snap.StatusMillis() != rec.StatusMillis() || msgID(a.Message) != msgID(b.Message)
 }
 
-// endsStream reports whether a followed task in state st ends its streams
-// (they stay open at AUTH_REQUIRED, as local ones do).
-func endsStream(st a2a.TaskState) bool {
-	return st.Terminal() || st == a2a.TaskStateInputRequired
-}
-
 // followAttempts bounds how often followAheadLocked and
 // followSettledLocked open follows again because the task was saved (or a
 // stream joined) while they waited for the Cluster.
@@ -300,7 +289,7 @@ func (m *Manager) followOpenLocked(lt *liveTask, n int) (fs []follow, ok bool) {
 		r, err := m.opts.Cluster.Follow(ctx, id)
 		cancel()
 		if err != nil {
-			m.log.Warn("a stream waiting for credentials cannot follow the task across replicas; it stays on this one", append(args, "error", err)...)
+			m.log.Warn("a stream of a task waiting for its client cannot follow the task across replicas; it stays on this one", append(args, "error", err)...)
 			continue
 		}
 		fs = append(fs, follow{Remote: r})
@@ -316,19 +305,20 @@ func (m *Manager) followOpenLocked(lt *liveTask, n int) (fs []follow, ok bool) {
 	return fs, true
 }
 
-// followAheadLocked opens, before Apply saves an update that puts lt at
-// AUTH_REQUIRED, one follow per stream of lt (into lt.ahead), for
-// applyLocked to move the streams to as it saves the update (see
-// followElsewhereLocked). It may release lt.mu (see followOpenLocked): the
-// caller checks lt afterwards as if it had just locked it, and closes
-// unused follows with dropAheadLocked.
-func (m *Manager) followAheadLocked(lt *liveTask) {
+// followAheadLocked opens, before Apply saves an update that interrupts lt
+// (puts it at st, AUTH_REQUIRED or INPUT_REQUIRED), one follow per stream
+// of lt that stays open at st (into lt.ahead), for applyLocked to move the
+// streams to as it saves the update (see followElsewhereLocked). It may
+// release lt.mu (see followOpenLocked): the caller checks lt afterwards as
+// if it had just locked it, and closes unused follows with
+// dropAheadLocked.
+func (m *Manager) followAheadLocked(lt *liveTask, st a2a.TaskState) {
 	for range followAttempts {
 		if lt.aheadAt != lt.saves {
 			closeRemotes(lt.ahead)
 			lt.ahead = nil
 		}
-		need := len(lt.subs) - len(lt.ahead)
+		need := lt.staying(st) - len(lt.ahead)
 		if m.opts.Cluster == nil || need <= 0 || !lt.revealed || !lt.turnRunning || lt.rec.Task.Status.State.Terminal() {
 			return
 		}
@@ -350,9 +340,11 @@ func (m *Manager) dropAheadLocked(lt *liveTask) {
 	lt.ahead = nil
 }
 
-// followElsewhereLocked moves lt's streams, which stay open while the task
-// waits for credentials, from lt to following the task through the
-// Cluster: the message that resumes the task may reach any replica, and
+// followElsewhereLocked moves lt's streams that stay open while the task
+// waits for its client (every stream at AUTH_REQUIRED, subscribers at
+// INPUT_REQUIRED; see Subscription.endsAt), from lt to following the task
+// through the Cluster: the message that resumes the task may reach any
+// replica, and
 // whichever runs it publishes its events to them. Each stream takes one of
 // the follows opened beforehand (lt.ahead, valid only if lt was not saved
 // since), so it gets the events saved after those follows were opened;
@@ -365,9 +357,10 @@ func (m *Manager) followElsewhereLocked(lt *liveTask) {
 		closeRemotes(lt.ahead)
 		lt.ahead = nil
 	}
+	st := lt.rec.Task.Status.State
 	kept := lt.subs[:0]
 	for _, sub := range lt.subs {
-		if len(lt.ahead) == 0 {
+		if len(lt.ahead) == 0 || sub.endsAt(st) {
 			kept = append(kept, sub)
 			continue
 		}
@@ -385,7 +378,7 @@ func (m *Manager) followElsewhereLocked(lt *liveTask) {
 }
 
 // followSettledLocked moves the streams lt still has once Apply saved it
-// at AUTH_REQUIRED — those of a task first stored by that update, which
+// at an interrupted state — those of a task first stored by that update, which
 // could not follow it before, and any whose follow could not be opened
 // before the save — to following the task through the Cluster. They have
 // seen everything this replica saved so far, so follows opened now, with
@@ -399,7 +392,7 @@ func (m *Manager) followSettledLocked(lt *liveTask) {
 		if !m.followSettledNowLocked(lt) {
 			return
 		}
-		n := len(lt.subs)
+		n := lt.staying(lt.rec.Task.Status.State)
 		fs, ok := m.followOpenLocked(lt, n)
 		if !ok {
 			continue
@@ -427,10 +420,11 @@ func (m *Manager) followSettledLocked(lt *liveTask) {
 }
 
 // followSettledNowLocked reports whether followSettledLocked has streams
-// to move: lt waits at AUTH_REQUIRED with no turn here. lt.mu must be
-// held.
+// to move: lt waits for its client with no turn here, and streams that
+// stay open then. lt.mu must be held.
 func (m *Manager) followSettledNowLocked(lt *liveTask) bool {
-	return m.opts.Cluster != nil && len(lt.subs) > 0 && lt.turn == nil && lt.rec.Task.Status.State == a2a.TaskStateAuthRequired
+	st := lt.rec.Task.Status.State
+	return m.opts.Cluster != nil && lt.turn == nil && st.Interrupted() && lt.staying(st) > 0
 }
 
 // closeRemotes closes follows nobody reads.
@@ -440,8 +434,8 @@ func closeRemotes(fs []follow) {
 	}
 }
 
-// pumpRemote hands a followed task's events to sub until the task settles
-// (streams stay open at AUTH_REQUIRED, as local ones do), sub is dropped
+// pumpRemote hands a followed task's events to sub until the task reaches
+// a state that ends sub (see Subscription.endsAt), sub is dropped
 // or closed, or following ends. A moved follow's snapshot goes first, as a
 // Task event.
 func pumpRemote(sub *Subscription, r follow) {
@@ -452,7 +446,7 @@ func pumpRemote(sub *Subscription, r follow) {
 		if !sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}}) {
 			return
 		}
-		if endsStream(t.Status.State) {
+		if sub.endsAt(t.Status.State) {
 			sub.finish(nil)
 			return
 		}
@@ -467,7 +461,7 @@ func pumpRemote(sub *Subscription, r follow) {
 		if !sub.deliver([]Event{ev}) {
 			return
 		}
-		if u := ev.Response.StatusUpdate; u != nil && endsStream(u.Status.State) {
+		if u := ev.Response.StatusUpdate; u != nil && sub.endsAt(u.Status.State) {
 			sub.finish(nil)
 			return
 		}

@@ -303,7 +303,7 @@ func TestStreamOnAnotherReplicaGetsEveryEventInOrder(t *testing.T) {
 	}
 	got := drain(t, sub)
 	want := []string{"task:TASK_STATE_WORKING", "status:TASK_STATE_WORKING:one", "artifact:art", "status:TASK_STATE_WORKING:two",
-		"artifact:" + task.ID + "-answer-1", "status:TASK_STATE_COMPLETED:done"}
+		"artifact:" + task.ID + "-answer-1", "status:TASK_STATE_COMPLETED"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("stream on b:\n got  %v\n want %v", got, want)
 	}
@@ -465,7 +465,7 @@ func TestAuthRequiredStreamFollowsTheTaskToAnotherReplica(t *testing.T) {
 			}
 			resumeAndFinish(t, b, turn.TaskID)
 			want = append(want, "status:TASK_STATE_AUTH_REQUIRED:sign in first",
-				"status:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED:3 new mails")
+				"status:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED")
 			if got := drain(t, sub); !slices.Equal(got, want) {
 				t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 			}
@@ -491,11 +491,10 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 }
 
 // TestFollowingThroughTheClusterDoesNotHoldTheTask: while a stream's
-// Follow waits on a slow database, both before the AUTH_REQUIRED update is
-// saved (progress first) and after it (the update that first stores the
-// task), the task answers reads and takes new streams; every stream, the
-// one that joined meanwhile too, then follows the task to the replica that
-// resumes it and gets each event once.
+// Follow waits on a slow database before the AUTH_REQUIRED update is saved
+// (with progress first, and without), the task answers reads and takes new
+// streams; every stream, the one that joined meanwhile too, then follows
+// the task to the replica that resumes it and gets each event once.
 func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 	for _, progressFirst := range []bool{true, false} {
 		t.Run(fmt.Sprint("progress first ", progressFirst), func(t *testing.T) {
@@ -504,13 +503,12 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 			ctx := context.Background()
 			sub, turn := fetchMail(t, a)
 			want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING"}
-			joined := "task:TASK_STATE_AUTH_REQUIRED" // the snapshot of a stream that joins while Follow waits
+			joined := "task:TASK_STATE_WORKING" // the snapshot of a stream that joins while Follow waits
 			if progressFirst {
 				if err := a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("looking")}); err != nil {
 					t.Fatal(err)
 				}
 				want = append(want, "status:TASK_STATE_WORKING:looking")
-				joined = "task:TASK_STATE_WORKING"
 			}
 			entered, release := h.holdFollow(t)
 			applied := signInLater(a, turn.TaskID)
@@ -543,17 +541,13 @@ func TestFollowingThroughTheClusterDoesNotHoldTheTask(t *testing.T) {
 				t.Errorf("a keeps %d tasks in memory while its streams follow through the cluster", n)
 			}
 			resumeAndFinish(t, b, turn.TaskID)
-			rest := []string{"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+			rest := []string{"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED"}
 			auth := "status:TASK_STATE_AUTH_REQUIRED:sign in first"
 			want = append(append(want, auth), rest...)
 			if got := drain(t, sub); !slices.Equal(got, want) {
 				t.Errorf("first stream on a:\n got  %v\n want %v", got, want)
 			}
-			wantLate := []string{joined}
-			if progressFirst {
-				wantLate = append(wantLate, auth)
-			}
-			wantLate = append(wantLate, rest...)
+			wantLate := append([]string{joined, auth}, rest...)
 			if got := drain(t, late); !slices.Equal(got, wantLate) {
 				t.Errorf("stream that joined while Follow waited:\n got  %v\n want %v", got, wantLate)
 			}
@@ -592,7 +586,7 @@ func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
 	resumeAndFinish(t, b, turn.TaskID)
 	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_WORKING:looking", "artifact:partial",
 		"status:TASK_STATE_AUTH_REQUIRED:sign in first",
-		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED"}
 	if got := drain(t, sub); !slices.Equal(got, want) {
 		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 	}
@@ -600,14 +594,21 @@ func TestFollowOpenedBeforeASaveIsOpenedAgain(t *testing.T) {
 }
 
 // TestTaskResumedHereWhileFollowWaitsKeepsItsStreams: the credentials reach
-// this replica while its streams' Follow waits on the database (after the
-// AUTH_REQUIRED update first stored the task): the task resumes here, the
-// follow is dropped and the streams get the resumed turn from the task.
+// this replica while its streams' Follow waits on the database after the
+// AUTH_REQUIRED update was saved (the follow before the save failed): the
+// task resumes here, the follow is dropped and the streams get the
+// resumed turn from the task.
 func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	h := newHub()
 	a, _ := h.join(t, "a"), h.join(t, "b")
 	ctx := context.Background()
 	sub, turn := fetchMail(t, a)
+	h.onFollow(func(n int) error {
+		if n == 0 {
+			return errors.New("the database is unreachable")
+		}
+		return nil
+	})
 	entered, release := h.holdFollow(t)
 	applied := signInLater(a, turn.TaskID)
 	<-entered
@@ -627,7 +628,7 @@ func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 		t.Fatalf("resumed send on a = %+v, %v", r.resp, r.err)
 	}
 	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_AUTH_REQUIRED:sign in first",
-		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED"}
 	if got := drain(t, sub); !slices.Equal(got, want) {
 		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 	}
@@ -639,17 +640,16 @@ func TestTaskResumedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 
 // TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot: another replica
 // resumes (and maybe finishes) the task after this one saved it at
-// AUTH_REQUIRED, before the follow for its stream takes its snapshot —
-// for a task first stored by that update, and for one whose follow opened
-// before the update failed. The stream gets the task as stored then, and
+// AUTH_REQUIRED, before the follow for its stream takes its snapshot, for
+// a task whose follow opened before the update failed. The stream gets the task as stored then, and
 // the events saved after it; it ends when the task does.
 func TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot(t *testing.T) {
 	for _, tc := range []struct {
 		name                  string
 		progressFirst, finish bool
 	}{
-		{"stored at AUTH_REQUIRED, finished elsewhere", false, true},
-		{"stored at AUTH_REQUIRED, resumed elsewhere", false, false},
+		// (A stream's task is stored when the stream starts, so the
+		// follows before the save are always tried.)
 		{"early follow failed, finished elsewhere", true, true},
 		{"early follow failed, resumed elsewhere", true, false},
 	} {
@@ -700,7 +700,7 @@ func TestStreamFollowsATaskSavedElsewhereBeforeItsSnapshot(t *testing.T) {
 				if err := b.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("3 new mails")}); err != nil {
 					t.Fatal(err)
 				}
-				want = append(want, "task:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED:3 new mails")
+				want = append(want, "task:TASK_STATE_WORKING", "artifact:"+turn.TaskID+"-answer-1", "status:TASK_STATE_COMPLETED")
 			}
 			if r := wait(t, ch); r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("resumed send on b = %+v, %v", r.resp, r.err)
@@ -754,10 +754,10 @@ func TestStreamEndsWhenTheTaskIsFinishedElsewhereBeforeItsEarlyFollow(t *testing
 }
 
 // TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams: the credentials reach
-// this replica while its streams' Follow waits (after the AUTH_REQUIRED
-// update first stored the task), and the resumed turn waits in its
-// context's queue, not saved yet: the streams stay on the task and get the
-// resumed turn from it.
+// this replica while its streams' Follow waits after the AUTH_REQUIRED
+// update was saved (the follow before the save failed), and the resumed
+// turn waits in its context's queue, not saved yet: the streams stay on
+// the task and get the resumed turn from it.
 func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 	h := newHub()
 	a, _ := h.join(t, "a"), h.join(t, "b")
@@ -768,7 +768,11 @@ func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 	}
 	h.onFollow(func(n int) error {
-		if n != 0 {
+		switch n {
+		case 0:
+			return errors.New("the database is unreachable")
+		case 1:
+		default:
 			return nil
 		}
 		// Another task of the context takes it; then the credentials come.
@@ -811,7 +815,7 @@ func TestTurnQueuedHereWhileFollowWaitsKeepsItsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "status:TASK_STATE_AUTH_REQUIRED:sign in first",
-		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED:3 new mails"}
+		"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED"}
 	if got := drain(t, sub); !slices.Equal(got, want) {
 		t.Fatalf("stream on a:\n got  %v\n want %v", got, want)
 	}
@@ -854,4 +858,39 @@ func fetchMail(t *testing.T, r *env) (*Subscription, *Turn) {
 		t.Fatal(err)
 	}
 	return sub, r.exec.next(t)
+}
+
+// TestSubscriberOfAQuestionFollowsTheAnswerOnAnotherReplica: with
+// replicas, SubscribeToTask on a task waiting for input — subscribed on
+// the replica that asked (the stream moves to following the task through
+// the cluster) and on another one (it follows from the start) — stays
+// open while the answer reaches a third replica, and ends at COMPLETED;
+// the stream of the request that asked ends at the question.
+func TestSubscriberOfAQuestionFollowsTheAnswerOnAnotherReplica(t *testing.T) {
+	h := newHub()
+	a, b, c := h.join(t, "a"), h.join(t, "b"), h.join(t, "c")
+	ctx := context.Background()
+	stream, turn := fetchMail(t, a)
+	onA, err := a.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: turn.TaskID})
+	must(t, err)
+	must(t, a.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateInputRequired, Message: agentMsg("which folder?")}))
+	must(t, a.m.EndTurn(ctx, turn.TaskID, OutcomeSuccess, ""))
+	onB, err := b.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: turn.TaskID})
+	must(t, err)
+	if n := a.m.ActiveCount(); n != 0 {
+		t.Errorf("a keeps %d tasks in memory while its subscriber follows through the cluster", n)
+	}
+	resumeAndFinish(t, c, turn.TaskID)
+	question := "status:TASK_STATE_INPUT_REQUIRED:which folder?"
+	rest := []string{"status:TASK_STATE_WORKING", "artifact:" + turn.TaskID + "-answer-1", "status:TASK_STATE_COMPLETED"}
+	if got, want := drain(t, stream), []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", question}; !slices.Equal(got, want) {
+		t.Errorf("sending stream on a:\n got  %v\n want %v", got, want)
+	}
+	if got, want := drain(t, onA), append([]string{"task:TASK_STATE_WORKING", question}, rest...); !slices.Equal(got, want) {
+		t.Errorf("subscriber on a:\n got  %v\n want %v", got, want)
+	}
+	if got, want := drain(t, onB), append([]string{"task:TASK_STATE_INPUT_REQUIRED"}, rest...); !slices.Equal(got, want) {
+		t.Errorf("subscriber on b:\n got  %v\n want %v", got, want)
+	}
+	waitFor(t, func() bool { return h.openFollows() == 0 })
 }

@@ -22,8 +22,6 @@ type liveTask struct {
 	// pending, starting with the creation snapshot.
 	revealed bool
 	pending  []Event
-	// revealNext makes the next applyLocked reveal the task.
-	revealNext bool
 
 	subs []*Subscription
 	// settled is closed when the current turn settles: the task became
@@ -157,8 +155,7 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	}
 	state := t.Status.State
 	settled := state.Terminal() || state.Interrupted()
-	if (settled || lt.revealNext) && !lt.revealed {
-		lt.revealNext = false
+	if settled && !lt.revealed {
 		lt.pending = append(lt.pending, events...)
 		observe()
 		return m.revealLocked(ctx, lt, true)
@@ -168,12 +165,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 		observe()
 		return nil
 	}
-	if state == a2a.TaskStateAuthRequired && m.opts.Cluster != nil && len(lt.subs) > 0 {
-		// The credentials may reach another replica. Following the task
-		// through the Cluster from before this save (Apply opened the
-		// follows, see followAheadLocked), the streams get this update and
-		// every later one from the store, whichever replica resumes the
-		// task.
+	if state.Interrupted() && m.opts.Cluster != nil && lt.staying(state) > 0 {
+		// The answer or the credentials may reach another replica.
+		// Following the task through the Cluster from before this save
+		// (Apply opened the follows, see followAheadLocked), the streams
+		// that stay open get this update and every later one from the
+		// store, whichever replica resumes the task.
 		m.followElsewhereLocked(lt)
 	}
 	if err := m.persistLocked(ctx, lt, events); err != nil {
@@ -294,24 +291,30 @@ func (m *Manager) broadcastLocked(lt *liveTask, events []Event) {
 
 // settleLocked ends the current turn's waits: blocking sends return, the
 // context may run its next turn, and a task that needs nothing more from the
-// host leaves memory. Streams close too — except at AUTH_REQUIRED, where
-// they stay open (the task resumes once the peer brings credentials), and
-// the task stays in memory for as long as a stream follows it (with a
-// Cluster, Apply then moves them to following the task through it; see
-// followSettledLocked).
+// host leaves memory. Streams end too, each as its kind says (see
+// Subscription.endsAt): at an interrupted state some stay open — every
+// stream at AUTH_REQUIRED (the task resumes once the peer brings
+// credentials), subscribers at INPUT_REQUIRED — and the task stays in
+// memory for as long as a stream follows it (with a Cluster, Apply then
+// moves them to following the task through it; see followSettledLocked).
 func (m *Manager) settleLocked(lt *liveTask) {
 	select {
 	case <-lt.settled:
 	default:
 		close(lt.settled)
 	}
-	keepStreams := lt.rec.Task.Status.State == a2a.TaskStateAuthRequired
-	if !keepStreams {
-		for _, s := range lt.subs {
+	st := lt.rec.Task.Status.State
+	kept := lt.subs[:0]
+	for _, s := range lt.subs {
+		if s.endsAt(st) {
 			s.finish(nil)
+		} else {
+			kept = append(kept, s)
 		}
-		lt.subs = nil
 	}
+	clear(lt.subs[len(kept):])
+	lt.subs = kept
+	keepStreams := len(kept) > 0
 	lt.turnRunning = false
 	lt.turn = nil
 	m.mu.Lock()
@@ -319,12 +322,24 @@ func (m *Manager) settleLocked(lt *liveTask) {
 		// No turn can follow a terminal task, so late ends need no count.
 		delete(m.hostTurns, lt.rec.Task.ID)
 	}
-	if keepStreams && len(lt.subs) > 0 {
+	if keepStreams {
 		m.releaseContextLocked(lt)
 	} else {
 		m.advanceLocked(lt)
 	}
 	m.mu.Unlock()
+}
+
+// staying counts lt's streams that stay open when the task reaches st.
+// lt.mu must be held.
+func (lt *liveTask) staying(st a2a.TaskState) int {
+	n := 0
+	for _, s := range lt.subs {
+		if !s.endsAt(st) {
+			n++
+		}
+	}
+	return n
 }
 
 // mergeArtifact adds art to t, appending its parts to an earlier artifact

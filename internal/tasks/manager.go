@@ -11,16 +11,26 @@
 //
 // A new task is "revealed" — persisted and observable through GetTask,
 // ListTasks, streams and push notifications — the first time anyone could
-// learn its id: when a non-blocking send returns, when a stream sends its
-// first event, when a push config is attached, or when the task settles
-// (terminal or interrupted) or the blocking wait times out. Until then its
-// events are kept in memory. That keeps a blocking request to one store write
-// and still honours the rule that nothing a client was told is ever lost:
-// after a reveal every update is durable before it is broadcast.
+// learn its id: when a non-blocking send returns, when a stream starts (its
+// first event is the task, sent at once), when a push config is attached,
+// or when the task settles (terminal or interrupted) or the blocking wait
+// times out. Until then its events are kept in memory. That keeps a
+// blocking request to one store write and still honours the rule that
+// nothing a client was told is ever lost: after a reveal every update is
+// durable before it is broadcast.
 //
 // A turn whose first output is a direct reply answers with a Message and its
 // provisional task is dropped unless it was already revealed (then the
-// reply completes the task).
+// reply completes the task like a final answer; so it does on a stream).
+//
+// # Answers
+//
+// A final answer goes out once: as the task's "answer" artifact, with a
+// COMPLETED status that carries no message and no history entry for it.
+// Questions (INPUT_REQUIRED, AUTH_REQUIRED) and the notices of other ends
+// (failed, canceled, rejected, finished without a reply) are status
+// messages, kept in history too. Progress is a WORKING status message and
+// is never kept as anything else.
 //
 // # Replicas
 //

@@ -158,13 +158,13 @@ func TestBlockingSendReturnsCompletedTaskWithAnswer(t *testing.T) {
 	if task == nil || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("resp = %+v", r.resp)
 	}
-	if task.Status.Message == nil || task.Status.Message.Text() != "hi there" {
-		t.Errorf("status message = %+v", task.Status.Message)
+	if task.Status.Message != nil {
+		t.Errorf("status message = %+v, want none (the answer is the artifact)", task.Status.Message)
 	}
 	if len(task.Artifacts) != 1 || task.Artifacts[0].Text() != "hi there" {
 		t.Errorf("artifacts = %+v", task.Artifacts)
 	}
-	if len(task.History) != 2 || task.History[0].Role != a2a.RoleUser || task.History[1].Role != a2a.RoleAgent {
+	if len(task.History) != 1 || task.History[0].Role != a2a.RoleUser {
 		t.Errorf("history = %+v", task.History)
 	}
 	// Persisted, and visible only to its owner.
@@ -243,6 +243,15 @@ func collect(t *testing.T, sub *Subscription) []a2a.StreamResponse {
 	}
 }
 
+// answer returns the text of a task's answer artifacts.
+func answer(t *a2a.Task) string {
+	s := ""
+	for _, a := range t.Artifacts {
+		s += a.Text()
+	}
+	return s
+}
+
 func kinds(evs []a2a.StreamResponse) string {
 	s := ""
 	for _, ev := range evs {
@@ -283,19 +292,6 @@ func TestStreamStartsWithTaskThenEveryUpdateInOrder(t *testing.T) {
 	}
 }
 
-func TestStreamOfDirectReplyIsOneMessage(t *testing.T) {
-	e := newEnv(t, nil)
-	sub, err := e.m.Stream(context.Background(), sendParams(alice, "hi", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := e.exec.next(t)
-	must(t, e.m.Apply(context.Background(), turn.TaskID, Update{Kind: UpdateDirectReply, Message: agentMsg("hello")}))
-	if got := kinds(collect(t, sub)); got != "message " {
-		t.Fatalf("events = %s", got)
-	}
-}
-
 func TestInputRequiredThenContinuationByTaskID(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -315,7 +311,9 @@ func TestInputRequiredThenContinuationByTaskID(t *testing.T) {
 	}
 	must(t, e.m.Apply(ctx, turn2.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("booked for four")}))
 	r = wait(t, ch)
-	if r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted || len(r.resp.Task.History) != 4 {
+	// History: the request, the question, the answer to it (the final
+	// answer is the artifact).
+	if r.err != nil || r.resp.Task.Status.State != a2a.TaskStateCompleted || len(r.resp.Task.History) != 3 || answer(r.resp.Task) != "booked for four" {
 		t.Fatalf("resp = %+v, %v", r.resp, r.err)
 	}
 }
@@ -377,7 +375,7 @@ func TestSameContextRunsInOrderOtherContextsInParallel(t *testing.T) {
 	must(t, e.m.Apply(ctx, t2.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("two")}))
 	must(t, e.m.Apply(ctx, t3.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("three")}))
 	for ch, want := range map[chan sendResult]string{first: "one", second: "two", other: "three"} {
-		if r := wait(t, ch); r.err != nil || r.resp.Task.Status.Message.Text() != want {
+		if r := wait(t, ch); r.err != nil || answer(r.resp.Task) != want {
 			t.Fatalf("want %q, got %+v %v", want, r.resp, r.err)
 		}
 	}
@@ -622,7 +620,7 @@ func TestManyConcurrentTasksEachGetTheirOwnAnswer(t *testing.T) {
 				errs <- err
 				return
 			}
-			if got := r.Task.Status.Message.Text(); got != "re:"+text {
+			if got := answer(r.Task); got != "re:"+text {
 				errs <- fmt.Errorf("task %d got %q", i, got)
 			}
 		}(i)
@@ -729,7 +727,7 @@ func TestLateProcessingCompleteOfTheAskingTurnDoesNotEndTheContinuation(t *testi
 	}
 	must(t, e.m.Apply(ctx, cont.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("booked")}))
 	must(t, e.m.EndTurn(ctx, cont.TaskID, OutcomeSuccess, ""))
-	if r := wait(t, ch); r.err != nil || r.resp.Task.Status.Message.Text() != "booked" {
+	if r := wait(t, ch); r.err != nil || answer(r.resp.Task) != "booked" {
 		t.Fatalf("resp = %+v, %v", r.resp, r.err)
 	}
 }
@@ -905,7 +903,7 @@ func TestLateEndRacingTheContinuationNeverEndsIt(t *testing.T) {
 			t.Fatalf("round %d: the continuation was ended before its answer: %v", i, err)
 		}
 		must(t, e.m.EndTurn(ctx, cont.TaskID, OutcomeSuccess, ""))
-		if r := wait(t, ch); r.err != nil || r.resp.Task.Status.Message.Text() != "booked" {
+		if r := wait(t, ch); r.err != nil || answer(r.resp.Task) != "booked" {
 			t.Fatalf("round %d: resp = %+v, %v", i, r.resp, r.err)
 		}
 	}

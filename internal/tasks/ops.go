@@ -195,7 +195,8 @@ func (m *Manager) cancelOnHost(turn *Turn, reason string) {
 }
 
 // Subscribe handles SubscribeToTask: the stream starts with the current
-// task and follows it until it settles.
+// task and follows it until it is terminal — also through INPUT_REQUIRED
+// and AUTH_REQUIRED, while the client answers the task from elsewhere.
 func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.SubscribeToTaskRequest) (*Subscription, error) {
 	lt := m.visibleLive(req.ID, scope)
 	if lt == nil {
@@ -208,21 +209,13 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 			return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 				"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
 		}
-		if m.opts.Cluster != nil && st != a2a.TaskStateInputRequired {
-			// Another replica runs it (or will resume it): follow what
-			// it saves.
+		if m.opts.Cluster != nil {
+			// Another replica runs it, or will resume it (the answer or
+			// the credentials may reach any replica): follow what is
+			// saved.
 			return m.followRemote(ctx, req.ID, scope)
 		}
-		if st != a2a.TaskStateAuthRequired {
-			// Waiting for input: the snapshot is all there is until the
-			// client answers.
-			sub := newSubscription(m, nil, nil)
-			t := rec.Task
-			sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &t}}})
-			sub.finish(nil)
-			return sub, nil
-		}
-		// Waiting for credentials: follow it until it resumes and ends.
+		// Waiting for its client: follow it until it resumes and ends.
 		if lt, err = m.loadLive(ctx, rec); err != nil {
 			return nil, a2a.ErrInternal(err.Error())
 		}
@@ -234,13 +227,9 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 		return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 			"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
 	}
-	sub := newSubscription(m, lt, nil)
+	sub := newSubscription(m, lt, nil, true)
 	snap := lt.snapshot()
 	sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
-	if st == a2a.TaskStateInputRequired && lt.turn == nil {
-		sub.finish(nil)
-		return sub, nil
-	}
 	lt.subs = append(lt.subs, sub)
 	return sub, nil
 }
@@ -289,14 +278,23 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	authRequired := u.Kind == UpdateAuthRequired && m.opts.Cluster != nil
-	if authRequired {
-		// The streams will follow the task through the Cluster from before
-		// this update is saved. Open the follows now, with lt.mu released
-		// while the Cluster talks to the database; everything below reads
-		// lt afresh.
+	// The state the update puts the task in, when it interrupts it.
+	var interrupt a2a.TaskState
+	switch u.Kind {
+	case UpdateAuthRequired:
+		interrupt = a2a.TaskStateAuthRequired
+	case UpdateInputRequired:
+		interrupt = a2a.TaskStateInputRequired
+	}
+	moving := interrupt != "" && m.opts.Cluster != nil && lt.staying(interrupt) > 0
+	if moving {
+		// The streams that stay open will follow the task through the
+		// Cluster from before this update is saved (the answer or the
+		// credentials may reach another replica). Open the follows now,
+		// with lt.mu released while the Cluster talks to the database;
+		// everything below reads lt afresh.
 		defer m.dropAheadLocked(lt)
-		m.followAheadLocked(lt)
+		m.followAheadLocked(lt, interrupt)
 	}
 	if lt.rec.Task.Status.State.Terminal() {
 		return fmt.Errorf("task %s is already %s: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
@@ -341,21 +339,24 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 		}
 		fallthrough
 	case UpdateFinal:
+		// The answer goes out once: as the task's answer artifact (results
+		// are artifacts, specification §3.7), not also as the COMPLETED
+		// status message or a history entry.
 		if u.Message != nil && len(u.Message.Parts) > 0 {
 			lt.artifactSeq++
-			art := a2a.Artifact{ArtifactID: fmt.Sprintf("%s-answer-%d", lt.rec.Task.ID, lt.artifactSeq), Name: "answer", Parts: u.Message.Parts}
-			changes = append(changes, change{artifact: &art, lastChunk: true})
+			art := a2a.Artifact{ArtifactID: fmt.Sprintf("%s-answer-%d", lt.rec.Task.ID, lt.artifactSeq), Name: "answer",
+				Parts: u.Message.Parts, Metadata: u.Message.Metadata, Extensions: u.Message.Extensions}
+			changes = append(changes, change{artifact: &art, lastChunk: true}, change{state: a2a.TaskStateCompleted})
+		} else {
+			changes = append(changes, completedWithoutReply(lt, len(lt.rec.Task.Artifacts) > 0))
 		}
-		changes = append(changes, change{state: a2a.TaskStateCompleted, msg: u.Message, history: u.Message != nil})
 	default:
 		return fmt.Errorf("unknown update kind %d", u.Kind)
 	}
-	// A stream waits for the first output to know it is a task; now it is.
-	lt.revealNext = first && !lt.revealed && len(lt.subs) > 0
 	if err := m.applyLocked(ctx, lt, changes); err != nil {
 		return err
 	}
-	if authRequired {
+	if moving {
 		m.followSettledLocked(lt)
 	}
 	return nil
@@ -422,11 +423,9 @@ func (m *Manager) EndTurn(ctx context.Context, taskID string, outcome Outcome, e
 	var c change
 	switch outcome {
 	case OutcomeSuccess:
-		c = change{state: a2a.TaskStateCompleted, msg: lt.rec.Task.Status.Message}
-		if c.msg == nil {
-			c.msg = agentText(lt, "The agent finished without a reply.")
-		}
-		c.history = true
+		// The turn ended without a final answer: whatever the status says
+		// now is progress, which never becomes the final status.
+		c = completedWithoutReply(lt, len(lt.rec.Task.Artifacts) > 0)
 	case OutcomeFailure:
 		if errText == "" {
 			errText = "The agent failed without giving a reason."
@@ -443,6 +442,17 @@ func (m *Manager) EndTurn(ctx context.Context, taskID string, outcome Outcome, e
 		return fmt.Errorf("unknown turn outcome %d", outcome)
 	}
 	return m.applyLocked(ctx, lt, []change{c})
+}
+
+// completedWithoutReply completes a task whose turn ended with no final
+// answer. A task with artifacts has its result in them and completes with
+// a bare status; one without says so in a message of its own (never the
+// last progress message, which was not an answer).
+func completedWithoutReply(lt *liveTask, hasArtifacts bool) change {
+	if hasArtifacts {
+		return change{state: a2a.TaskStateCompleted}
+	}
+	return change{state: a2a.TaskStateCompleted, msg: agentText(lt, "The agent finished without a reply."), history: true}
 }
 
 // watchdog fails turns whose host went silent for longer than the silence

@@ -33,11 +33,6 @@ type SendParams struct {
 	NewContextID string
 }
 
-// streamFirstEventWait is how long a new stream waits for the agent's first
-// output to learn whether the answer is a plain message (a message-only
-// stream) or a task, before it reveals the task anyway.
-const streamFirstEventWait = 3 * time.Second
-
 // Send handles a blocking or non-blocking SendMessage.
 func (m *Manager) Send(ctx context.Context, p SendParams) (*a2a.SendMessageResponse, error) {
 	lt, err := m.prepare(ctx, p)
@@ -115,8 +110,12 @@ func (e *AbandonedError) Error() string {
 func (e *AbandonedError) Unwrap() error { return e.Err }
 
 // Stream handles SendStreamingMessage. The first event of the subscription
-// is the task (or the single direct-reply message); the stream ends when
-// the task settles.
+// is the task, revealed (stored) at once: a stream's client must get its
+// first event without waiting for the agent, and only the agent's first
+// output could tell a message-only answer from a task. A direct reply
+// therefore completes a streamed task like a final answer. The stream ends
+// when the task reaches a terminal state or asks for input (the request it
+// answers has its answer then); at AUTH_REQUIRED it stays open.
 func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, error) {
 	lt, err := m.prepare(ctx, p)
 	if err != nil {
@@ -127,9 +126,9 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 		hl = p.Request.Configuration.HistoryLength
 	}
 	lt.mu.Lock()
-	sub := newSubscription(m, lt, hl)
+	sub := newSubscription(m, lt, hl, false)
+	lt.subs = append(lt.subs, sub)
 	if p.Reject != "" {
-		lt.subs = append(lt.subs, sub)
 		lt.mu.Unlock()
 		if _, err := m.reject(ctx, lt, p.Reject, hl); err != nil {
 			sub.Close()
@@ -137,40 +136,19 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 		}
 		return sub, nil
 	}
-	lt.subs = append(lt.subs, sub)
 	if lt.revealed {
 		// A continuation: the stream starts from the current snapshot.
 		snap := lt.snapshot()
 		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
-	}
-	revealNow := p.PushConfig != nil
-	if revealNow {
-		if err := m.revealLocked(ctx, lt, false); err != nil {
-			lt.mu.Unlock()
-			return nil, a2a.ErrInternal(err.Error())
-		}
+	} else if err := m.revealLocked(ctx, lt, false); err != nil {
+		lt.subs = nil
+		lt.mu.Unlock()
+		return nil, a2a.ErrInternal(err.Error())
 	}
 	lt.mu.Unlock()
 	if err := m.enqueue(lt); err != nil {
 		sub.Close()
 		return nil, m.failUnstarted(lt, err)
-	}
-	if !revealNow {
-		time.AfterFunc(streamFirstEventWait, func() {
-			m.mu.Lock()
-			closed := m.closed
-			m.mu.Unlock()
-			if closed {
-				return // Close failed (and saved) whatever was still running
-			}
-			lt.mu.Lock()
-			defer lt.mu.Unlock()
-			if !lt.revealed && lt.direct == nil && !lt.rec.Task.Status.State.Terminal() {
-				if err := m.revealLocked(context.Background(), lt, false); err != nil {
-					m.log.Error("revealing streamed task", lt.logArgs("error", err)...)
-				}
-			}
-		})
 	}
 	return sub, nil
 }

@@ -29,14 +29,19 @@ func (ev *Event) encode() ([]byte, error) {
 }
 
 // Subscription is one stream's view of a task: the events to send, in order,
-// ending when the task settles (terminal or interrupted), when the client is
-// dropped for reading too slowly, or when Close is called.
+// ending when the task reaches a state that ends the stream (see endsAt),
+// when the client is dropped for reading too slowly, or when Close is
+// called.
 type Subscription struct {
 	m  *Manager
 	lt *liveTask
 	ch chan Event
 	// historyLength shapes task snapshots sent on this stream.
 	historyLength *int32
+	// untilTerminal marks a SubscribeToTask stream, which follows the task
+	// to a terminal state; a SendStreamingMessage stream also ends when the
+	// task asks for input (see endsAt).
+	untilTerminal bool
 	// lt is the live task the stream hangs on, nil when it follows the
 	// task through the Cluster; stop, then, ends following. Both are
 	// guarded by mu (a stream moves from lt to the Cluster when its task
@@ -48,9 +53,25 @@ type Subscription struct {
 	err  error
 }
 
-func newSubscription(m *Manager, lt *liveTask, historyLength *int32) *Subscription {
-	return &Subscription{m: m, lt: lt, ch: make(chan Event, m.opts.SubscriberBuffer), historyLength: historyLength}
+func newSubscription(m *Manager, lt *liveTask, historyLength *int32, untilTerminal bool) *Subscription {
+	return &Subscription{m: m, lt: lt, ch: make(chan Event, m.opts.SubscriberBuffer), historyLength: historyLength, untilTerminal: untilTerminal}
 }
+
+// endsAt reports whether the stream ends when its task reaches st. Every
+// stream ends at a terminal state. A SendStreamingMessage stream also ends
+// at INPUT_REQUIRED: the request it answers has its answer (a question),
+// and the client answers with a new message, whose own stream follows the
+// task on; a client that reads its stream to the end before answering
+// must not wait forever. A SubscribeToTask stream follows the task until
+// it is terminal, through any question (specification §3.1.6, and see
+// internal/server/doc.go). Both stay open at AUTH_REQUIRED (§7.6.1).
+func (s *Subscription) endsAt(st a2a.TaskState) bool {
+	return st.Terminal() || (st == a2a.TaskStateInputRequired && !s.untilTerminal)
+}
+
+// Terminal reports whether the stream follows its task to a terminal state
+// (SubscribeToTask), rather than ending at INPUT_REQUIRED too.
+func (s *Subscription) Terminal() bool { return s.untilTerminal }
 
 // Events returns the channel of events; it is closed when the stream ends.
 func (s *Subscription) Events() <-chan Event { return s.ch }

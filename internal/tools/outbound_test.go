@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,9 +41,9 @@ func quietAgent(quiet time.Duration, answer string) func(context.Context, *ownPe
 	}
 }
 
-// TestStreamTimeoutBeforeThePeersFirstEventIsAReceipt: our own server names
-// a streamed task only at the agent's first output or after 3s. A wait
-// shorter than that is still a receipt with the task id, and a2a_task wait
+// TestStreamTimeoutBeforeThePeersFirstEventIsAReceipt: a wait that ends
+// before the agent's first output is a receipt with the task id (our own
+// server sends the task as the stream's first event), and a2a_task wait
 // gets the answer.
 func TestStreamTimeoutBeforeThePeersFirstEventIsAReceipt(t *testing.T) {
 	t.Parallel()
@@ -60,13 +61,29 @@ func TestStreamTimeoutBeforeThePeersFirstEventIsAReceipt(t *testing.T) {
 }
 
 // TestStreamThatNeverNamesItsTaskFailsAfterTheGrace: a peer that accepted
-// the message but names no task within the grace after the wait is an
-// error that says so (nothing can be followed up).
+// the message but names no task within the grace after the wait (its
+// stream stays silent) is an error that says so (nothing can be followed
+// up). This plugin's own server sends the task at once, so the peer here
+// is a stand-in.
 func TestStreamThatNeverNamesItsTaskFailsAfterTheGrace(t *testing.T) {
 	t.Parallel()
-	peer := startOwnPeer(t, nil, quietAgent(time.Minute, "never"))
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: peer.URL}}}, nil)
-	ts.ackGrace = 200 * time.Millisecond // our server names the task at 3s
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	mux.HandleFunc("/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"name":"silent","description":"says nothing","version":"1","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+		 "capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+		 "skills":[{"id":"s","name":"s","description":"s","tags":["s"]}]}`, srv.URL)
+	})
+	mux.HandleFunc("/rpc", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: srv.URL}}}, nil)
+	ts.ackGrace = 200 * time.Millisecond
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "quiet job", "timeout_s": 0.2}, nil)
 	mustErr(t, r, "own did not name a task within 200ms of the end of the wait")
 }

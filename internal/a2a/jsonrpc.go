@@ -311,7 +311,7 @@ func EncodeError(id json.RawMessage, e *Error) []byte {
 	if err != nil {
 		// Error's fields are strings and string maps plus caller-supplied
 		// details; if a detail cannot be encoded, drop the details.
-		r.Error = &Error{Code: e.Code, Message: e.Message, Reason: e.Reason, Metadata: e.Metadata}
+		r.Error = &Error{Code: e.Code, Message: e.Message, Reason: e.Reason, Metadata: e.Metadata, v03: e.v03}
 		b, _ = r.appendJSON(nil)
 	}
 	return b

@@ -24,15 +24,21 @@
 //     verbatim; this is what "served JSON minus signatures" verifiers
 //     (and the conformance kit's checker) compute.
 //
-// This plugin serves its public card as one document carrying the v1.0
-// keys and the 0.3 keys (dual serving). The 0.3 keys are not part of the
-// v1.0 AgentCard, so FormV1 does not cover them; FormServed does. Which
-// bytes a third-party verifier computes therefore depends on its reading,
-// so (*Signer).SignDocument signs every distinct form of the served
-// document with the same key, and a card verifies under each reading
-// (readers accept a card when at least one signature verifies). Forms that
-// give the same bytes share one signature: a v1.0-only card without empty
-// values carries exactly one.
+// This plugin serves its public card at /.well-known/agent-card.json as a
+// strict v1.0 document (no 0.3 keys; 0.3 clients get a separate 0.3 card
+// at /.well-known/agent.json, see internal/server). For such a document
+// FormV1 and FormServed are the same bytes, and FormPruned differs only
+// when the card has empty values — as a card requiring a token does: the
+// scope list of its bearer requirement is the empty StringList {}. Which
+// bytes a third-party verifier computes still depends on its reading, so
+// (*Signer).SignDocument signs every distinct form of the served document
+// with the same key (readers accept a card when at least one signature
+// verifies): one signature for a card without empty values, two for one
+// with. A document with members outside the v1.0 AgentCard (a 0.3 card,
+// or a card some other server merged 0.3 keys into) gets a FormServed
+// signature that covers them; a form that is no usable card (the v1.0
+// projection of a 0.3 card has no endpoint) is not signed, and a
+// verifier skips it.
 //
 // VerifyDocument accepts a signature that verifies over any of the three
 // forms, and returns the card parsed from exactly the bytes that verified,

@@ -79,28 +79,15 @@ func sdkVerify(t *testing.T, doc, jwks []byte) error {
 	return errors.New("no signature verifies")
 }
 
-// dualDoc encodes card the way this plugin serves it: v1.0 keys with the
-// 0.3 keys merged in.
-func dualDoc(t *testing.T, card *a2a.AgentCard) []byte {
+// servedDoc encodes card the way this plugin serves it at
+// /.well-known/agent-card.json: the v1.0 card, nothing else.
+func servedDoc(t *testing.T, card *a2a.AgentCard) []byte {
 	t.Helper()
-	v1, err := a2a.Marshal(card)
+	doc, err := a2a.Marshal(card)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v03, err := a2a.Marshal(a2a.ToV03Card(card))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m, old map[string]json.RawMessage
-	_ = json.Unmarshal(v1, &m)
-	_ = json.Unmarshal(v03, &old)
-	for k, v := range old {
-		if _, ok := m[k]; !ok {
-			m[k] = v
-		}
-	}
-	out, _ := json.Marshal(m)
-	return out
+	return doc
 }
 
 func interopCard() *a2a.AgentCard {
@@ -128,7 +115,7 @@ func TestOurSignedCardVerifiesWithTheSDKModel(t *testing.T) {
 	}
 	jwks, _ := s.JWKS()
 	card := interopCard()
-	doc := dualDoc(t, card)
+	doc := servedDoc(t, card)
 	// Our v1.0 projection is byte for byte the SDK model's payload.
 	ours, err := cardsign.Payload(doc, cardsign.FormV1)
 	if err != nil {
@@ -142,18 +129,18 @@ func TestOurSignedCardVerifiesWithTheSDKModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	card.Signatures = sigs
-	signedDoc := dualDoc(t, card)
+	signedDoc := servedDoc(t, card)
 	if err := sdkVerify(t, signedDoc, jwks); err != nil {
 		t.Fatal(err)
 	}
 	// Sign (the v1.0-only signature) verifies there too.
 	sig, _ := s.Sign(card)
 	card.Signatures = []a2a.AgentCardSignature{sig}
-	if err := sdkVerify(t, dualDoc(t, card), jwks); err != nil {
+	if err := sdkVerify(t, servedDoc(t, card), jwks); err != nil {
 		t.Fatal(err)
 	}
 	card.Skills[0].Description = "Search the web and leak the results."
-	if err := sdkVerify(t, dualDoc(t, card), jwks); err == nil {
+	if err := sdkVerify(t, servedDoc(t, card), jwks); err == nil {
 		t.Fatal("the independent verifier accepted a tampered card")
 	}
 }

@@ -157,7 +157,9 @@ func (s *Signer) Sign(card *a2a.AgentCard) (a2a.AgentCardSignature, error) {
 // SignDocument returns one signature per distinct payload form of doc, the
 // card document exactly as it will be served (its signatures, if any, are
 // ignored): FormV1 first, then FormPruned and FormServed where they differ.
-// Attach them all, so that verifiers of every reading accept the card.
+// A form that is no usable card is not signed (the v1.0 projection of a
+// 0.3 card has no endpoint). Attach them all, so that verifiers of every
+// reading accept the card.
 func (s *Signer) SignDocument(doc []byte) ([]a2a.AgentCardSignature, error) {
 	obj, err := decodeObject(doc)
 	if err != nil {
@@ -169,6 +171,9 @@ func (s *Signer) SignDocument(doc []byte) ([]a2a.AgentCardSignature, error) {
 	}
 	out := make([]a2a.AgentCardSignature, 0, len(forms))
 	for _, f := range forms {
+		if _, err := a2a.ParseAgentCard(f.payload); err != nil && f.form != FormServed {
+			continue
+		}
 		sig, err := s.signPayload(f.payload)
 		if err != nil {
 			return nil, err

@@ -106,7 +106,7 @@ func VerifyDocument(doc []byte, keys *KeySet) (*Result, error) {
 		forms                []formPayload
 		formsErr             error
 		bad, unsupported     *VerifyError
-		malformed            *VerifyError
+		malformed, unusable  *VerifyError
 		unknownKids, badKids []string
 	)
 	for i, sig := range sigs {
@@ -149,17 +149,23 @@ func VerifyDocument(doc []byte, keys *KeySet) (*Result, error) {
 			if jws.DetachedVerify(f.payload, key) == nil {
 				card, err := a2a.ParseAgentCard(f.payload)
 				if err != nil {
-					return nil, &VerifyError{Reason: ErrMalformed, KeyID: hdr.Kid, Detail: "the signed card is not a usable agent card: " + err.Error()}
+					// Signed, but this reading is no usable card (the
+					// v1.0 projection of a 0.3 card has no endpoint):
+					// another form or signature may be.
+					unusable = &VerifyError{Reason: ErrMalformed, KeyID: hdr.Kid, Detail: "the signed card is not a usable agent card: " + err.Error()}
+					continue
 				}
 				card.Signatures = sigs
 				return &Result{KeyID: hdr.Kid, Algorithm: hdr.Alg, Form: f.form, Payload: f.payload, Card: card}, nil
 			}
 		}
-		if parsed {
+		if parsed && unusable == nil {
 			badKids = append(badKids, hdr.Kid)
 		}
 	}
 	switch {
+	case unusable != nil:
+		return nil, unusable
 	case len(badKids) > 0:
 		if bad != nil && len(badKids) == 1 {
 			return nil, bad

@@ -53,10 +53,14 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 	return now
 }
 
-// serveCard serves the public agent card: v1.0 with the 0.3 keys merged
-// in, caching headers and conditional GET. The card is public, but every
-// request counts against the caller's rate limit like any other request,
-// and the host's tool registry behind its skills is read at most once per
+// serveCard serves the public agent card. The canonical path answers the
+// v1.0 card, strictly as the v1.0 schema has it (no 0.3 key); 0.3 clients
+// get the 0.3 card (a2a.ToV03Card) at the legacy path
+// /.well-known/agent.json, or at the canonical path when they ask for it
+// with A2A-Version: 0.3 (or ?A2A-Version=0.3). Both carry caching headers
+// and answer conditional GETs. The card is public, but every request
+// counts against the caller's rate limit like any other request, and the
+// host's tool registry behind its skills is read at most once per
 // skillsTTL (see skillCache), so hammering the card does not turn into
 // calls into the host.
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
@@ -72,8 +76,9 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	v03 := r.URL.Path == legacyCardPath || wantsV03Card(requestedVersion(r))
 	card := s.buildCard(s.endpointURL(r), s.skills(r.Context(), s.log), false)
-	body, err := s.encodeServedCard(card)
+	body, err := s.encodeServedCard(card, v03)
 	if err != nil {
 		s.log.Error("encoding the agent card failed", "error", err)
 		ex.status = http.StatusInternalServerError
@@ -88,7 +93,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", modified.Format(http.TimeFormat))
 	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Vary", "Host")
+	h.Set("Vary", "Host, A2A-Version")
 	if notModified(r, etag, modified) {
 		ex.status = http.StatusNotModified
 		w.WriteHeader(http.StatusNotModified)
@@ -98,6 +103,17 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	n, _ := w.Write(body)
 	ex.bytesOut = int64(n)
+}
+
+// legacyCardPath is where 0.3 clients configured for the older location
+// find the 0.3 card.
+const legacyCardPath = "/.well-known/agent.json"
+
+// wantsV03Card reports whether a card request's A2A-Version asks for 0.3
+// (patch ignored).
+func wantsV03Card(version string) bool {
+	v := strings.TrimSpace(version)
+	return v == a2a.ProtocolVersionV03 || strings.HasPrefix(v, a2a.ProtocolVersionV03+".")
 }
 
 // cardCaller identifies the caller of a card request, for its rate limit
@@ -276,7 +292,7 @@ func (s *Server) buildCard(endpoint string, skills []a2a.AgentSkill, extended bo
 		card.Skills = append(card.Skills, c.ExtendedSkills...)
 		// The extended card is served as v1.0 JSON (or converted to 0.3)
 		// by every binding, so it is signed here.
-		s.signCard(card, nil)
+		s.signCard(card)
 	}
 	return card
 }
@@ -408,51 +424,4 @@ func (s *Server) fetchSkills(ctx context.Context, log hclog.Logger) []a2a.AgentS
 	}
 	slices.SortFunc(out, func(a, b a2a.AgentSkill) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-// dualCard is the public card as served: the v1.0 card with the 0.3 keys
-// merged in (specification §3.3, "dual serving"), so that 0.3 clients can
-// read the same document. The 0.3-only keys never clash with v1.0 keys;
-// security schemes carry both the v1.0 oneof key and the 0.3 `type` form
-// in one object.
-type dualCard struct {
-	*a2a.AgentCard
-	SecuritySchemes                   map[string]dualScheme  `json:"securitySchemes,omitempty"`
-	URL                               string                 `json:"url"`
-	PreferredTransport                string                 `json:"preferredTransport"`
-	ProtocolVersion                   string                 `json:"protocolVersion"`
-	AdditionalInterfaces              []a2a.AgentInterface03 `json:"additionalInterfaces,omitempty"`
-	SupportsAuthenticatedExtendedCard bool                   `json:"supportsAuthenticatedExtendedCard,omitempty"`
-	Security                          []map[string][]string  `json:"security,omitempty"`
-}
-
-// dualScheme is one security scheme in both shapes.
-type dualScheme struct {
-	a2a.SecurityScheme
-	a2a.SecurityScheme03
-}
-
-// encodeDualCard encodes card with the 0.3 keys merged in.
-func encodeDualCard(card *a2a.AgentCard) ([]byte, error) {
-	v03 := a2a.ToV03Card(card).(*a2a.AgentCard03)
-	d := dualCard{
-		AgentCard:                         card,
-		URL:                               v03.URL,
-		PreferredTransport:                v03.PreferredTransport,
-		ProtocolVersion:                   v03.ProtocolVersion,
-		SupportsAuthenticatedExtendedCard: v03.SupportsAuthenticatedExtendedCard,
-		Security:                          v03.Security,
-	}
-	for _, in := range card.SupportedInterfaces {
-		if in.ProtocolVersion == a2a.ProtocolVersionV03 {
-			d.AdditionalInterfaces = append(d.AdditionalInterfaces, a2a.AgentInterface03{URL: in.URL, Transport: in.ProtocolBinding})
-		}
-	}
-	if len(card.SecuritySchemes) > 0 {
-		d.SecuritySchemes = make(map[string]dualScheme, len(card.SecuritySchemes))
-		for name, sch := range card.SecuritySchemes {
-			d.SecuritySchemes[name] = dualScheme{SecurityScheme: sch, SecurityScheme03: v03.SecuritySchemes[name]}
-		}
-	}
-	return a2a.Marshal(d)
 }

@@ -17,7 +17,8 @@ type CardSigner interface {
 
 // DocumentSigner is optionally implemented by a CardSigner that signs the
 // card document as served, possibly with several signatures (one per
-// reading of the specification's signing input; see package cardsign).
+// distinct reading of the specification's signing input; see package
+// cardsign).
 type DocumentSigner interface {
 	SignDocument(doc []byte) ([]a2a.AgentCardSignature, error)
 }
@@ -34,24 +35,30 @@ type cardSignatures struct {
 	cache map[[32]byte][]a2a.AgentCardSignature
 }
 
-// signCard attaches the configured signer's signatures to card. doc is the
-// document that will be served, without signatures; nil means the v1.0
-// encoding of card (the extended card). Without a signer it does nothing;
-// a signing failure is logged and the card goes out unsigned (peers that
-// require a signature then refuse it with a clear error).
-func (s *Server) signCard(card *a2a.AgentCard, doc []byte) {
-	signer := s.opts.Card.Signer
-	if signer == nil || card == nil {
+// signCard attaches the configured signer's signatures to card, computed
+// over its v1.0 encoding (the extended card). Without a signer it does
+// nothing.
+func (s *Server) signCard(card *a2a.AgentCard) {
+	if s.opts.Card.Signer == nil || card == nil {
 		return
 	}
 	card.Signatures = nil
-	if doc == nil {
-		var err error
-		if doc, err = a2a.Marshal(card); err != nil {
-			s.log.Error("encoding the agent card for signing failed; it is served unsigned", "error", err)
-			return
-		}
+	doc, err := a2a.Marshal(card)
+	if err != nil {
+		s.log.Error("encoding the agent card for signing failed; it is served unsigned", "error", err)
+		return
 	}
+	card.Signatures = s.signatures(card, doc)
+}
+
+// signatures returns the signatures of doc, the card document as it will
+// be served without signatures (card is what it encodes, for a signer
+// that signs cards rather than documents). They are cached by the
+// document's content. A signing failure is logged and the card goes out
+// unsigned (peers that require a signature then refuse it with a clear
+// error).
+func (s *Server) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCardSignature {
+	signer := s.opts.Card.Signer
 	key := sha256.Sum256(doc)
 	c := &s.card.sigs
 	c.mu.Lock()
@@ -68,7 +75,7 @@ func (s *Server) signCard(card *a2a.AgentCard, doc []byte) {
 		}
 		if err != nil {
 			s.log.Error("signing the agent card failed; it is served unsigned", "error", err)
-			return
+			return nil
 		}
 		c.mu.Lock()
 		if c.cache == nil || len(c.cache) >= maxSignedCards {
@@ -77,20 +84,27 @@ func (s *Server) signCard(card *a2a.AgentCard, doc []byte) {
 		c.cache[key] = sigs
 		c.mu.Unlock()
 	}
-	card.Signatures = append([]a2a.AgentCardSignature(nil), sigs...)
+	return append([]a2a.AgentCardSignature(nil), sigs...)
 }
 
-// encodeServedCard encodes the public card as served (dual v1.0 + 0.3
-// document), signed when a signer is configured.
-func (s *Server) encodeServedCard(card *a2a.AgentCard) ([]byte, error) {
+// encodeServedCard encodes the public card as served — the v1.0 card, or
+// with v03 the 0.3 card (a2a.ToV03Card) — signed when a signer is
+// configured: over that very document, so each document verifies on its
+// own.
+func (s *Server) encodeServedCard(card *a2a.AgentCard, v03 bool) ([]byte, error) {
+	encode := func() ([]byte, error) {
+		if v03 {
+			return a2a.Marshal(a2a.ToV03Card(card))
+		}
+		return a2a.Marshal(card)
+	}
 	card.Signatures = nil
-	body, err := encodeDualCard(card)
+	body, err := encode()
 	if err != nil || s.opts.Card.Signer == nil {
 		return body, err
 	}
-	s.signCard(card, body)
-	if len(card.Signatures) == 0 {
+	if card.Signatures = s.signatures(card, body); len(card.Signatures) == 0 {
 		return body, nil
 	}
-	return encodeDualCard(card)
+	return encode()
 }

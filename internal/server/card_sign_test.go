@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -65,10 +66,12 @@ func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 	if res.KeyID != "test-2026" || res.Form != cardsign.FormV1 {
 		t.Fatalf("verified with %s over the %s", res.KeyID, res.Form)
 	}
-	// The card requires a token, so its empty scope list makes the three
-	// readings differ: one signature each.
-	if len(card.Signatures) != 3 {
-		t.Fatalf("%d signatures, want 3", len(card.Signatures))
+	// The card is a strict v1.0 document, so the v1.0 projection and the
+	// served document are the same payload; it requires a token, and its
+	// empty scope list ({}) makes the pruned reading differ: two
+	// signatures.
+	if len(card.Signatures) != 2 {
+		t.Fatalf("%d signatures, want 2", len(card.Signatures))
 	}
 
 	// ES256 signatures are randomised: the cache keeps body and ETag
@@ -95,6 +98,27 @@ func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 	}
 	if len(res.Card.Skills) != 2 || signer.docs.Load() != 2 {
 		t.Fatalf("skills %d, signed %d times", len(res.Card.Skills), signer.docs.Load())
+	}
+}
+
+// TestZeroThreeCardIsSignedOverItsOwnDocument: the 0.3 card served at the
+// legacy path carries signatures over that document, and verifies.
+func TestZeroThreeCardIsSignedOverItsOwnDocument(t *testing.T) {
+	signer, keys := newTestSigner(t)
+	e := newEnv(t, func(o *Options) { o.Card.Signer = signer })
+	_, body := fetchCard(t, e, "/.well-known/agent.json", nil)
+	card03(t, body)
+	res, err := cardsign.VerifyDocument(body, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Form != cardsign.FormServed || !strings.Contains(string(res.Payload), `"protocolVersion":"0.3.0"`) {
+		t.Errorf("verified over the %s: %s", res.Form, res.Payload)
+	}
+	// The v1.0 card's signatures are its own.
+	_, v1 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	if res, err := cardsign.VerifyDocument(v1, keys); err != nil || res.Form != cardsign.FormV1 {
+		t.Fatalf("v1.0 card: %+v, %v", res, err)
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// v03CardKeys are the top-level keys merged into the card for 0.3
-// clients; they are not part of the v1.0 schema.
+// v03CardKeys are the 0.3 card's top-level keys that the v1.0 schema does
+// not have; the canonical card must carry none of them.
 var v03CardKeys = []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces", "supportsAuthenticatedExtendedCard", "security"}
 
 // fetchCard GETs a card path and returns the response and its body.
@@ -36,37 +36,22 @@ func fetchCard(t *testing.T, e *testEnv, path string, hdr map[string]string) (*h
 	return resp, b
 }
 
-// splitCard validates a served card: the v1.0 part against the schema
-// (after removing the 0.3 keys), the whole document as a 0.3 card, and
-// returns both views.
+// splitCard validates a served canonical card: the document exactly as
+// served, with no key removed, against the v1.0 schema (whose Agent Card
+// allows no other keys), and as the model parses it. It returns both views.
 func splitCard(t *testing.T, body []byte) (*a2a.AgentCard, map[string]any) {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		t.Fatalf("card is not JSON: %v\n%s", err, body)
 	}
-	v1 := map[string]any{}
-	for k, v := range m {
-		v1[k] = v
-	}
+	a2atest.ValidateJSON(t, "Agent Card", body)
 	for _, k := range v03CardKeys {
-		delete(v1, k)
-	}
-	if ss, ok := v1["securitySchemes"].(map[string]any); ok {
-		clean := map[string]any{}
-		for name, sch := range ss {
-			s := map[string]any{}
-			for k, v := range sch.(map[string]any) {
-				if strings.HasSuffix(k, "SecurityScheme") {
-					s[k] = v
-				}
-			}
-			clean[name] = s
+		if _, ok := m[k]; ok {
+			t.Errorf("the v1.0 card carries the 0.3 key %q", k)
 		}
-		v1["securitySchemes"] = clean
 	}
-	a2atest.ValidateJSON(t, "Agent Card", mustJSON(v1))
-	card, err := a2a.ParseAgentCard(mustJSON(v1))
+	card, err := a2a.ParseAgentCard(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +61,25 @@ func splitCard(t *testing.T, body []byte) (*a2a.AgentCard, map[string]any) {
 	return card, m
 }
 
+// card03 validates a 0.3 card (the legacy path, or A2A-Version: 0.3) and
+// returns it as a JSON object.
+func card03(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("0.3 card is not JSON: %v\n%s", err, body)
+	}
+	for _, k := range []string{"name", "description", "url", "version", "protocolVersion", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("0.3 card lacks %q: %s", k, body)
+		}
+	}
+	if _, ok := m["supportedInterfaces"]; ok {
+		t.Errorf("the 0.3 card carries supportedInterfaces: %s", body)
+	}
+	return m
+}
+
 func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
 	e := newEnv(t, func(o *Options) {
 		o.Card.ProviderOrganization = "Example Org"
@@ -83,38 +87,73 @@ func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
 		o.Card.DocumentationURL = "https://example.org/docs"
 		o.Card.IconURL = "https://example.org/icon.png"
 	})
-	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
-		t.Run(path, func(t *testing.T) {
-			resp, body := fetchCard(t, e, path, nil)
-			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-				t.Fatalf("HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	resp, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	card, _ := splitCard(t, body)
+	want := e.url + "/"
+	if len(card.SupportedInterfaces) != 3 ||
+		card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}) ||
+		card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
+		card.SupportedInterfaces[2] != (a2a.AgentInterface{URL: e.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) {
+		t.Errorf("supportedInterfaces = %+v", card.SupportedInterfaces)
+	}
+	if card.Name != "Test Agent" || card.Description != "An agent for tests" || card.Version != "9.9.9" ||
+		card.Provider == nil || card.Provider.Organization != "Example Org" || card.Provider.URL != "https://example.org" ||
+		card.DocumentationURL != "https://example.org/docs" || card.IconURL != "https://example.org/icon.png" {
+		t.Errorf("card fields = %+v", card)
+	}
+	if !card.Capabilities.SupportsStreaming() || !card.Capabilities.SupportsPushNotifications() || card.Capabilities.SupportsExtendedAgentCard() {
+		t.Errorf("capabilities = %s", mustJSON(card.Capabilities))
+	}
+	if len(card.Skills) != 1 || card.Skills[0].ID != "chat" {
+		t.Errorf("skills = %+v, want the generic chat skill", card.Skills)
+	}
+	if len(card.DefaultInputModes) == 0 || card.DefaultInputModes[0] != "text/plain" {
+		t.Errorf("defaultInputModes = %v", card.DefaultInputModes)
+	}
+}
+
+// TestZeroThreeClientsGetA03Card: 0.3 clients find the 0.3 card at the
+// legacy path /.well-known/agent.json, or at the canonical path by asking
+// for it with A2A-Version: 0.3; it names the JSON-RPC endpoint, which
+// serves the 0.3 methods.
+func TestZeroThreeClientsGetA03Card(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, path string
+		hdr        map[string]string
+	}{
+		{"legacy path", "/.well-known/agent.json", nil},
+		{"negotiated", "/.well-known/agent-card.json", map[string]string{"A2A-Version": "0.3"}},
+		{"negotiated with a patch", "/.well-known/agent-card.json", map[string]string{"A2A-Version": "0.3.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := fetchCard(t, e, tc.path, tc.hdr)
+			if resp.StatusCode != 200 {
+				t.Fatalf("HTTP %d", resp.StatusCode)
 			}
-			card, raw := splitCard(t, body)
-			want := e.url + "/"
-			if len(card.SupportedInterfaces) != 3 ||
-				card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}) ||
-				card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
-				card.SupportedInterfaces[2] != (a2a.AgentInterface{URL: e.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) {
-				t.Errorf("supportedInterfaces = %+v", card.SupportedInterfaces)
+			m := card03(t, body)
+			if m["url"] != e.url+"/" || m["protocolVersion"] != "0.3.0" || m["preferredTransport"] != "JSONRPC" {
+				t.Errorf("0.3 card: url=%v protocolVersion=%v preferredTransport=%v", m["url"], m["protocolVersion"], m["preferredTransport"])
 			}
-			if card.Name != "Test Agent" || card.Description != "An agent for tests" || card.Version != "9.9.9" ||
-				card.Provider == nil || card.Provider.Organization != "Example Org" || card.Provider.URL != "https://example.org" ||
-				card.DocumentationURL != "https://example.org/docs" || card.IconURL != "https://example.org/icon.png" {
-				t.Errorf("card fields = %+v", card)
+			s03 := m["securitySchemes"].(map[string]any)["bearer"].(map[string]any)
+			if s03["type"] != "http" || !strings.EqualFold(s03["scheme"].(string), "bearer") {
+				t.Errorf("0.3 scheme = %v", s03)
 			}
-			if !card.Capabilities.SupportsStreaming() || !card.Capabilities.SupportsPushNotifications() || card.Capabilities.SupportsExtendedAgentCard() {
-				t.Errorf("capabilities = %s", mustJSON(card.Capabilities))
+			if sec, _ := m["security"].([]any); len(sec) != 1 {
+				t.Errorf("0.3 security = %v", m["security"])
 			}
-			if raw["url"] != want || raw["preferredTransport"] != "JSONRPC" || raw["protocolVersion"] != "0.3.0" {
-				t.Errorf("0.3 keys: url=%v preferredTransport=%v protocolVersion=%v", raw["url"], raw["preferredTransport"], raw["protocolVersion"])
-			}
-			if len(card.Skills) != 1 || card.Skills[0].ID != "chat" {
-				t.Errorf("skills = %+v, want the generic chat skill", card.Skills)
-			}
-			if len(card.DefaultInputModes) == 0 || card.DefaultInputModes[0] != "text/plain" {
-				t.Errorf("defaultInputModes = %v", card.DefaultInputModes)
+			if !strings.Contains(resp.Header.Get("Vary"), "A2A-Version") {
+				t.Errorf("Vary = %q", resp.Header.Get("Vary"))
 			}
 		})
+	}
+	// Any other version, or none, gets the v1.0 card.
+	for _, v := range []string{"", "1.0"} {
+		_, body := fetchCard(t, e, "/.well-known/agent-card.json", map[string]string{"A2A-Version": v})
+		splitCard(t, body)
 	}
 }
 
@@ -193,7 +232,7 @@ func TestAgentCardSkillsComeFromLiveToolsFilteredByToolset(t *testing.T) {
 func TestAgentCardDeclaresBearerSchemeOnlyWhenATokenIsRequired(t *testing.T) {
 	withToken := newEnv(t)
 	_, body := fetchCard(t, withToken, "/.well-known/agent-card.json", nil)
-	card, raw := splitCard(t, body)
+	card, _ := splitCard(t, body)
 	sch, ok := card.SecuritySchemes["bearer"]
 	if !ok || sch.HTTPAuth == nil || !strings.EqualFold(sch.HTTPAuth.Scheme, "bearer") {
 		t.Fatalf("securitySchemes = %s", mustJSON(card.SecuritySchemes))
@@ -204,14 +243,6 @@ func TestAgentCardDeclaresBearerSchemeOnlyWhenATokenIsRequired(t *testing.T) {
 	if _, ok := card.SecurityRequirements[0].Schemes["bearer"]; !ok {
 		t.Errorf("requirement does not name the bearer scheme")
 	}
-	// 0.3 readers find the OpenAPI-style form in the same object.
-	s03 := raw["securitySchemes"].(map[string]any)["bearer"].(map[string]any)
-	if s03["type"] != "http" || !strings.EqualFold(s03["scheme"].(string), "bearer") {
-		t.Errorf("0.3 scheme = %v", s03)
-	}
-	if sec, _ := raw["security"].([]any); len(sec) != 1 {
-		t.Errorf("0.3 security = %v", raw["security"])
-	}
 
 	noToken := newEnv(t, func(o *Options) {
 		a, err := security.NewAuthenticator(security.AuthConfig{LoopbackIsLocal: true})
@@ -221,8 +252,8 @@ func TestAgentCardDeclaresBearerSchemeOnlyWhenATokenIsRequired(t *testing.T) {
 		o.Auth = a
 	})
 	_, body = fetchCard(t, noToken, "/.well-known/agent-card.json", nil)
-	card, raw = splitCard(t, body)
-	if len(card.SecuritySchemes) != 0 || len(card.SecurityRequirements) != 0 || raw["security"] != nil {
+	card, _ = splitCard(t, body)
+	if len(card.SecuritySchemes) != 0 || len(card.SecurityRequirements) != 0 {
 		t.Errorf("card without tokens declares security: %s", body)
 	}
 }

@@ -6,7 +6,8 @@
 //
 // # Routes
 //
-//	GET  /.well-known/agent-card.json   public agent card (also /.well-known/agent.json)
+//	GET  /.well-known/agent-card.json   public agent card, v1.0 (0.3 with A2A-Version: 0.3)
+//	GET  /.well-known/agent.json        public agent card, 0.3 (the legacy path)
 //	POST /                              JSON-RPC endpoint (aliases /a2a and /rpc)
 //	GET  /healthz                       "ok" (503 while shutting down)
 //
@@ -63,10 +64,15 @@
 //     before dispatch use an HTTP status and still carry a JSON-RPC error
 //     body: 401 (bad or missing token; WWW-Authenticate: Bearer), 408 (body
 //     too slow), 413 (body too large), 429 (rate limit, with Retry-After,
-//     and the per-identity stream cap), 503 (shutting down). Every error,
-//     for 0.3 methods too, carries data = [google.rpc.ErrorInfo] (A.5;
-//     0.3 clients accept any data), plus google.rpc.BadRequest for
-//     invalid params. The project's own codes: -32050 UNAUTHENTICATED or
+//     and the per-identity stream cap), 503 (shutting down). Every error
+//     of a v1.0 method carries data = [google.rpc.ErrorInfo] (A.5), plus
+//     google.rpc.BadRequest for invalid params. An error of a 0.3 method
+//     (once the method is known) carries data as one object instead —
+//     {"reason", "domain", "metadata", "details": [BadRequest…]} — because
+//     0.3 clients decode data as an object (the official a2a-go 0.3
+//     client fails on an array; a2a.Error.AsV03). Refusals before the
+//     method is read keep the v1.0 form; 0.3 clients do not read the body
+//     of a non-200 answer. The project's own codes: -32050 UNAUTHENTICATED or
 //     UNAUTHORIZED (the tier may not use the operation), -32051
 //     RATE_LIMITED or TOO_MANY_STREAMS, -32052 UNTRUSTED (trust gate).
 //   - Browsers. A request a browser sends from a page of another origin
@@ -96,12 +102,24 @@
 //   - Ids. Message, context, task and reference ids longer than 256 bytes,
 //     or holding control characters, U+2028/U+2029 or invalid UTF-8, are
 //     -32602: ids reach logs, headers and the host's session keys.
-//   - Streams (A.1). A stream ends when its task is terminal or waits for
-//     input (INPUT_REQUIRED); a 0.3 stream marks that status update
-//     "final": true. At AUTH_REQUIRED it stays open (spec §7.6.1): the
-//     task resumes on the same stream once the peer sends its credentials
-//     as a message on the task, and SubscribeToTask to such a task
-//     follows it the same way. Errors
+//   - Streams (A.1). The first event of a SendStreamingMessage stream is
+//     the task, sent at once (the task is stored then), not after the
+//     agent's first output: so a direct reply on a stream completes that
+//     task like a final answer (its text is the answer artifact) rather
+//     than making a message-only stream. A SendStreamingMessage stream
+//     ends when its task is terminal or waits for input (INPUT_REQUIRED):
+//     the request has its answer, a question, and the client answers with
+//     a new message, whose own stream follows the task on (§11.7, and what
+//     the Python SDK does); a 0.3 stream marks that status update "final":
+//     true. At AUTH_REQUIRED it stays open (§7.6.1): the task resumes on
+//     the same stream once the peer sends its credentials as a message on
+//     the task. SubscribeToTask (and tasks/resubscribe) follows its task
+//     until it is terminal (§3.1.6): on a task at INPUT_REQUIRED or
+//     AUTH_REQUIRED it sends the task and stays open while the client
+//     answers from another connection, and a subscriber to a running task
+//     stays open through a question; only a terminal state marks a 0.3
+//     event final there. With replicas, a subscriber follows the task
+//     through the database whichever replica takes the answer. Errors
 //     before the stream starts are plain JSON responses; after it started
 //     they are one JSON-RPC error event, then the stream closes (a client
 //     too slow to keep up gets STREAM_DROPPED; shutdown gets UNAVAILABLE).
@@ -121,11 +139,18 @@
 //     is not empty, so -32007 never occurs; when not declared it is -32004.
 //     It is shown to authenticated callers and to local callers with the
 //     extended-card permission; others get -32050.
-//   - Card. The public card is v1.0 with the 0.3 keys (url,
-//     preferredTransport, protocolVersion "0.3.0", additionalInterfaces,
-//     supportsAuthenticatedExtendedCard, security) merged in; each security
-//     scheme object carries both its v1.0 oneof key and the 0.3 `type`
-//     form. Security requirement scopes use the ProtoJSON StringList form
+//   - Card. /.well-known/agent-card.json is the v1.0 card, valid against
+//     the v1.0 schema as it is (its Agent Card allows no other keys, so
+//     none of the 0.3 keys is on it). 0.3 clients get the 0.3 card
+//     (a2a.ToV03Card: url, preferredTransport "JSONRPC", protocolVersion
+//     "0.3.0", security schemes with `type`) at the legacy path
+//     /.well-known/agent.json, or at the canonical path when the request
+//     says A2A-Version: 0.3 (header or query; Vary names A2A-Version). A
+//     0.3 client that fetches the canonical path without asking gets the
+//     v1.0 card, which it cannot use: point it at the legacy path (a2a-go
+//     0.3: agentcard.WithPath("/.well-known/agent.json")). With a signing
+//     key each document is signed over itself (see package cardsign).
+//     Security requirement scopes use the ProtoJSON StringList form
 //     ({"schemes":{"bearer":{}}}) that the proto and the schema define; the
 //     official Go SDK up to v2.4.0 cannot parse it (a2aproject/a2a-go#430)
 //     and needs a tolerant card parser until it is fixed. Skills are built

@@ -374,7 +374,11 @@ func (e *testEnv) rpc(token, method string, params any, hdr ...map[string]string
 	if status == http.StatusNoContent {
 		return out
 	}
-	out.result = a2atest.ValidateJSONRPCResponse(e.t, b, resultDefs[method])
+	if _, v03, _ := a2a.LookupMethod(method); v03 {
+		out.result = a2atest.ValidateJSONRPCResponseV03(e.t, b)
+	} else {
+		out.result = a2atest.ValidateJSONRPCResponse(e.t, b, resultDefs[method])
+	}
 	resp, perr := a2a.ParseResponse(b)
 	if perr != nil {
 		e.t.Fatalf("%s: %v\n%s", method, perr, b)
@@ -497,11 +501,11 @@ func (s *sseStream) next() *a2a.Response {
 	if err != nil {
 		s.t.Fatalf("reading stream: %v", err)
 	}
-	def := "Stream Response"
 	if s.v03 {
-		def = ""
+		a2atest.ValidateJSONRPCResponseV03(s.t, data)
+	} else {
+		a2atest.ValidateJSONRPCResponse(s.t, data, "Stream Response")
 	}
-	a2atest.ValidateJSONRPCResponse(s.t, data, def)
 	resp, perr := a2a.ParseResponse(append([]byte(nil), data...))
 	if perr != nil {
 		s.t.Fatalf("stream event: %v\n%s", perr, data)

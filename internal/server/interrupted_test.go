@@ -90,8 +90,13 @@ func TestStreamingSendEndsAtAQuestion(t *testing.T) {
 			id = ev.Task.ID
 		}
 	}
-	go e.ok(tokAlice, "SendMessage", sendParams("token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = id }))
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		e.ok(tokAlice, "SendMessage", sendParams("token: abc", func(r *a2a.SendMessageRequest) { r.Message.TaskID = id }))
+	}()
 	rest, errEv := s.all()
+	<-answered
 	if errEv != nil || kinds(rest) != "statusUpdate:WORKING,artifactUpdate,statusUpdate:COMPLETED" {
 		t.Fatalf("events after AUTH_REQUIRED = %s (%v)", kinds(rest), errEv)
 	}

@@ -343,6 +343,9 @@ func (s *Server) refuse(w http.ResponseWriter, ex *exchange, status int, e *a2a.
 		ex.bytesOut += int64(writeStatusError(w, ex.ctype, status, e))
 		return
 	}
+	if ex.v03 {
+		e = e.AsV03() // 0.3 clients decode `data` as an object
+	}
 	ex.bytesOut += int64(writeJSONRPCError(w, status, ex.id, e))
 }
 

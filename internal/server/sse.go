@@ -208,9 +208,12 @@ func (s *Server) writeEvent(w http.ResponseWriter, rc *http.ResponseController, 
 func (s *Server) writeErrorEvent(w http.ResponseWriter, rc *http.ResponseController, ex *exchange, e *a2a.Error) {
 	ex.code, ex.reason, ex.errMsg = e.Code, e.Reason, errMessage(e)
 	var body []byte
-	if ex.rest {
+	switch {
+	case ex.rest:
 		body = statusBody(restStatus(http.StatusOK, e))
-	} else {
+	case ex.v03:
+		body = a2a.EncodeError(ex.id, e.AsV03())
+	default:
 		body = a2a.EncodeError(ex.id, e)
 	}
 	b := make([]byte, 0, len(body)+22)

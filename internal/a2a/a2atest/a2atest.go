@@ -249,6 +249,29 @@ func isString(v any) bool {
 // when definition is not "", validates the result with CheckJSON. It
 // returns the raw result (nil for an error response).
 func CheckJSONRPCResponse(data []byte, definition string) (json.RawMessage, error) {
+	return checkResponse(data, definition, checkErrorObject)
+}
+
+// CheckJSONRPCResponseV03 is CheckJSONRPCResponse for an answer to a 0.3
+// method: an error's data is one object (the shape 0.3 clients decode)
+// naming the ErrorInfo reason and domain a2a-protocol.org, not the v1.0
+// array. Results are not checked against a schema.
+func CheckJSONRPCResponseV03(data []byte) (json.RawMessage, error) {
+	return checkResponse(data, "", checkErrorObjectV03)
+}
+
+// ValidateJSONRPCResponseV03 fails the test (without stopping it) unless
+// data passes CheckJSONRPCResponseV03; it returns the raw result.
+func ValidateJSONRPCResponseV03(t testing.TB, data []byte) json.RawMessage {
+	t.Helper()
+	res, err := CheckJSONRPCResponseV03(data)
+	if err != nil {
+		t.Errorf("a2atest: 0.3 JSON-RPC response: %v\n%s", err, truncate(data))
+	}
+	return res
+}
+
+func checkResponse(data []byte, definition string, checkError func(json.RawMessage) error) (json.RawMessage, error) {
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(data, &env); err != nil {
 		return nil, fmt.Errorf("response is not a JSON object: %w", err)
@@ -276,7 +299,7 @@ func CheckJSONRPCResponse(data []byte, definition string) (json.RawMessage, erro
 		return nil, errors.New("response must have exactly one of result and error")
 	}
 	if hasError {
-		return nil, checkErrorObject(errObj)
+		return nil, checkError(errObj)
 	}
 	if definition != "" {
 		if err := CheckJSON(definition, res); err != nil {
@@ -284,6 +307,30 @@ func CheckJSONRPCResponse(data []byte, definition string) (json.RawMessage, erro
 		}
 	}
 	return res, nil
+}
+
+// checkErrorObjectV03 checks a JSON-RPC error object in the 0.3 shape:
+// data is an object with the ErrorInfo reason and domain as members.
+func checkErrorObjectV03(raw json.RawMessage) error {
+	var e struct {
+		Code    *int            `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("error is not a 0.3 error object: %w", err)
+	}
+	if e.Code == nil || e.Message == nil {
+		return errors.New("error lacks code or message")
+	}
+	var d map[string]any
+	if err := json.Unmarshal(e.Data, &d); err != nil || d == nil {
+		return fmt.Errorf("error.data is not an object, as 0.3 clients decode it: %s", truncate(e.Data))
+	}
+	if r, _ := d["reason"].(string); r == "" || d["domain"] != "a2a-protocol.org" {
+		return fmt.Errorf("error.data names no reason of domain a2a-protocol.org: %s", truncate(e.Data))
+	}
+	return nil
 }
 
 // checkErrorObject checks a JSON-RPC error object in the v1.0 shape.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,9 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// v03CardKeys are the 0.3 keys the plugin merges into its v1.0 card so
-// that 0.3 clients can read the same document.
+// v03CardKeys are the 0.3 card's top-level keys that the v1.0 schema does
+// not have: the canonical card carries none of them, the 0.3 card (the
+// legacy path) has them.
 var v03CardKeys = []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces", "supportsAuthenticatedExtendedCard", "security"}
 
 // card is the v1.0 part of the served card.
@@ -60,12 +60,13 @@ type fetchedCard struct {
 	status int
 	header http.Header
 	body   []byte
-	card   card           // the v1.0 view
-	whole  map[string]any // the document as served, 0.3 keys included
+	card   card           // the v1.0 card (canonical path)
+	whole  map[string]any // the document as served (the 0.3 card at the legacy path)
 }
 
-// fetchCard GETs a card path with extra request headers. A 200 body is
-// validated as a v1.0 Agent Card once the merged 0.3 keys are removed.
+// fetchCard GETs a card path with extra request headers. A 200 body of the
+// canonical path is validated as a v1.0 Agent Card exactly as served; one
+// of the legacy path as a 0.3 card.
 func fetchCard(t testing.TB, base, path string, hdr ...string) fetchedCard {
 	t.Helper()
 	req, err := http.NewRequestWithContext(within(t), http.MethodGet, base+path, nil)
@@ -91,43 +92,50 @@ func fetchCard(t testing.TB, base, path string, hdr ...string) fetchedCard {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("card Content-Type = %q", ct)
 	}
+	if path == "/.well-known/agent.json" {
+		f.whole = validateCard03(t, body)
+		return f
+	}
 	f.card, f.whole = validateCard(t, body)
 	return f
 }
 
-// validateCard validates a served card body as a v1.0 Agent Card once the
-// merged 0.3 keys are removed, and returns the v1.0 view and the whole
-// document.
+// validateCard03 checks a 0.3 card: the keys 0.3 requires, no v1.0
+// interfaces list.
+func validateCard03(t testing.TB, body []byte) map[string]any {
+	t.Helper()
+	var whole map[string]any
+	if err := json.Unmarshal(body, &whole); err != nil {
+		t.Fatalf("0.3 card is not JSON: %v\n%s", err, body)
+	}
+	for _, k := range []string{"name", "description", "url", "version", "protocolVersion", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
+		if _, ok := whole[k]; !ok {
+			t.Errorf("0.3 card lacks %q", k)
+		}
+	}
+	if _, ok := whole["supportedInterfaces"]; ok {
+		t.Errorf("0.3 card has supportedInterfaces")
+	}
+	return whole
+}
+
+// validateCard validates a served card body, exactly as served (no key
+// removed), against the v1.0 Agent Card schema, which allows no other
+// keys, and returns the v1.0 view and the whole document.
 func validateCard(t testing.TB, body []byte) (card, map[string]any) {
 	t.Helper()
 	var whole map[string]any
 	if err := json.Unmarshal(body, &whole); err != nil {
 		t.Fatalf("card is not JSON: %v\n%s", err, body)
 	}
-	v1 := map[string]any{}
-	for k, v := range whole {
-		if !slices.Contains(v03CardKeys, k) {
-			v1[k] = v
+	a2atest.ValidateJSON(t, "Agent Card", body)
+	for _, k := range v03CardKeys {
+		if _, ok := whole[k]; ok {
+			t.Errorf("the v1.0 card carries the 0.3 key %q", k)
 		}
 	}
-	// Each security scheme carries its v1.0 oneof key and the 0.3 form.
-	if ss, ok := v1["securitySchemes"].(map[string]any); ok {
-		clean := map[string]any{}
-		for name, sch := range ss {
-			only := map[string]any{}
-			for k, v := range sch.(map[string]any) {
-				if strings.HasSuffix(k, "SecurityScheme") {
-					only[k] = v
-				}
-			}
-			clean[name] = only
-		}
-		v1["securitySchemes"] = clean
-	}
-	v1body := mustJSON(t, v1)
-	a2atest.ValidateJSON(t, "Agent Card", v1body)
 	var c card
-	if err := json.Unmarshal(v1body, &c); err != nil {
+	if err := json.Unmarshal(body, &c); err != nil {
 		t.Fatal(err)
 	}
 	return c, whole
@@ -149,7 +157,20 @@ func TestAgentCardServesConfiguredV1CardWithLiveSkills(t *testing.T) {
 		"icon_url":              "https://example.org/icon.png",
 	}, nil)
 
-	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+	t.Run("0.3 card at the legacy path", func(t *testing.T) {
+		t.Parallel()
+		path := "/.well-known/agent.json"
+		f := fetchCard(t, h.url, path)
+		if f.status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, f.status, f.body)
+		}
+		w := f.whole
+		if w["url"] != h.url+"/" || w["protocolVersion"] != "0.3.0" || w["preferredTransport"] != "JSONRPC" || w["name"] != "Research Assistant" {
+			t.Errorf("0.3 card = url %v, protocolVersion %v, preferredTransport %v, name %v", w["url"], w["protocolVersion"], w["preferredTransport"], w["name"])
+		}
+		checkCardCaching(t, h.url, path, f)
+	})
+	for _, path := range []string{"/.well-known/agent-card.json"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			f := fetchCard(t, h.url, path)
@@ -189,10 +210,6 @@ func TestAgentCardServesConfiguredV1CardWithLiveSkills(t *testing.T) {
 			}
 			if len(c.SecuritySchemes) != 0 || len(c.SecurityRequirements) != 0 {
 				t.Errorf("an open agent declares security: %v %v", c.SecuritySchemes, c.SecurityRequirements)
-			}
-			// The 0.3 view of the same document.
-			if f.whole["url"] != h.url+"/" || f.whole["protocolVersion"] != "0.3.0" || f.whole["preferredTransport"] != "JSONRPC" {
-				t.Errorf("0.3 keys = url %v, protocolVersion %v, preferredTransport %v", f.whole["url"], f.whole["protocolVersion"], f.whole["preferredTransport"])
 			}
 			checkCardCaching(t, h.url, path, f)
 		})

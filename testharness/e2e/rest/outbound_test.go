@@ -131,9 +131,6 @@ func TestToolsCallThePluginOverHTTPJSON(t *testing.T) {
 			}
 		}
 		card["supportedInterfaces"] = keep
-		for _, k := range []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces"} {
-			delete(card, k)
-		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(card)
 	}))

@@ -142,3 +142,20 @@ func TestDrainLetsTheHostFinishAnOpenStream(t *testing.T) {
 		t.Fatalf("the host's answer during the drain was lost; the stream said:\n%s", stream)
 	}
 }
+
+// TestWebhookSigningKeyIsNeverTheBearerToken: with a bearer token and no
+// A2A_PUSH_SECRET, webhooks are signed with the generated key in the data
+// directory, not with the token (a webhook receiver must not hold a
+// credential that also authenticates calls to the agent).
+func TestWebhookSigningKeyIsNeverTheBearerToken(t *testing.T) {
+	dir := t.TempDir()
+	const token = "the-inbound-bearer-token-0123456789"
+	serve(t, `{"port":0}`, map[string]string{"A2A_BEARER_TOKEN": token}, hostsdk.InProcessOptions{DataDir: dir})
+	key, err := os.ReadFile(filepath.Join(dir, "a2a", app.PushSecretFile))
+	if err != nil {
+		t.Fatalf("no generated signing key beside a bearer token: %v", err)
+	}
+	if k := strings.TrimSpace(string(key)); k == token || len(k) != 64 {
+		t.Fatalf("signing key %q", k)
+	}
+}

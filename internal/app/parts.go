@@ -112,10 +112,11 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	}
 
 	if cfg.PushEnabled {
+		// A2A_PUSH_SECRET, else the key generated into the data
+		// directory; never the bearer token, which would hand webhook
+		// receivers a credential that also authenticates calls to the
+		// agent.
 		secret := cfg.PushSecret
-		if secret == "" {
-			secret = cfg.BearerToken
-		}
 		if secret == "" {
 			if secret, err = pushSecretFile(dataDir, log); err != nil {
 				p.closeAudit()
@@ -174,7 +175,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		Turns:              security.NewTurnGuard(cfg.MaxPingPongTurns),
 		MaxDelegationDepth: cfg.MaxDelegationDepth,
 		Limits:             server.Limits{MaxBodyBytes: cfg.MaxBodyBytes, MaxParts: cfg.MaxParts, MaxPartBytes: cfg.MaxPartBytes},
-		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.CheckURL},
+		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.PrecheckURL},
 		Audit:              p.audit,
 		Observer:           p.metrics.Exchange,
 		Logger:             log,

@@ -156,7 +156,7 @@ type Config struct {
 
 	// Push notifications.
 	PushEnabled           bool   `json:"push_enabled" env:"A2A_PUSH_ENABLED" default:"true" help:"Offer push notifications (webhooks)."`
-	PushSecret            string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: the bearer token, else a random key generated into <data dir>/push-secret)."`
+	PushSecret            string `json:"push_secret" env:"A2A_PUSH_SECRET" secret:"true" help:"HMAC-SHA256 key for X-A2A-Signature on webhook deliveries (default: a random key generated into <data dir>/push-secret; never the bearer token)."`
 	PushMaxAttempts       int    `json:"push_max_attempts" env:"A2A_PUSH_MAX_ATTEMPTS" default:"12" help:"Delivery attempts (with exponential backoff) before a webhook notification is given up."`
 	MaxPushConfigsPerTask int    `json:"max_push_configs_per_task" env:"A2A_MAX_PUSH_CONFIGS_PER_TASK" default:"10" help:"Push notification configs one task may have; one more is refused with -32602 (replacing a config by its id does not count)."`
 }
@@ -405,7 +405,7 @@ func (c *Config) Validate() error {
 		if c.PushClaimLease < Duration(time.Second) {
 			bad("push_claim_lease must be at least 1s (A2A_PUSH_CLAIM_LEASE; default 40s)")
 		}
-		if c.PushEnabled && c.PushSecret == "" && c.BearerToken == "" {
+		if c.PushEnabled && c.PushSecret == "" {
 			// Any replica may send any task's notifications: they must all
 			// sign with one key, not each with its own generated one.
 			bad("store postgres needs push_secret (A2A_PUSH_SECRET), the same on every replica, so that webhook receivers can verify notifications whichever replica sends them (or set push_enabled false)")

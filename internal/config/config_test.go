@@ -53,6 +53,8 @@ func TestBadSettingsNameWhatToFix(t *testing.T) {
 		{"postgres without a DSN", `{"store": "postgres"}`, nil, "A2A_POSTGRES_DSN"},
 		{"tiny replica lease", `{"store": "postgres", "postgres_dsn": "postgres://db/a2a", "replica_lease": "1ms"}`, nil, "replica_lease"},
 		{"replicas without a shared push secret", `{"store": "postgres", "postgres_dsn": "postgres://db/a2a"}`, nil, "A2A_PUSH_SECRET"},
+		// The bearer token never signs webhooks, so it is no shared key.
+		{"replicas with a bearer token but no push secret", `{"store": "postgres", "postgres_dsn": "postgres://db/a2a", "bearer_token": "a-token-of-sufficient-length"}`, nil, "A2A_PUSH_SECRET"},
 		{"trusted without token", ``, map[string]string{"A2A_TRUSTED_PEERS": "carol"}, `"carol" has no token`},
 		{"malformed pairs", ``, map[string]string{"A2A_PEER_TOKENS": "alice"}, "name:value"},
 		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "used twice"},

@@ -50,8 +50,9 @@ type Options struct {
 	// lines per delivery). Default: no logging.
 	Logger hclog.Logger
 	// Secret is the HMAC-SHA256 key of X-A2A-Signature: A2A_PUSH_SECRET,
-	// or the bearer token when that is unset. Empty means notifications
-	// are sent unsigned (New logs a warning).
+	// or the key generated into the data directory (never an inbound
+	// credential). Empty means notifications are sent unsigned (New logs
+	// a warning).
 	Secret []byte
 	// Guard checks every webhook URL at delivery time and every address
 	// the POST connects to. Nil means the zero SSRFGuard, the strictest.
@@ -206,7 +207,7 @@ func New(opts Options) (*Dispatcher, error) {
 	d.client.CheckRedirect = d.checkRedirect
 	d.closing, d.stop = context.WithCancel(context.Background())
 	if len(d.secret) == 0 {
-		d.log.Warn("no push secret (A2A_PUSH_SECRET, or the bearer token) is set: webhook notifications are sent without " +
+		d.log.Warn("no push secret is set: webhook notifications are sent without " +
 			HeaderSignature + ", so receivers cannot check that they come from this agent")
 	}
 	return d, nil

@@ -14,6 +14,21 @@
 // logged. Nothing is lost when the plugin stops: undelivered entries stay
 // in the outbox for the next run.
 //
+// # Addresses
+//
+// A webhook URL is checked twice. When a push config is created, the
+// server refuses only what is certainly forbidden then (the scheme, a
+// literal loopback or private address, a forbidden name, a name that
+// resolves to a forbidden address; security.SSRFGuard.PrecheckURL): a
+// name that does not resolve at that moment is accepted. At delivery the
+// POST connects through the guard's DialContext, which resolves the name
+// itself and connects only to an address it has just checked, so the
+// guard holds on the connection's real address and a DNS answer that
+// changed since (DNS rebinding) gains nothing. A name that does not
+// resolve then is a failed attempt, retried with backoff through the
+// outbox like a network error; an address the guard refuses gives the
+// notification up.
+//
 // # Replicas
 //
 // When several replicas of the plugin share one PostgreSQL database
@@ -66,7 +81,9 @@
 //
 // The signature proves that a notification comes from this agent and was
 // not altered, with a key the operator shares with the receiver
-// (A2A_PUSH_SECRET, or the plugin's bearer token when that is unset):
+// (A2A_PUSH_SECRET, or the key the plugin generates into its data directory,
+// <data dir>/push-secret; never an inbound credential such as the bearer
+// token, which would let a receiver call the agent):
 //
 //	X-A2A-Signature = "v1=" + lowercase_hex(HMAC-SHA256(key = secret, message = timestamp + "." + body))
 //

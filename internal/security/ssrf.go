@@ -22,6 +22,11 @@ const (
 // ErrAddressNotAllowed is wrapped by every refusal of an [SSRFGuard].
 var ErrAddressNotAllowed = errors.New("address not allowed")
 
+// ErrUnresolved is wrapped by [SSRFGuard.CheckURL]'s error when the host
+// name could not be resolved: nothing is known about its addresses yet,
+// which is no refusal (errors.Is(err, ErrAddressNotAllowed) is false).
+var ErrUnresolved = errors.New("the host name could not be resolved")
+
 // SSRFError is a refusal by an [SSRFGuard]. It is deliberately not a
 // net.Error, so callers can tell a refusal from a network failure.
 type SSRFError struct {
@@ -422,7 +427,7 @@ func (g *SSRFGuard) CheckURL(ctx context.Context, rawURL string) error {
 	}
 	addrs, err := g.lookup(ctx, "ip", host)
 	if err != nil {
-		return fmt.Errorf("security: cannot resolve the host of %q: %w", rawURL, err)
+		return fmt.Errorf("security: cannot resolve the host of %q: %w (%w)", rawURL, ErrUnresolved, err)
 	}
 	for _, a := range addrs {
 		if e := g.checkAddr(host, a); e != nil {
@@ -430,6 +435,22 @@ func (g *SSRFGuard) CheckURL(ctx context.Context, rawURL string) error {
 		}
 	}
 	return nil
+}
+
+// PrecheckURL is CheckURL for a URL registered now and used later (a
+// webhook): it refuses only what is certainly forbidden — a scheme other
+// than http(s), a URL without a host, a literal address or a host name the
+// guard refuses, a name that resolves to a refused address — and lets a
+// name that cannot be resolved at the moment pass. A transient DNS failure
+// must not refuse a valid URL, and what the name resolves to later is
+// checked where it matters: DialContext checks the address each
+// connection really goes to, at the time it connects.
+func (g *SSRFGuard) PrecheckURL(ctx context.Context, rawURL string) error {
+	err := g.CheckURL(ctx, rawURL)
+	if errors.Is(err, ErrUnresolved) {
+		return nil
+	}
+	return err
 }
 
 // DialContext connects like net.Dialer.DialContext, but only to addresses

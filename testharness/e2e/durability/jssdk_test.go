@@ -1,6 +1,8 @@
 package durability_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,15 +37,25 @@ type jsStep struct {
 // official JS SDK client (@a2a-js/sdk 1.3.0) over v1.0, registers one
 // inline, and does the same over the SDK's 0.3 transport. The plugin has a
 // bearer token and no A2A_PUSH_SECRET, so the notifications of the inline
-// config must be signed with the bearer token.
+// config must be signed with the key it generates into its data directory,
+// never with the bearer token.
 func TestOfficialJSSDKClientManagesPushConfigs(t *testing.T) {
 	t.Parallel()
 	const bearer = "js-bearer-token-5c1d93"
-	rcv := newReceiver(t, bearer)
+	rcv := newReceiver(t, bearer) // the key is set once the plugin made it
 	for _, name := range []string{"js-1", "js-2", "js-inline", "js-03"} {
 		rcv.url(hook{name: name, auth: "Bearer cred-" + name, token: "tok-" + name})
 	}
-	h := launch(t, launchOpts{config: map[string]any{"loopback_is_local": false}, env: map[string]string{"A2A_BEARER_TOKEN": bearer}})
+	dataDir := t.TempDir()
+	h := launch(t, launchOpts{config: map[string]any{"loopback_is_local": false}, env: map[string]string{"A2A_BEARER_TOKEN": bearer}, dataDir: dataDir})
+	key, err := os.ReadFile(filepath.Join(dataDir, testharness.A2APluginName, "push-secret"))
+	if err != nil {
+		t.Fatalf("no generated webhook signing key beside the bearer token: %v", err)
+	}
+	if strings.TrimSpace(string(key)) == bearer {
+		t.Fatal("the webhook signing key is the bearer token")
+	}
+	rcv.setSecret(strings.TrimSpace(string(key)))
 	url := h.Endpoint(testharness.A2APluginName)
 	hooks := "http://" + rcv.addr + "/hooks"
 

@@ -175,6 +175,14 @@ func (r *receiver) up(t testing.TB) {
 	r.serve(ln)
 }
 
+// setSecret sets the key signatures are checked with, for a plugin whose
+// key is known only once it started (the one it generates).
+func (r *receiver) setSecret(secret string) {
+	r.mu.Lock()
+	r.secret = []byte(secret)
+	r.mu.Unlock()
+}
+
 func (r *receiver) problem(format string, args ...any) {
 	r.problems = append(r.problems, fmt.Sprintf(format, args...))
 }

@@ -100,14 +100,16 @@ func TestInlinePushConfigIsStoredWithTheTask(t *testing.T) {
 
 func TestListTasksFiltersPagesAndShapes(t *testing.T) {
 	e := newEnv(t)
-	in := func(cid string) func(*a2a.SendMessageRequest) {
-		return func(r *a2a.SendMessageRequest) { r.Message.ContextID = cid }
-	}
+	// Two conversations: the first message of each opens it, the others
+	// name the context the agent returned.
+	conv := map[string]string{}
 	var alice []*a2a.Task
-	for _, s := range []struct{ text, cid string }{
-		{"one", "ctx-a"}, {"two", "ctx-a"}, {"three", "ctx-a"}, {"ask four", "ctx-b"}, {"fail five", "ctx-b"},
+	for _, s := range []struct{ text, label string }{
+		{"one", "a"}, {"two", "a"}, {"three", "a"}, {"ask four", "b"}, {"fail five", "b"},
 	} {
-		alice = append(alice, e.send(tokAlice, s.text, in(s.cid)))
+		task := e.send(tokAlice, s.text, func(r *a2a.SendMessageRequest) { r.Message.ContextID = conv[s.label] })
+		conv[s.label] = task.ContextID
+		alice = append(alice, task)
 		time.Sleep(3 * time.Millisecond) // distinct status timestamps
 	}
 	e.send(tokBob, "bob one", nil)
@@ -144,11 +146,11 @@ func TestListTasksFiltersPagesAndShapes(t *testing.T) {
 		req  a2a.ListTasksRequest
 		want int
 	}{
-		{"context a", a2a.ListTasksRequest{ContextID: "ctx-a"}, 3},
-		{"context b", a2a.ListTasksRequest{ContextID: "ctx-b"}, 2},
+		{"context a", a2a.ListTasksRequest{ContextID: conv["a"]}, 3},
+		{"context b", a2a.ListTasksRequest{ContextID: conv["b"]}, 2},
 		{"completed", a2a.ListTasksRequest{Status: a2a.TaskStateCompleted}, 3},
 		{"input required", a2a.ListTasksRequest{Status: a2a.TaskStateInputRequired}, 1},
-		{"failed in b", a2a.ListTasksRequest{ContextID: "ctx-b", Status: a2a.TaskStateFailed}, 1},
+		{"failed in b", a2a.ListTasksRequest{ContextID: conv["b"], Status: a2a.TaskStateFailed}, 1},
 		{"since the third", a2a.ListTasksRequest{StatusTimestampAfter: all.Tasks[2].Status.Timestamp}, 3},
 	}
 	for _, tc := range cases {

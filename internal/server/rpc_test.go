@@ -527,8 +527,19 @@ func TestContextIDRules(t *testing.T) {
 	if done.ContextID != asked.ContextID {
 		t.Errorf("context %q, want %q", done.ContextID, asked.ContextID)
 	}
-	// A client-chosen context id is kept, never replaced.
-	if task := e.send(tokAlice, "hi", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "my-own-context" }); task.ContextID != "my-own-context" {
+	// A peer may name only a conversation this agent opened for it: a
+	// context it chose is refused (never replaced by another id) ...
+	if err := e.fails(tokAlice, "SendMessage", sendParams("hi", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "my-own-context" })); err.Code != a2a.CodeInvalidParams ||
+		!strings.Contains(err.Message, "omit contextId") {
+		t.Errorf("a peer-chosen context: %v", err)
+	}
+	// ... and one the agent returned is taken.
+	if task := e.send(tokAlice, "again", func(r *a2a.SendMessageRequest) { r.Message.ContextID = asked.ContextID }); task.ContextID != asked.ContextID {
+		t.Errorf("context = %q, want %q", task.ContextID, asked.ContextID)
+	}
+	// The Local operator's chosen context id is kept.
+	local := newEnv(t, func(o *Options) { o.Auth = testAuth(t, true) })
+	if task := local.send("", "hi", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "my-own-context" }); task.ContextID != "my-own-context" {
 		t.Errorf("context = %q", task.ContextID)
 	}
 }

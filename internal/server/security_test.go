@@ -373,37 +373,46 @@ func TestStreamLimitPerIdentity(t *testing.T) {
 
 func TestTurnGuardRejectsLoopsAndCancelResets(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Turns = security.NewTurnGuard(2) })
-	in := func(cid string) func(*a2a.SendMessageRequest) {
-		return func(r *a2a.SendMessageRequest) { r.Message.ContextID = cid }
+	// Conversations by label: the first message opens one (a peer names
+	// only contexts the agent returned to it), the next ones name it.
+	conv := map[string]string{}
+	in := func(label string) func(*a2a.SendMessageRequest) {
+		return func(r *a2a.SendMessageRequest) { r.Message.ContextID = conv[label] }
 	}
-	e.send(tokAlice, "one", in("ctx-loop"))
-	e.send(tokAlice, "two", in("ctx-loop"))
+	send := func(text, label string) *a2a.Task {
+		t.Helper()
+		task := e.send(tokAlice, text, in(label))
+		conv[label] = task.ContextID
+		return task
+	}
+	send("one", "loop")
+	send("two", "loop")
 	hostTurns := len(e.exec.turnTexts())
-	third := e.send(tokAlice, "three", in("ctx-loop"))
+	third := send("three", "loop")
 	if third.Status.State != a2a.TaskStateRejected || third.Status.Message == nil ||
-		!strings.Contains(third.Status.Message.Text(), "A2A_MAX_PINGPONG_TURNS") || !strings.Contains(third.Status.Message.Text(), "ctx-loop") {
+		!strings.Contains(third.Status.Message.Text(), "A2A_MAX_PINGPONG_TURNS") || !strings.Contains(third.Status.Message.Text(), conv["loop"]) {
 		t.Fatalf("third turn = %s", mustJSON(third))
 	}
 	if len(e.exec.turnTexts()) != hostTurns {
 		t.Error("a rejected turn reached the host")
 	}
 	// A continuation by task id counts in its task's context.
-	asked := e.send(tokAlice, "ask me", in("ctx-ask"))
+	asked := send("ask me", "ask")
 	answered := e.send(tokAlice, "red", func(r *a2a.SendMessageRequest) { r.Message.TaskID = asked.ID })
 	if answered.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("continuation = %s", answered.Status.State)
 	}
-	if again := e.send(tokAlice, "more", in("ctx-ask")); again.Status.State != a2a.TaskStateRejected {
+	if again := send("more", "ask"); again.Status.State != a2a.TaskStateRejected {
 		t.Errorf("third turn in ctx-ask = %s", again.Status.State)
 	}
 	// Cancel resets the count.
-	pending := e.send(tokAlice, "ask again", in("ctx-reset"))
-	e.send(tokAlice, "two", in("ctx-reset"))
-	if r := e.send(tokAlice, "three", in("ctx-reset")); r.Status.State != a2a.TaskStateRejected {
+	pending := send("ask again", "reset")
+	send("two", "reset")
+	if r := send("three", "reset"); r.Status.State != a2a.TaskStateRejected {
 		t.Fatalf("third = %s", r.Status.State)
 	}
 	e.ok(tokAlice, "CancelTask", &a2a.CancelTaskRequest{ID: pending.ID})
-	if r := e.send(tokAlice, "after cancel", in("ctx-reset")); r.Status.State != a2a.TaskStateCompleted {
+	if r := send("after cancel", "reset"); r.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("after cancel = %s", r.Status.State)
 	}
 }

@@ -156,7 +156,9 @@ type Manager struct {
 	exec   Executor
 	live   map[string]*liveTask // tasks with a queued or running turn
 	queues map[string]*ctxQueue // context id → FIFO of turns
-	owners map[string]string    // context id → owner (cache)
+	// contexts remembers conversations and their owners (see
+	// claimContext).
+	contexts map[ownedContext]struct{}
 	// hostTurns counts, per task, host turns started and not yet ended by
 	// ProcessingComplete. A task can have two: the one that asked a
 	// question and has not reported its end yet, and the continuation
@@ -212,15 +214,15 @@ func NewManager(opts Options) (*Manager, error) {
 		opts.MaxPushConfigsPerTask = DefaultMaxPushConfigsPerTask
 	}
 	return &Manager{
-		opts:   opts,
-		store:  opts.Store,
-		log:    opts.Logger,
-		now:    opts.Now,
-		exec:   opts.Executor,
-		live:   make(map[string]*liveTask),
-		queues: make(map[string]*ctxQueue),
-		owners: make(map[string]string),
-		stop:   make(chan struct{}),
+		opts:     opts,
+		store:    opts.Store,
+		log:      opts.Logger,
+		now:      opts.Now,
+		exec:     opts.Executor,
+		live:     make(map[string]*liveTask),
+		queues:   make(map[string]*ctxQueue),
+		contexts: make(map[ownedContext]struct{}),
+		stop:     make(chan struct{}),
 
 		hostTurns: make(map[string]int),
 	}, nil

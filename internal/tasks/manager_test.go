@@ -358,10 +358,10 @@ func TestMessageIDRulesForExistingTasks(t *testing.T) {
 func TestSameContextRunsInOrderOtherContextsInParallel(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	first := e.sendAsync(sendParams(alice, "1", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
+	first := e.sendAsync(localParams("1", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
 	t1 := e.exec.next(t)
-	second := e.sendAsync(sendParams(alice, "2", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
-	other := e.sendAsync(sendParams(alice, "3", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c2" }))
+	second := e.sendAsync(localParams("2", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
+	other := e.sendAsync(localParams("3", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c2" }))
 	t3 := e.exec.next(t)
 	if t3.ContextID != "c2" {
 		t.Fatalf("expected the other context to start while c1 is busy, got %s", t3.ContextID)
@@ -615,7 +615,7 @@ func TestManyConcurrentTasksEachGetTheirOwnAnswer(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			text := fmt.Sprintf("msg-%d", i)
-			r, err := e.m.Send(ctx, sendParams(alice, text, func(r *a2a.SendMessageRequest) { r.Message.ContextID = fmt.Sprintf("ctx-%d", i%25) }))
+			r, err := e.m.Send(ctx, localParams(text, func(r *a2a.SendMessageRequest) { r.Message.ContextID = fmt.Sprintf("ctx-%d", i%25) }))
 			if err != nil {
 				errs <- err
 				return

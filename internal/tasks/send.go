@@ -214,6 +214,9 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 		if cid == "" {
 			cid = a2a.NewID()
 		}
+		// A conversation opened here: its caller may name it from now on
+		// (a direct reply, which stores no task, too).
+		m.rememberContext(p.Caller.ID, cid)
 	} else if err := m.claimContext(ctx, cid, p); err != nil {
 		return nil, err
 	}
@@ -362,43 +365,54 @@ func (m *Manager) loadLive(ctx context.Context, rec *store.TaskRecord) (*liveTas
 	return lt, nil
 }
 
-// maxOwnerCache bounds the context-owner cache; past it the cache restarts
-// and owners are looked up in the store again.
-const maxOwnerCache = 100_000
+// maxOwnedContexts bounds the memory of conversations opened here; past
+// it the memory restarts and conversations with tasks are looked up in
+// the store again.
+const maxOwnedContexts = 100_000
 
-// claimContext checks that a client-chosen context id is not another
-// client's conversation (which would let one peer talk into another's host
-// session) and records the caller as its owner.
+// ownedContext is a conversation and the identity it belongs to.
+type ownedContext struct{ owner, contextID string }
+
+// claimContext checks a client-chosen context id. A caller with a scope (a
+// peer) may name only a conversation this agent opened for it: one that
+// holds a task of its own, or one it was answered in. Any other id —
+// another peer's conversation and an id nobody has used alike — is
+// refused with the same error, after the same lookup, so a peer can
+// neither learn that a conversation exists nor talk into it, and naming
+// an unused id claims nothing. The Local operator (no scope) may use any
+// id, a new one too.
 func (m *Manager) claimContext(ctx context.Context, cid string, p SendParams) error {
 	if len(cid) > 256 {
 		return a2a.ErrInvalidParams("message.contextId", "is longer than 256 characters; use a shorter id or omit it")
 	}
+	key := ownedContext{p.Caller.ID, cid}
 	m.mu.Lock()
-	owner, known := m.owners[cid]
+	_, known := m.contexts[key]
 	m.mu.Unlock()
-	if !known {
-		page, err := m.store.ListTasks(ctx, store.TaskQuery{ContextID: cid, PageSize: 1})
-		if err != nil {
-			return a2a.ErrInternal(err.Error())
-		}
-		owner = p.Caller.ID
-		if len(page.Tasks) > 0 {
-			owner = page.Tasks[0].Owner
-		}
-		m.mu.Lock()
-		if o, ok := m.owners[cid]; ok {
-			owner = o
-		} else {
-			if len(m.owners) >= maxOwnerCache {
-				clear(m.owners)
-			}
-			m.owners[cid] = owner
-		}
-		m.mu.Unlock()
+	if known || p.Scope == "" {
+		m.rememberContext(p.Caller.ID, cid)
+		return nil
 	}
-	if owner != p.Caller.ID && p.Scope != "" {
-		return a2a.ErrInvalidParams("message.contextId",
-			fmt.Sprintf("context %q cannot be used by this client; omit contextId to start a new conversation, or reuse a contextId this agent returned to you", cid))
+	page, err := m.store.ListTasks(ctx, store.TaskQuery{Owner: p.Scope, ContextID: cid, PageSize: 1})
+	if err != nil {
+		return a2a.ErrInternal(err.Error())
 	}
+	if len(page.Tasks) == 0 {
+		return a2a.ErrInvalidParams("message.contextId", fmt.Sprintf(
+			"context %q is not one of your conversations with this agent; omit contextId to start a new conversation (the answer carries its contextId), or reuse a contextId this agent returned to you", cid))
+	}
+	m.rememberContext(p.Caller.ID, cid)
 	return nil
+}
+
+// rememberContext records that the conversation cid belongs to owner: it
+// was opened here for owner (a new task or a direct reply in it), or
+// owner's task in it was found in the store.
+func (m *Manager) rememberContext(owner, cid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.contexts) >= maxOwnedContexts {
+		clear(m.contexts)
+	}
+	m.contexts[ownedContext{owner, cid}] = struct{}{}
 }

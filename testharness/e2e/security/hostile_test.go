@@ -215,14 +215,20 @@ func TestHostileRequestsAreRefusedWhileOthersAreServed(t *testing.T) {
 				t.Errorf("bob's ListTasks shows alice's task or context: %s", all)
 			}
 		}},
-		{"foreign context id: SendMessage does not say whose it is", func(t *testing.T) {
+		{"foreign context id: SendMessage answers as for an unknown one", func(t *testing.T) {
 			refusedBeforeHost(t, func() {
-				r := bob.mustCall(t, ctx, "SendMessage", sendParams(message("join", inContext(aliceTask.ContextID))))
-				if r.Err == nil {
-					t.Fatalf("bob joined alice's conversation: %s", r)
+				foreign := bob.mustCall(t, ctx, "SendMessage", sendParams(message("join", inContext(aliceTask.ContextID), func(m map[string]any) { m["messageId"] = "fixed-msg-id" })))
+				unknown := bob.mustCall(t, ctx, "SendMessage", sendParams(message("join", inContext(unknownContext), func(m map[string]any) { m["messageId"] = "fixed-msg-id" })))
+				if foreign.Err == nil || unknown.Err == nil {
+					t.Fatalf("bob used a context the agent never gave him: foreign %s, unknown %s", foreign, unknown)
 				}
-				if bytes.Contains(r.Body, []byte("alice")) {
-					t.Errorf("the refusal names the context's owner: %s", r)
+				if bytes.Contains(foreign.Body, []byte("alice")) {
+					t.Errorf("the refusal names the context's owner: %s", foreign)
+				}
+				f := strings.ReplaceAll(string(foreign.Body), aliceTask.ContextID, "<ID>")
+				u := strings.ReplaceAll(string(unknown.Body), unknownContext, "<ID>")
+				if foreign.Status != unknown.Status || f != u {
+					t.Errorf("alice's context answers differently from an unknown one:\nforeign HTTP %d %s\nunknown HTTP %d %s", foreign.Status, f, unknown.Status, u)
 				}
 			})
 		}},

@@ -186,12 +186,15 @@ type JSClientStep struct {
 	State           string   `json:"state"`
 	Before          string   `json:"before"`
 	Answer          string   `json:"answer"`
-	History         int      `json:"history"`
-	Events          []string `json:"events"`
-	Count           int      `json:"count"`
-	TotalSize       int      `json:"totalSize"`
-	NextPageToken   *string  `json:"nextPageToken"`
-	SecondCancel    string   `json:"secondCancel"`
+	// AllText is every text of the task a client that joins them all
+	// shows: the status message, the artifacts, the history.
+	AllText       string   `json:"allText"`
+	History       int      `json:"history"`
+	Events        []string `json:"events"`
+	Count         int      `json:"count"`
+	TotalSize     int      `json:"totalSize"`
+	NextPageToken *string  `json:"nextPageToken"`
+	SecondCancel  string   `json:"secondCancel"`
 
 	// client-rest.mjs: the SDK's typed REST errors, push configs and the
 	// requests the server saw.

@@ -153,7 +153,11 @@
 //     Security requirement scopes use the ProtoJSON StringList form
 //     ({"schemes":{"bearer":{}}}) that the proto and the schema define; the
 //     official Go SDK up to v2.4.0 cannot parse it (a2aproject/a2a-go#430)
-//     and needs a tolerant card parser until it is fixed. Skills are built
+//     and needs a tolerant card parser (or, its CLI, --transport jsonrpc,
+//     which skips the card; README) until it is fixed. No schema-valid
+//     form of the requirement reads there, and leaving the requirement
+//     out would tell other readers that no token is needed, so the card
+//     keeps it. Skills are built
 //     from the host's live tool registry, read at most once every 2 s
 //     (skillsTTL) however many card requests arrive, and by one call that
 //     concurrent requests share; a change of the host's tools shows within

@@ -27,6 +27,10 @@ func TestOfficialJSSDKClientInterop(t *testing.T) {
 	if send.ProtocolVersion != "1.0" || send.State != "TASK_STATE_COMPLETED" || send.Answer != "echo: hello from js" || send.ContextID == "" {
 		t.Errorf("send = %+v", send)
 	}
+	// The answer once, however a client joins the task's texts.
+	if n := strings.Count(send.AllText, "echo: hello from js"); n != 1 {
+		t.Errorf("the task's texts hold the answer %d times, want once:\n%s", n, send.AllText)
+	}
 	want := "task:TASK_STATE_SUBMITTED,statusUpdate:TASK_STATE_WORKING,statusUpdate:TASK_STATE_WORKING,artifactUpdate,artifactUpdate,artifactUpdate,statusUpdate:TASK_STATE_COMPLETED"
 	if got := strings.Join(steps["stream"].Events, ","); got != want {
 		t.Errorf("stream = %s\nwant      %s", got, want)

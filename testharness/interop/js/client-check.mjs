@@ -74,6 +74,12 @@ await step('send', async () => {
     contextId: res.contextId,
     state: stateOf(res),
     answer: textOf(res.artifacts?.[0]?.parts),
+    // What a client that joins every text of the task shows.
+    allText: [
+      textOf(res.status?.message?.parts),
+      ...(res.artifacts ?? []).map((a) => textOf(a.parts)),
+      ...(res.history ?? []).map((m) => textOf(m.parts)),
+    ].filter((t) => t).join('\n'),
     history: res.history?.length ?? 0,
   };
 });

@@ -166,9 +166,12 @@ func (in *Inspector) serveTasks(w http.ResponseWriter, r *http.Request) {
 func rowOf(rec *store.TaskRecord) taskRow {
 	t := &rec.Task
 	row := taskRow{ID: t.ID, ContextID: t.ContextID, Peer: rec.Owner, State: t.Status.State, Created: rec.CreatedAt, Updated: rec.UpdatedAt}
-	if m := t.Status.Message; m != nil {
-		row.Snippet = clipText(m.Text(), 90)
-	} else if n := len(t.History); n > 0 {
+	switch n, a := len(t.History), len(t.Artifacts); {
+	case t.Status.Message != nil:
+		row.Snippet = clipText(t.Status.Message.Text(), 90)
+	case a > 0: // a completed task's answer is its last artifact
+		row.Snippet = clipText(t.Artifacts[a-1].Text(), 90)
+	case n > 0:
 		row.Snippet = clipText(t.History[n-1].Text(), 90)
 	}
 	return row

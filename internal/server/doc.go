@@ -175,6 +175,18 @@
 //   - Scoping. A caller sees only the tasks it created; a local caller
 //     (security.TierLocal) sees all. Another peer's task answers exactly
 //     like an unknown one (-32001) in every method.
+//   - Context ids (A.11). A peer may name in message.contextId only a
+//     conversation this agent opened for it (the context of one of its
+//     tasks, or one it was answered in; tasks.Manager.claimContext).
+//     Another peer's context and an id nobody has used answer alike:
+//     -32602 with the same message (the id aside), after the same scoped
+//     store lookup, and naming an unused id records nothing. "Alike" has
+//     to cover both cases, or the difference is the oracle: accepting
+//     unknown ids while refusing foreign ones tells a peer which ids are
+//     taken and lets it claim ids before their owner uses them; refusing
+//     both, the spec's option for ids a server cannot accept (it MUST NOT
+//     substitute one), leaves nothing to learn or claim. The Local
+//     operator may name any context, a new one too.
 //   - Loop guards. A send into a context (explicit contextId, or the
 //     context of the task a continuation names) is counted by the turn
 //     guard; past the cap the task is created REJECTED with a reason naming

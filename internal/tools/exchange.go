@@ -362,10 +362,10 @@ func stateName(s a2a.TaskState) string {
 // ackGrace is how long past the end of its wait (or past being told to
 // stop) a call keeps waiting for the peer to name the task it created. A
 // task exists once the peer accepted the message, but over a stream some
-// peers name it only with their first event — this plugin's own server
-// waits up to 3s for the agent's first output, to learn whether the answer
-// is a plain message — and a call that gave up before would leave the task
-// running with an id nobody knows.
+// peers name it only with their first event, which some send only with
+// the agent's first output (this plugin's own server sends the task at
+// once), and a call that gave up before would leave the task running with
+// an id nobody knows.
 const ackGrace = 10 * time.Second // Toolset.ackGrace; tests shorten it
 
 // deliver sends spec.msg to the peer and follows the task as spec asks:

@@ -185,7 +185,7 @@ func TestFollowerGetsEveryEventAfterItsSnapshot(t *testing.T) {
 		for i := first; i < n; i++ {
 			want = append(want, fmt.Sprintf("status:TASK_STATE_WORKING:p%03d", i))
 		}
-		want = append(want, "artifact", "status:TASK_STATE_COMPLETED:done")
+		want = append(want, "artifact", "status:TASK_STATE_COMPLETED:")
 		if !slices.Equal(got[1:], want) {
 			t.Fatalf("round %d: after the snapshot %q the stream was\n%v\nwant\n%v", round, got[0], got[1:], want)
 		}
@@ -358,7 +358,7 @@ func TestAuthRequiredStreamsFollowTheTaskToTheReplicaThatResumesIt(t *testing.T)
 		if err := <-resumed; err != nil {
 			t.Fatal(err)
 		}
-		rest := []string{"status:TASK_STATE_AUTH_REQUIRED:sign in first", "status:TASK_STATE_WORKING:", "artifact", "status:TASK_STATE_COMPLETED:3 new mails"}
+		rest := []string{"status:TASK_STATE_AUTH_REQUIRED:sign in first", "status:TASK_STATE_WORKING:", "artifact", "status:TASK_STATE_COMPLETED:"}
 		if got := collect(t, sub); !slices.Equal(got, append(want, rest...)) {
 			t.Errorf("progress first %v: stream on a:\n got  %v\n want %v", progressFirst, got, append(want, rest...))
 		}

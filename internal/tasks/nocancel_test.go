@@ -18,12 +18,14 @@ import (
 func TestHostThatCannotCancelGetsRunningCancelsRefused(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.HostCannotCancel = true })
 	ctx := context.Background()
+	cid := "" // the first message opens the conversation
 	nonBlocking := func(r *a2a.SendMessageRequest) {
-		r.Message.ContextID = "c1"
+		r.Message.ContextID = cid
 		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 	}
 	running, err := e.m.Send(ctx, sendParams(alice, "long", nonBlocking))
 	must(t, err)
+	cid = running.Task.ContextID
 	turn := e.exec.next(t)
 	queued, err := e.m.Send(ctx, sendParams(alice, "behind it", nonBlocking))
 	must(t, err)

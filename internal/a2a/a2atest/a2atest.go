@@ -412,6 +412,18 @@ func ValidateJSONRPCResponse(t testing.TB, data []byte, definition string) json.
 // results (error events excluded).
 func ValidateSSE(t testing.TB, body []byte, definition string) []json.RawMessage {
 	t.Helper()
+	return validateSSE(t, body, func(data []byte) json.RawMessage { return ValidateJSONRPCResponse(t, data, definition) })
+}
+
+// ValidateSSEV03 is ValidateSSE for the stream of a 0.3 method: each
+// event passes ValidateJSONRPCResponseV03.
+func ValidateSSEV03(t testing.TB, body []byte) []json.RawMessage {
+	t.Helper()
+	return validateSSE(t, body, func(data []byte) json.RawMessage { return ValidateJSONRPCResponseV03(t, data) })
+}
+
+func validateSSE(t testing.TB, body []byte, validate func([]byte) json.RawMessage) []json.RawMessage {
+	t.Helper()
 	var out []json.RawMessage
 	text := strings.ReplaceAll(string(body), "\r\n", "\n")
 	for _, block := range strings.Split(text, "\n\n") {
@@ -424,7 +436,7 @@ func ValidateSSE(t testing.TB, body []byte, definition string) []json.RawMessage
 		if len(data) == 0 {
 			continue
 		}
-		res := ValidateJSONRPCResponse(t, []byte(strings.Join(data, "\n")), definition)
+		res := validate([]byte(strings.Join(data, "\n")))
 		if res != nil {
 			out = append(out, res)
 		}

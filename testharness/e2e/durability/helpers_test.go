@@ -218,7 +218,11 @@ func (c client) call(t testing.TB, method string, params any) (json.RawMessage, 
 	if err != nil {
 		t.Fatalf("%s: reading the response: %v", method, err)
 	}
-	if _, err := a2atest.CheckJSONRPCResponse(out, ""); err != nil {
+	check := func(b []byte) (json.RawMessage, error) { return a2atest.CheckJSONRPCResponse(b, "") }
+	if _, v03, _ := a2a.LookupMethod(method); v03 {
+		check = a2atest.CheckJSONRPCResponseV03 // 0.3 errors carry data as an object
+	}
+	if _, err := check(out); err != nil {
 		t.Errorf("%s: malformed JSON-RPC response: %v\n%s", method, err, out)
 	}
 	var env struct {

@@ -54,8 +54,14 @@ func pushCapability(card map[string]any) any {
 	return caps["pushNotifications"]
 }
 
-// reasonOf returns the ErrorInfo reason of an A2A error.
+// reasonOf returns the ErrorInfo reason of an A2A error: of the v1.0
+// data array, or of the 0.3 data object.
 func reasonOf(e *rpcError) string {
+	var obj map[string]any
+	if json.Unmarshal(e.Data, &obj) == nil {
+		r, _ := obj["reason"].(string)
+		return r
+	}
 	var items []map[string]any
 	_ = json.Unmarshal(e.Data, &items)
 	for _, it := range items {

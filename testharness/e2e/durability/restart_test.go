@@ -59,8 +59,10 @@ func TestRestartAfterKill9KeepsEveryTask(t *testing.T) {
 	}
 	ask := alice.send(t, msg{text: "ask first"})
 	multi := add("multi-turn", alice, alice.send(t, msg{text: "tuesday", taskID: ask.ID}), a2a.TaskStateCompleted)
-	if len(multi.History) != 4 {
-		t.Fatalf("multi-turn task: %d history messages, want 4", len(multi.History))
+	// The request, the question, the answer to it; the final answer is
+	// the artifact.
+	if len(multi.History) != 3 {
+		t.Fatalf("multi-turn task: %d history messages, want 3", len(multi.History))
 	}
 	add("failed", alice, alice.send(t, msg{text: "fail hard"}), a2a.TaskStateFailed)
 	add("rejected", alice, alice.send(t, msg{text: "reject this"}), a2a.TaskStateRejected)
@@ -78,9 +80,9 @@ func TestRestartAfterKill9KeepsEveryTask(t *testing.T) {
 		push: pushConfig("cfg-working", workingURL, "cred-working", "tok-working")})
 	add("bob", bob, bob.send(t, msg{text: "report from bob"}), a2a.TaskStateCompleted)
 	// A task queued behind a running one in the same conversation.
-	head := alice.send(t, msg{text: "hang at the head", contextID: "ctx-queue", returnImmediately: true})
+	head := alice.send(t, msg{text: "hang at the head", returnImmediately: true})
 	queuedURL := rcv.url(hook{name: "queued", auth: "Bearer cred-queued", token: "tok-queued"})
-	queued := alice.send(t, msg{text: "report when it is my turn", contextID: "ctx-queue", returnImmediately: true,
+	queued := alice.send(t, msg{text: "report when it is my turn", contextID: head.ContextID, returnImmediately: true,
 		push: pushConfig("cfg-queued", queuedURL, "cred-queued", "tok-queued")})
 	alice.waitState(t, head.ID, a2a.TaskStateWorking)
 	if tk := task(t, alice.getTask(t, queued.ID)); tk.Status.State != a2a.TaskStateSubmitted {
@@ -151,8 +153,9 @@ func TestRestartAfterKill9KeepsEveryTask(t *testing.T) {
 	if md, _ := json.Marshal(rep.History[0].Metadata); !jsonEqual(md, mustJSON(metadata)) {
 		t.Fatalf("the client's message metadata was not kept: %s", md)
 	}
-	if rep.Status.Message == nil || !jsonEqual(mustJSON(rep.Status.Message.Metadata), []byte(`{"kind":"report","pages":3}`)) {
-		t.Fatalf("the agent's reply metadata was not kept: %+v", rep.Status.Message)
+	// The final reply is the answer artifact, with the reply's metadata.
+	if n := len(rep.Artifacts); n == 0 || !jsonEqual(mustJSON(rep.Artifacts[n-1].Metadata), []byte(`{"kind":"report","pages":3}`)) {
+		t.Fatalf("the agent's reply metadata was not kept: %+v", rep.Artifacts)
 	}
 
 	// kill -9, and the supervisor starts a new process on the same data.
@@ -298,8 +301,8 @@ func TestRestartAfterKill9KeepsEveryTask(t *testing.T) {
 	// The task waiting for input can be answered; both its webhooks hear
 	// the rest, in order.
 	answered := alice.send(t, msg{text: "wednesday", taskID: asking.ID})
-	if answered.Status.State != a2a.TaskStateCompleted || len(answered.History) != 4 ||
-		textOf(answered.History[3].Parts) != "booked for wednesday" {
+	if answered.Status.State != a2a.TaskStateCompleted || len(answered.History) != 3 || len(answered.Artifacts) == 0 ||
+		textOf(answered.Artifacts[len(answered.Artifacts)-1].Parts) != "booked for wednesday" {
 		t.Errorf("answering after the restart: %s, history %d", answered.Status.State, len(answered.History))
 	}
 	for _, name := range []string{"ask", "ask-2"} {

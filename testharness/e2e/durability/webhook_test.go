@@ -25,7 +25,7 @@ func reportEvents(taskID, text string) []string {
 		"artifactUpdate:report+append:part2;",
 		"artifactUpdate:report+append!last:part3;",
 		"artifactUpdate:" + taskID + "-answer-1!last:done: " + text,
-		"statusUpdate:COMPLETED:done: " + text,
+		"statusUpdate:COMPLETED",
 	}
 }
 
@@ -39,7 +39,7 @@ func slowEvents(taskID, text string) []string {
 		"artifactUpdate:data+append!last:def",
 		"statusUpdate:WORKING:step 3",
 		"artifactUpdate:" + taskID + "-answer-1!last:slow done: " + text,
-		"statusUpdate:COMPLETED:slow done: " + text,
+		"statusUpdate:COMPLETED",
 	}
 }
 
@@ -48,7 +48,7 @@ func answerEvents(taskID, text string) []string {
 	return []string{
 		"statusUpdate:WORKING",
 		"artifactUpdate:" + taskID + "-answer-1!last:booked for " + text,
-		"statusUpdate:COMPLETED:booked for " + text,
+		"statusUpdate:COMPLETED",
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
@@ -358,6 +359,17 @@ func (t *task) answer() string {
 	return strings.Join(out, "|")
 }
 
+// streamAnswer is the text of a stream's answer artifact events.
+func streamAnswer(evs []event) string {
+	var out []string
+	for _, e := range evs {
+		if u := e.ArtifactUpdate; u != nil && u.Artifact.Name == "answer" {
+			out = append(out, partsString(u.Artifact.Parts))
+		}
+	}
+	return strings.Join(out, "|")
+}
+
 type statusUpdate struct {
 	TaskID    string     `json:"taskId"`
 	ContextID string     `json:"contextId"`
@@ -435,9 +447,49 @@ type listResult struct {
 
 // rpcError is a JSON-RPC error object.
 type rpcError struct {
-	Code    int              `json:"code"`
-	Message string           `json:"message"`
-	Data    []map[string]any `json:"data"`
+	Code    int       `json:"code"`
+	Message string    `json:"message"`
+	Data    errorData `json:"data"`
+}
+
+// errorData is an error's data: the v1.0 array of @type objects, or the
+// 0.3 object (reason, domain, metadata as members), read as the array
+// holding its ErrorInfo.
+type errorData []map[string]any
+
+func (d *errorData) UnmarshalJSON(b []byte) error {
+	var obj map[string]any
+	if json.Unmarshal(b, &obj) == nil && obj != nil {
+		obj["@type"] = "type.googleapis.com/google.rpc.ErrorInfo"
+		*d = errorData{obj}
+		return nil
+	}
+	var items []map[string]any
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	*d = items
+	return nil
+}
+
+// isV03 reports whether a JSON-RPC request body calls a 0.3 method.
+func isV03(body []byte) bool {
+	var req struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &req)
+	_, v03, _ := a2a.LookupMethod(req.Method)
+	return v03
+}
+
+// validateAnswer validates a JSON-RPC answer to body: in the 0.3 shape
+// for a 0.3 method, else in the v1.0 shape with its result against def.
+func validateAnswer(t testing.TB, body, out []byte, def string) json.RawMessage {
+	t.Helper()
+	if isV03(body) {
+		return a2atest.ValidateJSONRPCResponseV03(t, out)
+	}
+	return a2atest.ValidateJSONRPCResponse(t, out, def)
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
@@ -548,7 +600,7 @@ func (c *client) postTo(t testing.TB, ctx context.Context, url string, body []by
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("answer Content-Type = %q, want application/json\n%s", ct, out)
 	}
-	r.Result = a2atest.ValidateJSONRPCResponse(t, out, def)
+	r.Result = validateAnswer(t, body, out, def)
 	var env struct {
 		ID    json.RawMessage `json:"id"`
 		Error *rpcError       `json:"error"`
@@ -703,6 +755,7 @@ type stream struct {
 	resp *http.Response
 	rd   *bufio.Reader
 	def  string
+	v03  bool         // a 0.3 method's stream: 0.3 error shape
 	body bytes.Buffer // everything read, for ValidateSSE at the end
 	done bool
 }
@@ -735,7 +788,7 @@ func (c *client) openStream(t testing.TB, ctx context.Context, method string, pa
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body)
 		r := &rpcResponse{Status: resp.StatusCode, Header: resp.Header, Body: out}
-		r.Result = a2atest.ValidateJSONRPCResponse(t, out, "")
+		r.Result = validateAnswer(t, body, out, "")
 		var env struct {
 			Error *rpcError `json:"error"`
 		}
@@ -747,7 +800,7 @@ func (c *client) openStream(t testing.TB, ctx context.Context, method string, pa
 	if strings.Contains(method, "/") && method != "tasks/subscribe" {
 		def = "" // a 0.3 stream: envelope only
 	}
-	return &stream{t: t, resp: resp, rd: bufio.NewReader(resp.Body), def: def}, nil
+	return &stream{t: t, resp: resp, rd: bufio.NewReader(resp.Body), def: def, v03: isV03(body)}, nil
 }
 
 // errStreamEnd is returned by next when the server closed the stream.
@@ -778,6 +831,9 @@ func (s *stream) next() (event, error) {
 			}
 			raw := []byte(strings.Join(data, "\n"))
 			res, cerr := a2atest.CheckJSONRPCResponse(raw, s.def)
+			if s.v03 {
+				res, cerr = a2atest.CheckJSONRPCResponseV03(raw)
+			}
 			var env struct {
 				Error *rpcError `json:"error"`
 			}
@@ -818,7 +874,11 @@ func (s *stream) all() []event {
 		}
 		out = append(out, ev)
 	}
-	a2atest.ValidateSSE(s.t, s.body.Bytes(), s.def)
+	if s.v03 {
+		a2atest.ValidateSSEV03(s.t, s.body.Bytes())
+	} else {
+		a2atest.ValidateSSE(s.t, s.body.Bytes(), s.def)
+	}
 	return out
 }
 

@@ -167,11 +167,13 @@ func TestListTasksFiltersAndPages(t *testing.T) {
 		c.call(t, ctx, "ListTasks", map[string]any{"pageToken": "not-a-token"}).wantError(t, -32602, "INVALID_PARAMS")
 	})
 	t.Run("historyLength and includeArtifacts", func(t *testing.T) {
+		// ctxB's "ask three" has two messages (the request, the question);
+		// a completed task one (its answer is the artifact).
 		for _, n := range []int{0, 1, 2} {
-			l, raw := c.list(t, ctx, map[string]any{"contextId": ctxA, "historyLength": n})
+			l, raw := c.list(t, ctx, map[string]any{"contextId": ctxB, "historyLength": n})
 			for _, tk := range l.Tasks {
-				if len(tk.History) != n {
-					t.Errorf("historyLength %d: task has %d messages", n, len(tk.History))
+				if full := len(c.getTask(t, ctx, tk.ID).History); len(tk.History) != min(n, full) {
+					t.Errorf("historyLength %d: task has %d of %d messages", n, len(tk.History), full)
 				}
 			}
 			if n == 0 && bytes.Contains(raw, []byte(`"history"`)) {
@@ -180,19 +182,22 @@ func TestListTasksFiltersAndPages(t *testing.T) {
 		}
 		l, _ := c.list(t, ctx, map[string]any{"contextId": ctxA, "includeArtifacts": true, "historyLength": 1})
 		for _, tk := range l.Tasks {
-			if tk.answer() == "" || len(tk.History) != 1 || tk.History[0].Role != "ROLE_AGENT" {
+			if tk.answer() == "" || len(tk.History) != 1 || tk.History[0].Role != "ROLE_USER" {
 				t.Errorf("with artifacts and the last message: %s has answer %q and history %+v", tk.ID, tk.answer(), tk.History)
 			}
 		}
 	})
 	t.Run("GetTask historyLength", func(t *testing.T) {
-		full := c.getTask(t, ctx, created[1].ID)
-		if len(full.History) != 2 {
-			t.Fatalf("history = %d messages, want 2", len(full.History))
+		// Answer "ask three": the request, the question, the answer to it
+		// (and the final answer as an artifact).
+		c.sendTask(t, ctx, msg("red", "taskId", created[2].ID))
+		full := c.getTask(t, ctx, created[2].ID)
+		if len(full.History) != 3 {
+			t.Fatalf("history = %d messages, want 3", len(full.History))
 		}
 		for _, n := range []int{0, 1, 2, 50} {
-			got := c.getTask(t, ctx, created[1].ID, n)
-			want := min(n, 2)
+			got := c.getTask(t, ctx, created[2].ID, n)
+			want := min(n, 3)
 			if len(got.History) != want {
 				t.Errorf("GetTask historyLength %d: %d messages, want %d", n, len(got.History), want)
 				continue

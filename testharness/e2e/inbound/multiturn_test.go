@@ -45,13 +45,15 @@ func TestMultiTurnConversations(t *testing.T) {
 		if first.GetContinuation() || !second.GetContinuation() {
 			t.Errorf("continuation flags = %t, %t; want false, true", first.GetContinuation(), second.GetContinuation())
 		}
-		// The history tells the whole exchange, in order.
+		// The history tells the exchange in order — the request, the
+		// question, the answer to it — and the final answer is the
+		// artifact, not repeated there.
 		full := c.getTask(t, ctx, asked.ID)
 		var roles []string
 		for _, m := range full.History {
 			roles = append(roles, m.Role)
 		}
-		if want := []string{"ROLE_USER", "ROLE_AGENT", "ROLE_USER", "ROLE_AGENT"}; !equal(roles, want) {
+		if want := []string{"ROLE_USER", "ROLE_AGENT", "ROLE_USER"}; !equal(roles, want) || full.answer() != wantAnswer {
 			t.Errorf("history roles = %v, want %v", roles, want)
 		}
 		return got
@@ -94,8 +96,8 @@ func TestMultiTurnConversations(t *testing.T) {
 			t.Fatalf("continuation stream = %v", labels(evs))
 		}
 		checkStreamConsistency(t, evs)
-		if last := evs[len(evs)-1].StatusUpdate.Status.Message.text(); last != "got: red" {
-			t.Errorf("answer = %q", last)
+		if ans := streamAnswer(evs); ans != "got: red" {
+			t.Errorf("answer = %q", ans)
 		}
 	})
 	t.Run("contextId alone starts a new task in the conversation", func(t *testing.T) {

@@ -41,7 +41,9 @@ func TestInboundMessageReachesTheLiveSessionIntact(t *testing.T) {
 		tier       pb.TrustTier
 	}{
 		{"peer token, public", tokens, tokAlice, "", "peer:alice", "alice", pb.TrustTier_TRUST_TIER_PUBLIC},
-		{"shared token, trusted", tokens, tokShared, newID("ctx-shared"), "ip:127.0.0.1", "127.0.0.1", pb.TrustTier_TRUST_TIER_TRUSTED},
+		// A peer names a context the agent returned to it (here: its
+		// earlier task's); only the Local operator may choose a new one.
+		{"shared token, trusted", tokens, tokShared, "earlier", "ip:127.0.0.1", "127.0.0.1", pb.TrustTier_TRUST_TIER_TRUSTED},
 		{"loopback, local", local, "", newID("ctx-local"), "local:127.0.0.1", "127.0.0.1", pb.TrustTier_TRUST_TIER_LOCAL},
 	}
 	for _, tc := range cases {
@@ -63,12 +65,16 @@ func TestInboundMessageReachesTheLiveSessionIntact(t *testing.T) {
 				"metadata":         map[string]any{"customer": map[string]any{"tier": "gold"}, "n": 3},
 				"referenceTaskIds": []string{ref.ID},
 			}
-			if tc.contextID != "" {
-				m["contextId"] = tc.contextID
+			cid := tc.contextID
+			if cid == "earlier" {
+				cid = ref.ContextID
+			}
+			if cid != "" {
+				m["contextId"] = cid
 			}
 			got := c.sendTask(t, ctx, map[string]any{"message": m})
-			if tc.contextID != "" && got.ContextID != tc.contextID {
-				t.Errorf("contextId = %q, want the client's %q", got.ContextID, tc.contextID)
+			if cid != "" && got.ContextID != cid {
+				t.Errorf("contextId = %q, want the client's %q", got.ContextID, cid)
 			}
 			hmCall := tc.h.handleMessage(t, ctx, got.ID)
 			hm := hmCall.HandleMessage()
@@ -114,7 +120,11 @@ func TestInboundMessageReachesTheLiveSessionIntact(t *testing.T) {
 				t.Errorf("data part = %v", p)
 			}
 			// The agent's answer names the conversation, task and sender it saw.
-			want := fmt.Sprintf("%s in %s for %s message %s turn 1", tc.sender, got.ContextID, got.ID, mid)
+			turn := 1
+			if cid == ref.ContextID {
+				turn = 2 // the second in the earlier task's conversation
+			}
+			want := fmt.Sprintf("%s in %s for %s message %s turn %d", tc.sender, got.ContextID, got.ID, mid, turn)
 			if got.Status.State != stCompleted || got.answer() != want {
 				t.Errorf("answer = %s %q, want %q", got.Status.State, got.answer(), want)
 			}
@@ -127,9 +137,11 @@ func TestInboundMessageReachesTheLiveSessionIntact(t *testing.T) {
 // same message carries, event by event: progress is a WORKING update with
 // the message, artifacts arrive as (chunked) artifact updates, questions
 // are INPUT_REQUIRED (also from a final reply starting with
-// [INPUT_REQUIRED]), the final reply completes the task as message and
-// artifact, a direct reply is a Message, and failed or rejected turns end
-// the task FAILED or REJECTED with the host's reason.
+// [INPUT_REQUIRED]), the final reply completes the task as its answer
+// artifact (the COMPLETED status carries no copy), a direct reply is a
+// Message (on a stream, whose task went out first, it completes the task),
+// and failed or rejected turns end the task FAILED or REJECTED with the
+// host's reason.
 func TestHostOutputBecomesTaskEvents(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
@@ -138,23 +150,24 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 		text       string
 		sends      []string // the host's Send kinds, in order
 		state      string   // "" for a direct reply (a Message)
-		statusText string   // status.message (or the direct reply)
+		statusText string   // status.message, "" for none (or the direct reply)
 		answer     string   // the "answer" artifact
 		stream     []string
 	}{
-		{"hello there", []string{"FINAL"}, stCompleted, "echo: hello there", "echo: hello there",
+		{"hello there", []string{"FINAL"}, stCompleted, "", "echo: hello there",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "artifact:answer/last", "status:" + stCompleted}},
-		{"progress report", []string{"PROGRESS", "ARTIFACT", "ARTIFACT", "FINAL"}, stCompleted, "done: progress report", "done: progress report",
+		{"progress report", []string{"PROGRESS", "ARTIFACT", "ARTIFACT", "FINAL"}, stCompleted, "", "done: progress report",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "status:" + stWorking, "artifact:report", "artifact:report+append/last",
 				"artifact:answer/last", "status:" + stCompleted}},
-		{"artifacts please", []string{"ARTIFACT", "ARTIFACT", "ARTIFACT", "ARTIFACT", "FINAL"}, stCompleted, "artifacts ready", "artifacts ready",
+		{"artifacts please", []string{"ARTIFACT", "ARTIFACT", "ARTIFACT", "ARTIFACT", "FINAL"}, stCompleted, "", "artifacts ready",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "artifact:chunked", "artifact:chunked+append", "artifact:chunked+append/last",
 				"artifact:files/last", "artifact:answer/last", "status:" + stCompleted}},
 		{"ask me", []string{"INPUT_REQUIRED"}, stInputRequired, "Which colour?", "",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "status:" + stInputRequired}},
 		{"finalask me", []string{"FINAL"}, stInputRequired, "Which size?", "",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "status:" + stInputRequired}},
-		{"direct answer", []string{"DIRECT_REPLY"}, "", "direct: direct answer", "", []string{"message"}},
+		{"direct answer", []string{"DIRECT_REPLY"}, "", "direct: direct answer", "",
+			[]string{"task:" + stSubmitted, "status:" + stWorking, "artifact:answer/last", "status:" + stCompleted}},
 		{"fail hard", []string{"PROGRESS"}, stFailed, "boom: fail hard", "",
 			[]string{"task:" + stSubmitted, "status:" + stWorking, "status:" + stWorking, "status:" + stFailed}},
 		{"reject this", nil, stRejected, "not my job", "",
@@ -185,7 +198,8 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 				c.call(t, ctx, "GetTask", map[string]any{"id": hm.TaskID}).wantError(t, -32001, "TASK_NOT_FOUND")
 			} else {
 				tk := res.Task
-				if tk == nil || tk.Status.State != tc.state || tk.Status.Message.text() != statusText || tk.Status.Message.Role != "ROLE_AGENT" {
+				if tk == nil || tk.Status.State != tc.state || (statusText == "") != (tk.Status.Message == nil) ||
+					statusText != "" && (tk.Status.Message.text() != statusText || tk.Status.Message.Role != "ROLE_AGENT") {
 					t.Fatalf("blocking result = %+v, want %s with %q", res, tc.state, statusText)
 				}
 				if got, want := tk.answer(), strings.ReplaceAll(tc.answer, tc.text, tc.text+" (blocking)"); got != want {
@@ -207,9 +221,16 @@ func TestHostOutputBecomesTaskEvents(t *testing.T) {
 			checkStreamConsistency(t, evs)
 			last := evs[len(evs)-1]
 			switch {
-			case last.Message != nil:
-				if last.Message.text() != tc.statusText {
-					t.Errorf("streamed direct reply = %q", last.Message.text())
+			case tc.state == "":
+				if got := streamAnswer(evs); got != tc.statusText {
+					t.Errorf("streamed direct reply = %q", got)
+				}
+			case tc.statusText == "":
+				if last.StatusUpdate.Status.Message != nil {
+					t.Errorf("the final status repeats the answer: %q", last.StatusUpdate.Status.Message.text())
+				}
+				if got := streamAnswer(evs); got != tc.answer {
+					t.Errorf("streamed answer = %q, want %q", got, tc.answer)
 				}
 			case last.StatusUpdate.Status.Message.text() != tc.statusText:
 				t.Errorf("final status message = %q, want %q", last.StatusUpdate.Status.Message.text(), tc.statusText)

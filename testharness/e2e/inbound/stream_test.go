@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStreamsOfOneTaskSeeTheSameEvents opens three streams on one task —
@@ -79,9 +80,11 @@ func TestStreamsOfOneTaskSeeTheSameEvents(t *testing.T) {
 	c.call(t, ctx, "SubscribeToTask", map[string]any{"id": id}).wantError(t, -32004, "UNSUPPORTED_OPERATION")
 }
 
-// TestSubscribeToAnInterruptedTaskSendsItsSnapshotAndCloses subscribes to
-// a task waiting for input: the stream is the snapshot, then closes.
-func TestSubscribeToAnInterruptedTaskSendsItsSnapshotAndCloses(t *testing.T) {
+// TestSubscribeToAWaitingTaskFollowsItWhenAnotherClientAnswers subscribes
+// to a task waiting for input: the stream starts with the snapshot and
+// stays open; another client answers the task half a second later, and the
+// subscriber gets the WORKING and COMPLETED updates, then the end.
+func TestSubscribeToAWaitingTaskFollowsItWhenAnotherClientAnswers(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, nil, nil)
 	ctx := within(t)
@@ -91,10 +94,22 @@ func TestSubscribeToAnInterruptedTaskSendsItsSnapshotAndCloses(t *testing.T) {
 	if r != nil {
 		t.Fatalf("refused: %s", r.Body)
 	}
+	first, err := s.next()
+	if err != nil || first.Task == nil || first.Task.Status.State != stInputRequired || first.Task.Status.Message.text() != "Which colour?" {
+		t.Fatalf("snapshot = %s %v", first.label(), err)
+	}
+	answered := make(chan *task, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		other := newClient(h.url) // another client, its own connections
+		answered <- other.sendTask(t, ctx, msg("blue", "taskId", asked.ID))
+	}()
 	evs := s.all()
-	if len(evs) != 1 || evs[0].Task == nil || evs[0].Task.Status.State != stInputRequired ||
-		evs[0].Task.Status.Message.text() != "Which colour?" {
-		t.Fatalf("subscription to an INPUT_REQUIRED task = %v", labels(evs))
+	if got := labels(evs); !equal(got, []string{"status:" + stWorking, "artifact:answer/last", "status:" + stCompleted}) {
+		t.Fatalf("after the snapshot the subscriber got %v", got)
+	}
+	if done := <-answered; done.Status.State != stCompleted || streamAnswer(evs) != done.answer() {
+		t.Errorf("the answering client got %s %q; the subscriber saw %q", done.Status.State, done.answer(), streamAnswer(evs))
 	}
 }
 

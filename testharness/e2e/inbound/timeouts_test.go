@@ -94,7 +94,7 @@ func TestRequestTimeoutReturnsTheTaskWhichLaterCompletes(t *testing.T) {
 	}
 	h.agent.release(tk.ID)
 	evs := s.all()
-	if len(evs) == 0 || evs[len(evs)-1].label() != "status:"+stCompleted || evs[len(evs)-1].StatusUpdate.Status.Message.text() != "slow done" {
+	if len(evs) == 0 || evs[len(evs)-1].label() != "status:"+stCompleted || streamAnswer(evs) != "slow done" {
 		t.Errorf("the task went on to %v", labels(evs))
 	}
 }

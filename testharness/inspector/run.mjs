@@ -171,7 +171,9 @@ try {
   await page.click('#reply-form button[type="submit"]');
   await page.waitForSelector(streamEvent('reply-events', 'status', 'TASK_STATE_COMPLETED'), { timeout: WAIT });
   await page.waitForSelector('#task-body[data-state="TASK_STATE_COMPLETED"]', { timeout: WAIT });
-  check((await page.textContent('#history')).includes('booked for Monday'), 'the history follows live');
+  // The answer is the task's answer artifact (not repeated in history).
+  check((await page.textContent('#task-body')).includes('booked for Monday'), 'the task page follows live: the answer is shown');
+  check((await page.textContent('#history')).includes('Monday'), 'the history follows live: the reply is in it');
   check(await page.isHidden('#reply-form') && await page.isHidden('#cancel-task'), 'the actions follow the state');
   await shot(page, '06-task-reply');
 

@@ -128,7 +128,7 @@ type Config struct {
 	BearerToken        string            `json:"bearer_token" env:"A2A_BEARER_TOKEN" secret:"true" help:"Shared token; callers presenting it are identified as ip:<address>."`
 	PeerTokens         map[string]string `json:"peer_tokens" env:"A2A_PEER_TOKENS" secret:"true" help:"Per-peer tokens giving named identities, \"alice:tok1,bob:tok2\" (JSON: an object)."`
 	TrustedPeers       []string          `json:"trusted_peers" env:"A2A_TRUSTED_PEERS" help:"Peer names (from A2A_PEER_TOKENS) of the Trusted tier; when set, only Local callers and these peers may run tasks."`
-	LoopbackIsLocal    bool              `json:"loopback_is_local" env:"A2A_LOOPBACK_IS_LOCAL" default:"true" help:"Treat loopback callers as the Local tier; turn off behind a reverse proxy on the same machine."`
+	LoopbackIsLocal    bool              `json:"loopback_is_local" env:"A2A_LOOPBACK_IS_LOCAL" default:"true" help:"Treat loopback callers that present no token as the Local tier (a presented token always names its holder); turn off behind a reverse proxy on the same machine."`
 	Policy             string            `json:"policy" env:"A2A_POLICY" help:"Operations per tier, e.g. \"public=send,get,cancel,subscribe;trusted=all\" (default: see README)."`
 	RateLimit          int               `json:"rate_limit" env:"A2A_RATE_LIMIT" default:"120" help:"Requests per minute per identity (0: unlimited)."`
 	MaxPingPongTurns   int               `json:"max_pingpong_turns" env:"A2A_MAX_PINGPONG_TURNS" default:"5" help:"Turns one context may run before further messages are rejected (hard maximum 20); CancelTask resets it."`

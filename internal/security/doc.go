@@ -23,7 +23,8 @@
 //
 // Tiers are decided in this order:
 //
-//  1. loopback caller and LoopbackIsLocal: [TierLocal] (with or without token);
+//  1. loopback caller presenting no token, with LoopbackIsLocal: [TierLocal]
+//     (a presented token always names its holder, on loopback too);
 //  2. a peer token whose name is in TrustedPeers: [TierTrusted];
 //  3. the shared token while TrustedPeers is empty: [TierTrusted];
 //  4. everything else (untrusted peer tokens, the shared token once trusted

@@ -24,8 +24,9 @@ const (
 	TierPublic Tier = iota
 	// TierTrusted is a caller holding a token the operator trusts.
 	TierTrusted
-	// TierLocal is a caller on the loopback interface when loopback callers
-	// are configured as local (the user's own machine).
+	// TierLocal is a caller on the loopback interface presenting no token,
+	// when loopback callers are configured as local (the user's own
+	// machine). A token always names its holder instead.
 	TierLocal
 )
 
@@ -106,7 +107,9 @@ type AuthConfig struct {
 	// "peer:" prefix) that get [TierTrusted]. While it is empty, shared-token
 	// holders are trusted instead.
 	TrustedPeers []string
-	// LoopbackIsLocal gives loopback callers [TierLocal], token or not.
+	// LoopbackIsLocal gives loopback callers that present no token
+	// [TierLocal]. A loopback caller presenting a token is the token's
+	// caller, with the token's tier.
 	LoopbackIsLocal bool
 }
 
@@ -216,9 +219,9 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 			id.Tier = TierTrusted
 		}
 	}
-	if local {
-		id.Tier = TierLocal
-	}
+	// A presented token names the caller wherever it connects from: a
+	// peer holding a token is that peer, on loopback too. Local is only
+	// for loopback callers presenting none (the operator's own tools).
 	return id, nil
 }
 

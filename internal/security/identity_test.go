@@ -50,7 +50,11 @@ func TestAuthenticateTierTable(t *testing.T) {
 		{"no token IPv6 loopback local", AuthConfig{LoopbackIsLocal: true}, "[::1]:5000", "", "local:::1", TierLocal, false, false},
 		{"no token mapped loopback local", AuthConfig{LoopbackIsLocal: true}, "[::ffff:127.0.0.1]:5000", "", "local:::ffff:127.0.0.1", TierLocal, false, false},
 		{"no token loopback without LoopbackIsLocal is anonymous", AuthConfig{}, "127.0.0.1:5000", "", "anon:127.0.0.1", TierPublic, false, false},
-		{"loopback with token keeps identity and is local", AuthConfig{PeerTokens: peers, LoopbackIsLocal: true}, "127.0.0.1:5000", "Bearer tok-bob", "peer:bob", TierLocal, true, false},
+		// A presented token names the caller wherever it connects from:
+		// Local is only for loopback callers presenting none.
+		{"loopback with peer token is that peer, not local", AuthConfig{PeerTokens: peers, LoopbackIsLocal: true}, "127.0.0.1:5000", "Bearer tok-bob", "peer:bob", TierPublic, true, false},
+		{"loopback with trusted peer token is trusted, not local", AuthConfig{PeerTokens: peers, TrustedPeers: []string{"alice"}, LoopbackIsLocal: true}, "127.0.0.1:5000", "Bearer tok-alice", "peer:alice", TierTrusted, true, false},
+		{"loopback with shared token is ip, not local", AuthConfig{BearerToken: "shared", LoopbackIsLocal: true}, "[::1]:5000", "Bearer shared", "ip:::1", TierTrusted, true, false},
 		{"loopback with wrong token is refused", AuthConfig{PeerTokens: peers, LoopbackIsLocal: true}, "127.0.0.1:5000", "Bearer nope", "", 0, false, true},
 		{"wrong token refused", AuthConfig{BearerToken: "shared", PeerTokens: peers}, "203.0.113.7:4000", "Bearer shared2", "", 0, false, true},
 		{"token prefix refused", AuthConfig{BearerToken: "shared"}, "203.0.113.7:4000", "Bearer share", "", 0, false, true},

@@ -57,8 +57,9 @@ func TestBindWithoutTokenIsLoopbackOnly(t *testing.T) {
 }
 
 // TestTokenAloneDoesNotWidenTheBind: a token without an explicit host still
-// binds 127.0.0.1 only; loopback callers stay Local (with or without a
-// token), and the card declares the bearer scheme it now enforces.
+// binds 127.0.0.1 only; a loopback caller without a token stays Local, one
+// presenting a token is the token's peer (a token always names its
+// holder), and the card declares the bearer scheme it now enforces.
 func TestTokenAloneDoesNotWidenTheBind(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, hostOpts{env: map[string]string{"A2A_PEER_TOKENS": peerTokens}})
@@ -71,12 +72,13 @@ func TestTokenAloneDoesNotWidenTheBind(t *testing.T) {
 
 	for _, tc := range []struct {
 		token, id string
-	}{{"", "local:127.0.0.1"}, {tokAlice, "peer:alice"}} {
+		tier      pb.TrustTier
+	}{{"", "local:127.0.0.1", pb.TrustTier_TRUST_TIER_LOCAL}, {tokAlice, "peer:alice", pb.TrustTier_TRUST_TIER_PUBLIC}} {
 		tk := newClient(ep, tc.token).mustSend(t, ctx, "hello from loopback")
 		hm := handleMessageFor(t, ctx, h, tk.ID)
-		if hm.GetSender().GetId() != tc.id || hm.GetTrustTier() != pb.TrustTier_TRUST_TIER_LOCAL {
-			t.Errorf("token %q: host saw sender %q tier %s, want %s LOCAL (A2A_LOOPBACK_IS_LOCAL defaults to true)",
-				tc.token, hm.GetSender().GetId(), hm.GetTrustTier(), tc.id)
+		if hm.GetSender().GetId() != tc.id || hm.GetTrustTier() != tc.tier {
+			t.Errorf("token %q: host saw sender %q tier %s, want %s %s (A2A_LOOPBACK_IS_LOCAL defaults to true; a token names its holder)",
+				tc.token, hm.GetSender().GetId(), hm.GetTrustTier(), tc.id, tc.tier)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 	var out []inspector.Peer
 	for _, s := range p.tools.Peers(ctx) {
 		v := inspector.Peer{Name: s.Name, URL: s.URL, Trust: s.Trust, Signed: s.Signed, Credential: s.Credential,
-			Reachable: s.Reachable, Error: s.Error, Checked: s.Checked}
+			Reachable: s.Reachable, RateLimited: s.RateLimited, Error: s.Error, Checked: s.Checked}
 		if c := s.Card; c != nil {
 			v.Card, v.CardURL, v.Interface = c.Card, c.CardURL, c.Interface
 			if c.Verified != nil {

@@ -171,6 +171,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		},
 		Auth: auth, Policy: policy, Gate: gate,
 		RateLimit:          security.NewRateLimiter(cfg.RateLimit, nil),
+		RateLimitLocal:     cfg.RateLimitLocal,
 		Streams:            security.NewStreamLimiter(cfg.MaxStreamsPerPeer),
 		Turns:              security.NewTurnGuard(cfg.MaxPingPongTurns),
 		MaxDelegationDepth: cfg.MaxDelegationDepth,

@@ -131,6 +131,7 @@ type Config struct {
 	LoopbackIsLocal    bool              `json:"loopback_is_local" env:"A2A_LOOPBACK_IS_LOCAL" default:"true" help:"Treat loopback callers that present no token as the Local tier (a presented token always names its holder); turn off behind a reverse proxy on the same machine."`
 	Policy             string            `json:"policy" env:"A2A_POLICY" help:"Operations per tier, e.g. \"public=send,get,cancel,subscribe;trusted=all\" (default: see README)."`
 	RateLimit          int               `json:"rate_limit" env:"A2A_RATE_LIMIT" default:"120" help:"Requests per minute per identity (0: unlimited)."`
+	RateLimitLocal     bool              `json:"rate_limit_local" env:"A2A_RATE_LIMIT_LOCAL" default:"false" help:"Apply rate_limit to Local callers too (loopback, no token: the operator's own tools and agents); by default they are exempt."`
 	MaxPingPongTurns   int               `json:"max_pingpong_turns" env:"A2A_MAX_PINGPONG_TURNS" default:"5" help:"Turns one context may run before further messages are rejected (hard maximum 20); CancelTask resets it."`
 	MaxDelegationDepth int               `json:"max_delegation_depth" env:"A2A_MAX_DELEGATION_DEPTH" default:"3" help:"Hops a delegation chain may take through agents before it is refused."`
 	MaxBodyBytes       int64             `json:"max_body_bytes" env:"A2A_MAX_BODY_BYTES" default:"4194304" help:"Largest request body accepted."`

@@ -42,8 +42,11 @@ type Peer struct {
 	// "header", "" for none); never the secret.
 	Credential string
 	Reachable  bool
-	Error      string
-	Checked    time.Time
+	// RateLimited says the peer answered the check with HTTP 429: up, but
+	// busy — shown as such, not as unreachable.
+	RateLimited bool
+	Error       string
+	Checked     time.Time
 	// Card is the peer's card as last fetched (nil: never fetched), from
 	// CardURL, spoken to through Interface.
 	Card      *a2a.AgentCard

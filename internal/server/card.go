@@ -66,15 +66,13 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card", ident: cardCaller(s.opts.Auth, r)}
 	defer s.finishCard(ex)
-	if rl := s.opts.RateLimit; rl != nil {
-		if ok, wait := rl.Allow(ex.ident.ID); !ok {
-			e := errRateLimited(wait)
-			ex.fail(http.StatusTooManyRequests, e)
-			w.Header().Set("Retry-After", retryAfter(wait))
-			w.Header().Set("Cache-Control", "no-store")
-			http.Error(w, e.Message, http.StatusTooManyRequests)
-			return
-		}
+	if ok, wait := s.allowRate(ex.ident); !ok {
+		e := errRateLimited(wait)
+		ex.fail(http.StatusTooManyRequests, e)
+		w.Header().Set("Retry-After", retryAfter(wait))
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, e.Message, http.StatusTooManyRequests)
+		return
 	}
 	v03 := r.URL.Path == legacyCardPath || wantsV03Card(requestedVersion(r))
 	card := s.buildCard(s.endpointURL(r), s.skills(r.Context(), s.log), false)

@@ -292,12 +292,14 @@ func TestAgentCardCountsAgainstTheRateLimit(t *testing.T) {
 		}
 	})
 	t.Run("local", func(t *testing.T) {
-		// Loopback callers (the Local tier) are limited per identity as on
-		// the A2A endpoints: card and JSON-RPC share one budget.
+		// With RateLimitLocal, loopback callers (the Local tier) are limited
+		// per identity as on the A2A endpoints: card and JSON-RPC share one
+		// budget. (By default they are exempt: see local_test.go.)
 		clock := newTestClock()
 		e := newEnv(t, func(o *Options) {
 			o.Auth = testAuth(t, true)
 			o.RateLimit = security.NewRateLimiter(3, clock.Now)
+			o.RateLimitLocal = true
 		})
 		for i := range 2 {
 			if r, _ := fetchCard(t, e, path, nil); r.StatusCode != http.StatusOK {

@@ -78,3 +78,54 @@ func TestTokenFromLoopbackNamesThePeerNotLocal(t *testing.T) {
 		t.Errorf("the local operator does not see bob's tasks: %v", seen)
 	}
 }
+
+// TestLocalCallersAreExemptFromTheRateLimitByDefault: the operator's own
+// tools (Local: loopback, no token) are not rate limited unless
+// RateLimitLocal says so; peers are, over loopback too, and so are the
+// card requests of each.
+func TestLocalCallersAreExemptFromTheRateLimitByDefault(t *testing.T) {
+	list := []byte(`{"jsonrpc":"2.0","id":7,"method":"ListTasks"}`)
+	card := func(e *testEnv, token string) int {
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/.well-known/agent-card.json", nil)
+		status, _, _ := e.do(req, token, nil)
+		return status
+	}
+	for _, limitLocal := range []bool{false, true} {
+		e := newEnv(t, func(o *Options) {
+			o.Auth = testAuth(t, true)
+			o.RateLimit = security.NewRateLimiter(3, nil)
+			o.RateLimitLocal = limitLocal
+		})
+		refused := 0
+		for i := 0; i < 10; i++ {
+			status, _, b := e.post("", list, nil)
+			switch status {
+			case http.StatusOK:
+			case http.StatusTooManyRequests:
+				refused++
+				expectRefusal(t, status, b, http.StatusTooManyRequests, a2a.CodeRateLimited)
+			default:
+				t.Fatalf("local request %d: HTTP %d %s", i, status, b)
+			}
+			if status := card(e, ""); status != http.StatusOK && status != http.StatusTooManyRequests {
+				t.Fatalf("local card request %d: HTTP %d", i, status)
+			} else if status == http.StatusTooManyRequests {
+				refused++
+			}
+		}
+		switch {
+		case !limitLocal && refused > 0:
+			t.Errorf("%d of 20 Local requests were rate limited; Local callers are exempt by default", refused)
+		case limitLocal && refused == 0:
+			t.Errorf("with RateLimitLocal no Local request was rate limited (limit 3 per minute, 20 requests)")
+		}
+		// A peer over loopback has its budget whatever RateLimitLocal says.
+		for i := 0; i < 3; i++ {
+			if status, _, b := e.post(tokAlice, list, nil); status != http.StatusOK {
+				t.Fatalf("alice request %d: HTTP %d %s", i, status, b)
+			}
+		}
+		status, _, b := e.post(tokAlice, list, nil)
+		expectRefusal(t, status, b, http.StatusTooManyRequests, a2a.CodeRateLimited)
+	}
+}

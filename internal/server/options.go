@@ -42,6 +42,11 @@ type Options struct {
 	// RateLimit limits requests per identity (nil: unlimited). Refusals
 	// are HTTP 429 with Retry-After and a -32051 JSON-RPC body.
 	RateLimit *security.RateLimiter
+	// RateLimitLocal applies RateLimit to Local callers too (the operator's
+	// own tools: loopback, no token). By default they are exempt: every
+	// agent and tool on the machine would otherwise share one
+	// "local:127.0.0.1" budget.
+	RateLimitLocal bool
 	// Streams caps concurrent SSE streams per identity (nil: unlimited).
 	Streams *security.StreamLimiter
 	// Turns caps agent↔agent turns per context, the ping-pong loop guard

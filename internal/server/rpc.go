@@ -240,14 +240,22 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *exchange) boo
 		s.refuse(w, ex, http.StatusMisdirectedRequest, errMisdirected(r.Host))
 		return false
 	}
-	if rl := s.opts.RateLimit; rl != nil {
-		if ok, wait := rl.Allow(ident.ID); !ok {
-			w.Header().Set("Retry-After", retryAfter(wait))
-			s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
-			return false
-		}
+	if ok, wait := s.allowRate(ident); !ok {
+		w.Header().Set("Retry-After", retryAfter(wait))
+		s.refuse(w, ex, http.StatusTooManyRequests, errRateLimited(wait))
+		return false
 	}
 	return true
+}
+
+// allowRate applies the rate limit to one request of ident. Local callers
+// are exempt unless Options.RateLimitLocal is set.
+func (s *Server) allowRate(ident security.Identity) (bool, time.Duration) {
+	rl := s.opts.RateLimit
+	if rl == nil || (ident.Tier == security.TierLocal && !s.opts.RateLimitLocal) {
+		return true, 0
+	}
+	return rl.Allow(ident.ID)
 }
 
 // checkJSON refuses a body nested deeper than Limits.MaxJSONDepth or not

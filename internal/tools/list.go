@@ -75,6 +75,8 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
 // reachability is the result of one reachability check.
 type reachability struct {
 	ok bool
+	// rateLimited: the peer answered HTTP 429 (it is up, but busy).
+	rateLimited bool
 	// err describes the failure for a reader (see reachStatus), "" when ok.
 	err     string
 	checked time.Time
@@ -104,7 +106,7 @@ func (t *Toolset) checkReachability(ctx context.Context) map[string]reachability
 			cctx, cancel := context.WithTimeout(ctx, reachTimeout)
 			defer cancel()
 			_, err := t.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer})
-			r := reachability{ok: err == nil, checked: t.now()}
+			r := reachability{ok: err == nil, rateLimited: errors.Is(err, client.ErrRateLimited), checked: t.now()}
 			if err != nil {
 				r.err = reachStatus(err)
 			}

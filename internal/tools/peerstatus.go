@@ -22,8 +22,12 @@ type PeerStatus struct {
 	// Reachable reports the last reachability check (a cheap card fetch,
 	// shared with a2a_list and cached as long); Error says why not.
 	Reachable bool
-	Error     string
-	Checked   time.Time
+	// RateLimited says the peer answered the check with HTTP 429: it is
+	// up and answering, but asks callers to slow down (not Reachable,
+	// since its card could not be read, but not down either).
+	RateLimited bool
+	Error       string
+	Checked     time.Time
 	// Card is the peer's card as last fetched, nil when none was.
 	Card *client.CardInfo
 }
@@ -40,7 +44,7 @@ func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
 	for _, pc := range t.peers {
 		r := reach[pc.Name]
 		ps := PeerStatus{Name: pc.Name, URL: pc.URL, Trust: pc.Trust, Signed: pc.Signed || len(pc.CardKeys) > 0,
-			Reachable: r.ok, Error: r.err, Checked: r.checked, Card: pc.peer.CachedCard()}
+			Reachable: r.ok, RateLimited: r.rateLimited, Error: r.err, Checked: r.checked, Card: pc.peer.CachedCard()}
 		if ps.Trust == "" {
 			ps.Trust = TrustPublic
 		}

@@ -85,3 +85,44 @@ func TestRateLimitPerIdentity(t *testing.T) {
 		t.Errorf("6th anonymous card: HTTP %d, want 429", status)
 	}
 }
+
+// TestLocalCallersAreNotRateLimitedByDefault: the operator's own tools
+// (loopback, no token: the Local tier) are exempt from A2A_RATE_LIMIT, so
+// every agent and test suite on the machine does not share one
+// "local:127.0.0.1" budget; a peer presenting its token over loopback is
+// limited as anywhere; A2A_RATE_LIMIT_LOCAL=true limits Local callers too.
+func TestLocalCallersAreNotRateLimitedByDefault(t *testing.T) {
+	t.Parallel()
+	for _, limitLocal := range []bool{false, true} {
+		env := map[string]string{"A2A_PEER_TOKENS": peerTokens, "A2A_RATE_LIMIT": "5"}
+		if limitLocal {
+			env["A2A_RATE_LIMIT_LOCAL"] = "true"
+		}
+		h := startHost(t, hostOpts{env: env})
+		ep := h.Endpoint("a2a")
+		ctx := ctxFor(t, 30*time.Second)
+		local, alice := newClient(ep, ""), newClient(ep, tokAlice)
+		limited := 0
+		for i := 1; i <= 12; i++ {
+			r := local.mustCall(t, ctx, "ListTasks", map[string]any{})
+			switch {
+			case r.Status == http.StatusTooManyRequests:
+				limited++
+			case r.Status != http.StatusOK || r.Err != nil:
+				t.Fatalf("local request %d: %s", i, r)
+			}
+		}
+		switch {
+		case !limitLocal && limited > 0:
+			t.Errorf("%d of 12 Local requests were rate limited with A2A_RATE_LIMIT=5; Local callers are exempt by default", limited)
+		case limitLocal && limited != 7:
+			t.Errorf("with A2A_RATE_LIMIT_LOCAL=true %d of 12 Local requests were limited, want 7", limited)
+		}
+		for i := 1; i <= 5; i++ {
+			if r := alice.mustCall(t, ctx, "GetTask", map[string]any{"id": "x"}); r.Status == http.StatusTooManyRequests {
+				t.Fatalf("alice's request %d was limited: %s", i, r)
+			}
+		}
+		wantRefusal(t, alice.mustCall(t, ctx, "GetTask", map[string]any{"id": "x"}), http.StatusTooManyRequests, -32051, "retry after")
+	}
+}

@@ -175,12 +175,13 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		Streams:            security.NewStreamLimiter(cfg.MaxStreamsPerPeer),
 		Turns:              security.NewTurnGuard(cfg.MaxPingPongTurns),
 		MaxDelegationDepth: cfg.MaxDelegationDepth,
-		Limits:             server.Limits{MaxBodyBytes: cfg.MaxBodyBytes, MaxParts: cfg.MaxParts, MaxPartBytes: cfg.MaxPartBytes},
-		Push:               server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.PrecheckURL},
-		Audit:              p.audit,
-		Observer:           p.metrics.Exchange,
-		Logger:             log,
-		Tracer:             p.tracer,
+		Limits: server.Limits{MaxBodyBytes: cfg.MaxBodyBytes, MaxParts: cfg.MaxParts, MaxPartBytes: cfg.MaxPartBytes,
+			ReadTimeout: time.Duration(cfg.BodyTimeout), MaxConnections: cfg.MaxConnections, MaxStreams: cfg.MaxStreams},
+		Push:     server.PushOptions{Enabled: cfg.PushEnabled, CheckURL: p.guard.PrecheckURL},
+		Audit:    p.audit,
+		Observer: p.metrics.Exchange,
+		Logger:   log,
+		Tracer:   p.tracer,
 	}
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
 	if cfg.Pprof {

@@ -138,6 +138,9 @@ type Config struct {
 	MaxParts           int               `json:"max_parts" env:"A2A_MAX_PARTS" default:"64" help:"Most parts one message may have."`
 	MaxPartBytes       int               `json:"max_part_bytes" env:"A2A_MAX_PART_BYTES" default:"2097152" help:"Largest single part (decoded bytes)."`
 	MaxStreamsPerPeer  int               `json:"max_streams_per_peer" env:"A2A_MAX_STREAMS_PER_PEER" default:"16" help:"Concurrent SSE streams per identity."`
+	MaxStreams         int               `json:"max_streams" env:"A2A_MAX_STREAMS" default:"512" help:"Concurrent SSE streams in all, whoever holds them; one more is refused with HTTP 503 (JSON-RPC -32603, reason SERVER_BUSY) saying to retry or poll."`
+	MaxConnections     int               `json:"max_connections" env:"A2A_MAX_CONNECTIONS" default:"1024" help:"Open connections in all; past it a new connection takes the place of the longest-idle keep-alive one, or is answered HTTP 503 when none is idle."`
+	BodyTimeout        Duration          `json:"body_timeout" env:"A2A_BODY_TIMEOUT" default:"30s" help:"How long a request body may take to arrive once its headers have; a late body gets HTTP 408, and one not needed (a refused request) is waited for at most 2s before the answer."`
 	AuditLog           string            `json:"audit_log" env:"A2A_AUDIT_LOG" help:"Audit log file (JSON Lines); default <data dir>/audit.jsonl; \"off\" disables it."`
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
 
@@ -418,6 +421,7 @@ func (c *Config) Validate() error {
 		"memory_max_tasks (A2A_MEMORY_MAX_TASKS)": int64(c.MemoryMaxTasks), "max_body_bytes (A2A_MAX_BODY_BYTES)": c.MaxBodyBytes,
 		"max_parts (A2A_MAX_PARTS)": int64(c.MaxParts), "max_part_bytes (A2A_MAX_PART_BYTES)": int64(c.MaxPartBytes),
 		"max_streams_per_peer (A2A_MAX_STREAMS_PER_PEER)": int64(c.MaxStreamsPerPeer), "max_pingpong_turns (A2A_MAX_PINGPONG_TURNS)": int64(c.MaxPingPongTurns),
+		"max_streams (A2A_MAX_STREAMS)": int64(c.MaxStreams), "max_connections (A2A_MAX_CONNECTIONS)": int64(c.MaxConnections),
 		"max_delegation_depth (A2A_MAX_DELEGATION_DEPTH)": int64(c.MaxDelegationDepth), "push_max_attempts (A2A_PUSH_MAX_ATTEMPTS)": int64(c.PushMaxAttempts),
 		"max_push_configs_per_task (A2A_MAX_PUSH_CONFIGS_PER_TASK)": int64(c.MaxPushConfigsPerTask),
 		"audit_max_bytes (A2A_AUDIT_MAX_BYTES)":                     c.AuditMaxBytes,
@@ -436,7 +440,8 @@ func (c *Config) Validate() error {
 		bad("rate_limit must not be negative (A2A_RATE_LIMIT; 0 means unlimited)")
 	}
 	for name, d := range map[string]Duration{"request_timeout (A2A_REQUEST_TIMEOUT)": c.RequestTimeout,
-		"task_silence_timeout (A2A_TASK_SILENCE_TIMEOUT)": c.TaskSilenceTimeout, "call_timeout (A2A_CALL_TIMEOUT)": c.CallTimeout} {
+		"task_silence_timeout (A2A_TASK_SILENCE_TIMEOUT)": c.TaskSilenceTimeout, "call_timeout (A2A_CALL_TIMEOUT)": c.CallTimeout,
+		"body_timeout (A2A_BODY_TIMEOUT)": c.BodyTimeout} {
 		if d <= 0 {
 			bad("%s must be positive", name)
 		}

@@ -25,6 +25,7 @@ const (
 	reasonTooDeep         = "REQUEST_TOO_DEEP"
 	reasonTimeout         = "REQUEST_TIMEOUT"
 	reasonUnavailable     = "UNAVAILABLE"
+	reasonServerBusy      = "SERVER_BUSY"
 	reasonStreamDropped   = "STREAM_DROPPED"
 	reasonInvalidContent  = "INVALID_CONTENT_TYPE"
 )
@@ -66,6 +67,15 @@ func errTooManyStreams() *a2a.Error {
 		"Too many open streams: this caller already holds the maximum number of concurrent SSE streams; close one (or poll with GetTask) and try again")
 }
 
+// errStreamsFull is -32603 (HTTP 503) for a stream past the server's
+// global cap (Limits.MaxStreams), whoever holds the others.
+func errStreamsFull(max int) *a2a.Error {
+	return a2a.NewError(a2a.CodeInternalError, reasonServerBusy, fmt.Sprintf(
+		"The agent is serving its maximum of %d concurrent streams (max_streams, A2A_MAX_STREAMS) and opened no new one; "+
+			"retry in a few seconds, or send the message with SendMessage (returnImmediately) and poll GetTask instead of streaming", max)).
+		WithMetadata("maxStreams", strconv.Itoa(max))
+}
+
 // errUntrusted is -32052 for a caller the trust gate keeps from running
 // tasks.
 func errUntrusted(id security.Identity) *a2a.Error {
@@ -102,8 +112,6 @@ func errContentType(ct string) *a2a.Error {
 	return e
 }
 
-// errUnavailable is -32603 for a request that arrives while the server
-// shuts down (HTTP 503).
 // errMisdirected refuses a loopback caller that names a DNS host.
 func errMisdirected(host string) *a2a.Error {
 	return a2a.NewError(a2a.CodeUnauthorized, "MISDIRECTED_REQUEST", fmt.Sprintf(
@@ -117,6 +125,8 @@ func errCrossSite(origin string) *a2a.Error {
 		"requests from web pages of another origin (%q) are refused: call the agent from an A2A client, not a browser page", origin))
 }
 
+// errUnavailable is -32603 for a request that arrives while the server
+// shuts down (HTTP 503).
 func errUnavailable() *a2a.Error {
 	return a2a.NewError(a2a.CodeInternalError, reasonUnavailable,
 		"The agent is shutting down and takes no new requests; retry shortly")

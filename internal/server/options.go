@@ -143,6 +143,15 @@ type Limits struct {
 	WriteTimeout time.Duration
 	// MaxHeaderBytes bounds request headers (default 64 KiB).
 	MaxHeaderBytes int
+	// MaxConnections bounds the open connections of a server started
+	// with Start (default 1024): past it a new connection takes the place
+	// of the longest-idle keep-alive one, or is answered HTTP 503 when
+	// none is idle (see connLimiter).
+	MaxConnections int
+	// MaxStreams bounds the SSE streams open at once, whoever holds them
+	// (default 512); past it a stream is refused with HTTP 503 (the
+	// per-identity cap is Options.Streams).
+	MaxStreams int
 	// KeepAlive is the interval of SSE keep-alive comments (default 15 s).
 	KeepAlive time.Duration
 }
@@ -169,11 +178,13 @@ type PushOptions struct {
 
 // Defaults of the Limits fields.
 const (
-	DefaultMaxBodyBytes = 4 << 20
-	DefaultMaxParts     = 64
-	DefaultMaxPartBytes = 2 << 20
-	DefaultMaxJSONDepth = 64
-	defaultCardMaxAge   = 5 * time.Minute
+	DefaultMaxConnections = 1024
+	DefaultMaxStreams     = 512
+	DefaultMaxBodyBytes   = 4 << 20
+	DefaultMaxParts       = 64
+	DefaultMaxPartBytes   = 2 << 20
+	DefaultMaxJSONDepth   = 64
+	defaultCardMaxAge     = 5 * time.Minute
 )
 
 // DefaultInputModes are the media types accepted when CardConfig.InputModes
@@ -215,6 +226,8 @@ func (o Options) withDefaults() (Options, error) {
 	setDefault(&l.IdleTimeout, 120*time.Second)
 	setDefault(&l.WriteTimeout, 30*time.Second)
 	setDefault(&l.MaxHeaderBytes, 64<<10)
+	setDefault(&l.MaxConnections, DefaultMaxConnections)
+	setDefault(&l.MaxStreams, DefaultMaxStreams)
 	setDefault(&l.KeepAlive, 15*time.Second)
 	if err := o.Card.check(); err != nil {
 		return o, err

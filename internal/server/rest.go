@@ -72,7 +72,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	if rt.hasBody {
 		buf, release := pooledBody()
 		defer release()
-		if status, e := s.readBody(w, r, rc, buf); e != nil {
+		if status, e := s.readBody(w, r, buf); e != nil {
 			s.refuse(w, ex, status, e)
 			return
 		}

@@ -114,7 +114,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	buf, release := pooledBody()
 	defer release()
-	if status, e := s.readBody(w, r, rc, buf); e != nil {
+	if status, e := s.readBody(w, r, buf); e != nil {
 		s.refuse(w, ex, status, e)
 		return
 	}
@@ -296,16 +296,19 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, ex *exchange)
 	return nil
 }
 
-// readBody reads the request body into buf within the size and time
-// limits. On failure it returns the HTTP status and error to answer with.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, buf *bytes.Buffer) (int, *a2a.Error) {
+// readBody reads the request body into buf within the size limit; the
+// time limit is guardBody's deadline (Limits.ReadTimeout from the start of
+// the request). Memory follows the bytes that arrive: an announced
+// Content-Length is checked against the limit but never allocated ahead
+// (the buffer grows as a bytes.Buffer does, at most doubling what came).
+// On failure it returns the HTTP status and error to answer with, and the
+// connection is closed after the answer (what is left of the body is not
+// read).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (int, *a2a.Error) {
 	limit := s.opts.Limits.MaxBodyBytes
 	if r.ContentLength > limit {
+		w.Header().Set("Connection", "close")
 		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
-	}
-	_ = rc.SetReadDeadline(time.Now().Add(s.opts.Limits.ReadTimeout))
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	// Read up to one byte past the limit (http.MaxBytesReader would cost an
 	// allocation per request).
@@ -326,7 +329,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.Respo
 			break
 		}
 	}
-	_ = rc.SetReadDeadline(time.Time{})
 	if buf.Len() > int(limit) {
 		w.Header().Set("Connection", "close")
 		return http.StatusRequestEntityTooLarge, errTooLarge(limit)
@@ -334,6 +336,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rc *http.Respo
 	if err == nil {
 		return 0, nil
 	}
+	w.Header().Set("Connection", "close")
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return http.StatusRequestTimeout, errBodyTimeout(s.opts.Limits.ReadTimeout)

@@ -57,6 +57,10 @@ type Server struct {
 	stopStreams chan struct{}
 	stopOnce    sync.Once
 	streams     streamCount // open streams
+	// streamSlots counts the streams holding a place under
+	// Limits.MaxStreams; conns caps the connections Start accepts.
+	streamSlots atomic.Int64
+	conns       *connLimiter
 	// localHosts are the DNS names (besides localhost) a loopback caller
 	// may use in Host and still be Local: the public URL's host.
 	localHosts map[string]bool
@@ -91,11 +95,12 @@ func New(opts Options) (*Server, error) {
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
 	}
+	s.conns = newConnLimiter(o.Limits.MaxConnections, s.log)
 	s.localHosts = map[string]bool{}
 	if u, err := url.Parse(o.Card.PublicURL); err == nil && u.Hostname() != "" {
 		s.localHosts[strings.ToLower(u.Hostname())] = true
 	}
-	s.handler = s.traceRequests(s.routes())
+	s.handler = s.guardBody(s.traceRequests(s.routes()))
 	return s, nil
 }
 
@@ -199,8 +204,10 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 		// ReadTimeout and WriteTimeout stay 0: a connection-wide deadline
 		// would cut long SSE streams. Handlers set per-request deadlines
 		// with http.ResponseController instead.
-		ErrorLog: s.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		ErrorLog:  s.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		ConnState: s.conns.track,
 	}
+	ln = s.conns.listener(ln, tlsCert != "")
 	if tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
 		if err != nil {

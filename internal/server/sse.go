@@ -52,18 +52,34 @@ func (s *Server) subscribeToTask(w http.ResponseWriter, r *http.Request, ex *exc
 	s.stream(w, r, ex, sub, release)
 }
 
-// acquireStream takes one of the caller's stream slots, or refuses the
-// request with HTTP 429 and -32051.
+// acquireStream takes one of the caller's stream slots (or refuses the
+// request with HTTP 429 and -32051) and a place under the server's global
+// cap, Limits.MaxStreams (or refuses it with HTTP 503).
 func (s *Server) acquireStream(w http.ResponseWriter, ex *exchange) (func(), bool) {
-	if s.opts.Streams == nil {
-		return func() {}, true
+	release := func() {}
+	if s.opts.Streams != nil {
+		r, ok := s.opts.Streams.Acquire(ex.ident.ID)
+		if !ok {
+			s.refuse(w, ex, http.StatusTooManyRequests, errTooManyStreams())
+			return nil, false
+		}
+		release = r
 	}
-	release, ok := s.opts.Streams.Acquire(ex.ident.ID)
-	if !ok {
-		s.refuse(w, ex, http.StatusTooManyRequests, errTooManyStreams())
+	max := int64(s.opts.Limits.MaxStreams)
+	if s.streamSlots.Add(1) > max {
+		s.streamSlots.Add(-1)
+		release()
+		w.Header().Set("Retry-After", busyRetryAfter)
+		s.refuse(w, ex, http.StatusServiceUnavailable, errStreamsFull(int(max)))
 		return nil, false
 	}
-	return release, true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.streamSlots.Add(-1)
+			release()
+		})
+	}, true
 }
 
 // stream writes a subscription as server-sent events until it ends, the

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// busyRetryAfter is the Retry-After (seconds) of the refusals a full
+// server answers: past Limits.MaxConnections or Limits.MaxStreams.
+const busyRetryAfter = "5"
+
+// maxRefusing bounds the refused connections being answered at once;
+// past it a refused connection is closed without an answer, so a flood
+// of connections cannot make the refusals themselves a cost.
+const maxRefusing = 64
+
+// connLimiter caps the server's open connections at Limits.MaxConnections
+// (Start wraps its listener with it; a Handler mounted elsewhere is
+// bounded by its own server). A connection past the cap first takes the
+// place of the longest-idle keep-alive connection, which is closed (its
+// client reconnects when it needs to); when every connection is busy, the
+// new one is answered HTTP 503 with a JSON-RPC error saying what to do,
+// and closed. Busy connections cannot stay forever: header, body and
+// write deadlines end those that stall.
+type connLimiter struct {
+	max int
+	log hclog.Logger
+	// refusal is the whole HTTP answer written to a refused connection.
+	refusal []byte
+
+	mu    sync.Mutex
+	conns map[*limitedConn]struct{}
+	// refused counts refusals since the last warning in the log.
+	refused  int
+	warnedAt time.Time
+	refusing atomic.Int32
+}
+
+func newConnLimiter(max int, log hclog.Logger) *connLimiter {
+	e := a2a.NewError(a2a.CodeInternalError, reasonServerBusy, fmt.Sprintf(
+		"The agent is serving its maximum of %d connections (max_connections, A2A_MAX_CONNECTIONS) and took no new one; "+
+			"retry in a few seconds, and reuse connections (HTTP keep-alive) rather than opening one per request", max)).
+		WithMetadata("maxConnections", strconv.Itoa(max))
+	body := a2a.EncodeError(nil, e)
+	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
+		"Retry-After: " + busyRetryAfter + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	return &connLimiter{max: max, log: log, refusal: append([]byte(head), body...), conns: map[*limitedConn]struct{}{}}
+}
+
+// limitedConn is one admitted connection.
+type limitedConn struct {
+	net.Conn
+	l    *connLimiter
+	once sync.Once
+	// idleSince is set while the connection waits between requests
+	// (guarded by l.mu).
+	idleSince time.Time
+}
+
+// Close frees the connection's place.
+func (c *limitedConn) Close() error {
+	c.once.Do(func() { c.l.remove(c) })
+	return c.Conn.Close()
+}
+
+// listener wraps ln so that every accepted connection passes admit.
+func (l *connLimiter) listener(ln net.Listener, tlsOn bool) net.Listener {
+	return &limitListener{Listener: ln, l: l, tls: tlsOn}
+}
+
+type limitListener struct {
+	net.Listener
+	l   *connLimiter
+	tls bool
+}
+
+// Accept returns the next admitted connection; refused ones are answered
+// (or closed) on the side and never reach the HTTP server.
+func (ll *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := ll.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if lc := ll.l.admit(c); lc != nil {
+			return lc, nil
+		}
+		ll.l.refuse(c, ll.tls)
+	}
+}
+
+// admit takes a place for c, making room by closing the longest-idle
+// connection when the server is full; nil means there is none.
+func (l *connLimiter) admit(c net.Conn) *limitedConn {
+	var evict *limitedConn
+	l.mu.Lock()
+	if len(l.conns) >= l.max {
+		for other := range l.conns {
+			if !other.idleSince.IsZero() && (evict == nil || other.idleSince.Before(evict.idleSince)) {
+				evict = other
+			}
+		}
+		if evict == nil {
+			l.refused++
+			if now := time.Now(); now.Sub(l.warnedAt) > 10*time.Second {
+				l.log.Warn("connection limit reached: refusing new connections with HTTP 503 (raise max_connections if this is legitimate load)",
+					"max_connections", l.max, "refused", l.refused)
+				l.warnedAt, l.refused = now, 0
+			}
+			l.mu.Unlock()
+			return nil
+		}
+		delete(l.conns, evict)
+	}
+	lc := &limitedConn{Conn: c, l: l}
+	l.conns[lc] = struct{}{}
+	l.mu.Unlock()
+	if evict != nil {
+		_ = evict.Close()
+	}
+	return lc
+}
+
+func (l *connLimiter) remove(c *limitedConn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	l.mu.Unlock()
+}
+
+// refuse answers a connection past the cap with HTTP 503 and closes it,
+// in the background and bounded: the client's request is read (up to a
+// little) after the answer so that closing does not reset the connection
+// before the client has read why.
+func (l *connLimiter) refuse(c net.Conn, tlsOn bool) {
+	if tlsOn || l.refusing.Add(1) > maxRefusing {
+		if !tlsOn {
+			l.refusing.Add(-1)
+		}
+		_ = c.Close() // no HTTP before a TLS handshake, which would cost more
+		return
+	}
+	go func() {
+		defer l.refusing.Add(-1)
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write(l.refusal); err != nil {
+			return
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		var buf [4096]byte
+		for range 4 {
+			if _, err := c.Read(buf[:]); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// track follows the HTTP server's view of each connection (its
+// ConnState hook): idle connections may make room for new ones.
+func (l *connLimiter) track(c net.Conn, st http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	lc, ok := c.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st == http.StateIdle {
+		lc.idleSince = time.Now()
+	} else {
+		lc.idleSince = time.Time{}
+	}
+}
+
+// open is the number of admitted connections.
+func (l *connLimiter) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// idle is the number of admitted connections waiting between requests.
+func (l *connLimiter) idle() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for c := range l.conns {
+		if !c.idleSince.IsZero() {
+			n++
+		}
+	}
+	return n
+}

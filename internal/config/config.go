@@ -139,7 +139,7 @@ type Config struct {
 	MaxPartBytes       int               `json:"max_part_bytes" env:"A2A_MAX_PART_BYTES" default:"2097152" help:"Largest single part (decoded bytes)."`
 	MaxStreamsPerPeer  int               `json:"max_streams_per_peer" env:"A2A_MAX_STREAMS_PER_PEER" default:"16" help:"Concurrent SSE streams per identity."`
 	MaxStreams         int               `json:"max_streams" env:"A2A_MAX_STREAMS" default:"512" help:"Concurrent SSE streams in all, whoever holds them; one more is refused with HTTP 503 (JSON-RPC -32603, reason SERVER_BUSY) saying to retry or poll."`
-	MaxConnections     int               `json:"max_connections" env:"A2A_MAX_CONNECTIONS" default:"1024" help:"Open connections in all; past it a new connection takes the place of the longest-idle keep-alive one, or is answered HTTP 503 when none is idle."`
+	MaxConnections     int               `json:"max_connections" env:"A2A_MAX_CONNECTIONS" default:"1024" help:"Open connections in all; past it a new connection takes the place of the longest-idle keep-alive one (idle for 5s at least), or is answered HTTP 503 when there is none."`
 	BodyTimeout        Duration          `json:"body_timeout" env:"A2A_BODY_TIMEOUT" default:"30s" help:"How long a request body may take to arrive once its headers have; a late body gets HTTP 408, and one not needed (a refused request) is waited for at most 2s before the answer."`
 	AuditLog           string            `json:"audit_log" env:"A2A_AUDIT_LOG" help:"Audit log file (JSON Lines); default <data dir>/audit.jsonl; \"off\" disables it."`
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`

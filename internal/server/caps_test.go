@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
@@ -34,10 +36,12 @@ func jsonRPCError(t *testing.T, body string) *a2a.Error {
 
 // TestConnectionCapRefusesWith503: past Limits.MaxConnections a new
 // connection is answered HTTP 503 with a JSON-RPC error naming the
-// setting and closed; idle keep-alive connections make room for new ones;
-// once connections close, new ones are served again.
+// setting and closed; keep-alive connections idle for long enough make
+// room for new ones (one in use keeps its place); once connections close,
+// new ones are served again.
 func TestConnectionCapRefusesWith503(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxConnections = 3 })
+	e.srv.conns.minIdle = 0 // any idle connection may make room
 	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -138,5 +142,34 @@ func TestGlobalStreamCap(t *testing.T) {
 	s := e.openStream(tokCarol, "SendStreamingMessage", sendParams("now there is room", nil))
 	if evs, errEv := s.all(); errEv != nil || len(evs) == 0 {
 		t.Errorf("after a slot freed: %v %v (HTTP %d %s)", kinds(evs), errEv, s.status, s.errBody)
+	}
+}
+
+// TestConnectionInUseKeepsItsPlace: a keep-alive connection that was idle
+// only briefly is not closed for a newcomer: the newcomer is refused.
+func TestConnectionInUseKeepsItsPlace(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limits.MaxConnections = 2 })
+	e.srv.conns.minIdle = time.Hour
+	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(base, "http://")
+	user := rawRequest(t, addr, listRequest(addr, tokAlice))
+	ur := bufio.NewReader(user)
+	if resp, b := readAnswer(t, user, ur); resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d %s", resp.StatusCode, b)
+	}
+	rawRequest(t, addr, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Ty")
+	waitFor(t, "two open connections, one idle", func() bool { return e.srv.conns.open() == 2 && e.srv.conns.idle() == 1 })
+	c := rawRequest(t, addr, listRequest(addr, tokBob))
+	if resp, _ := readAnswer(t, c, bufio.NewReader(c)); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("newcomer: HTTP %d, want 503", resp.StatusCode)
+	}
+	if _, err := io.WriteString(user, listRequest(addr, tokAlice)); err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := readAnswer(t, user, ur); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the connection in use lost its place: HTTP %d %s", resp.StatusCode, b)
 	}
 }

@@ -19,6 +19,11 @@ import (
 // server answers: past Limits.MaxConnections or Limits.MaxStreams.
 const busyRetryAfter = "5"
 
+// minIdleToEvict is how long a keep-alive connection must have waited
+// between requests before a new connection may take its place: a client
+// that is using its connection keeps it, however many others knock.
+const minIdleToEvict = 5 * time.Second
+
 // maxRefusing bounds the refused connections being answered at once;
 // past it a refused connection is closed without an answer, so a flood
 // of connections cannot make the refusals themselves a cost.
@@ -27,14 +32,18 @@ const maxRefusing = 64
 // connLimiter caps the server's open connections at Limits.MaxConnections
 // (Start wraps its listener with it; a Handler mounted elsewhere is
 // bounded by its own server). A connection past the cap first takes the
-// place of the longest-idle keep-alive connection, which is closed (its
-// client reconnects when it needs to); when every connection is busy, the
-// new one is answered HTTP 503 with a JSON-RPC error saying what to do,
-// and closed. Busy connections cannot stay forever: header, body and
-// write deadlines end those that stall.
+// place of the longest-idle keep-alive connection idle for minIdleToEvict
+// at least, which is closed (its client reconnects when it needs to);
+// when there is none, the new one is answered HTTP 503 with a JSON-RPC
+// error saying what to do, and closed. So clients that hold and use their
+// connections are served however many others knock, and busy connections
+// cannot stay forever: header, body and write deadlines end those that
+// stall.
 type connLimiter struct {
 	max int
 	log hclog.Logger
+	// minIdle is minIdleToEvict (tests shorten it).
+	minIdle time.Duration
 	// refusal is the whole HTTP answer written to a refused connection.
 	refusal []byte
 
@@ -54,7 +63,7 @@ func newConnLimiter(max int, log hclog.Logger) *connLimiter {
 	body := a2a.EncodeError(nil, e)
 	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
 		"Retry-After: " + busyRetryAfter + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-	return &connLimiter{max: max, log: log, refusal: append([]byte(head), body...), conns: map[*limitedConn]struct{}{}}
+	return &connLimiter{max: max, log: log, minIdle: minIdleToEvict, refusal: append([]byte(head), body...), conns: map[*limitedConn]struct{}{}}
 }
 
 // limitedConn is one admitted connection.
@@ -105,14 +114,15 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 	var evict *limitedConn
 	l.mu.Lock()
 	if len(l.conns) >= l.max {
+		now := time.Now()
 		for other := range l.conns {
-			if !other.idleSince.IsZero() && (evict == nil || other.idleSince.Before(evict.idleSince)) {
+			if !other.idleSince.IsZero() && now.Sub(other.idleSince) >= l.minIdle && (evict == nil || other.idleSince.Before(evict.idleSince)) {
 				evict = other
 			}
 		}
 		if evict == nil {
 			l.refused++
-			if now := time.Now(); now.Sub(l.warnedAt) > 10*time.Second {
+			if now.Sub(l.warnedAt) > 10*time.Second {
 				l.log.Warn("connection limit reached: refusing new connections with HTTP 503 (raise max_connections if this is legitimate load)",
 					"max_connections", l.max, "refused", l.refused)
 				l.warnedAt, l.refused = now, 0

@@ -83,6 +83,9 @@ type Bridge struct {
 	// every conversation ever seen.
 	mu    sync.Mutex
 	chats map[string]chatTurn
+
+	// streams redacts artifacts streamed in chunks (chunks.go).
+	streams artifactStreams
 }
 
 // chatTurn is what the bridge remembers of a conversation's latest turn.
@@ -370,9 +373,19 @@ func (b *Bridge) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendRespons
 	if req.GetTaskId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "send: task_id is required; every A2A reply answers the task named in HandleMessage")
 	}
-	u, err := b.update(req)
+	u, apply, released, err := b.update(req)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, "send: "+err.Error())
+	}
+	for _, r := range released {
+		b.applyReleased(ctx, r.task, []tasks.Update{r.u})
+	}
+	if !apply {
+		return &pb.SendResponse{}, nil // held back until the next chunk
+	}
+	if ends(req.GetKind()) {
+		// The turn moves on: what its artifact streams hold goes first.
+		b.applyReleased(ctx, req.GetTaskId(), b.releaseFor(req.GetTaskId()))
 	}
 	if err := b.tasks.Apply(ctx, req.GetTaskId(), u); err != nil {
 		if errors.Is(err, tasks.ErrTaskNotRunning) {
@@ -387,8 +400,30 @@ func (b *Bridge) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendRespons
 	return &pb.SendResponse{MessageId: id}, nil
 }
 
+// ends reports whether a send of this kind ends (or interrupts) the turn.
+func ends(k pb.SendKind) bool {
+	return k != pb.SendKind_SEND_KIND_PROGRESS && k != pb.SendKind_SEND_KIND_ARTIFACT
+}
+
 // update converts a SendRequest into a tasks.Update, redacting secrets.
-func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
+// apply is false for an artifact chunk held back entirely (chunks.go);
+// released are updates of other tasks' streams given out to make room.
+func (b *Bridge) update(req *pb.SendRequest) (u tasks.Update, apply bool, released []taskUpdate, err error) {
+	u, err = b.updateFor(req, func(pa *pb.Artifact, art *a2a.Artifact, counted func(int)) (tasks.Update, bool) {
+		var up tasks.Update
+		up, apply, released = b.streamedArtifact(req.GetTaskId(), pa, art, counted)
+		return up, apply
+	})
+	if err == nil && req.GetKind() != pb.SendKind_SEND_KIND_ARTIFACT {
+		apply = true
+	}
+	return u, apply, released, err
+}
+
+// updateFor is update with the artifact step given: it gets the artifact
+// with every string redacted but its text parts' text, which it redacts
+// across chunks.
+func (b *Bridge) updateFor(req *pb.SendRequest, artifact func(pa *pb.Artifact, art *a2a.Artifact, counted func(int)) (tasks.Update, bool)) (tasks.Update, error) {
 	kind := req.GetKind()
 	text := req.GetText()
 	if kind == pb.SendKind_SEND_KIND_FINAL && strings.HasPrefix(strings.TrimSpace(text), InputRequiredPrefix) {
@@ -433,8 +468,16 @@ func (b *Bridge) update(req *pb.SendRequest) (tasks.Update, error) {
 		if md != nil {
 			md = redactValue(md, redact).(map[string]any)
 		}
+		// Text parts are redacted across chunks, from their raw text.
+		for i, q := range pa.GetParts() {
+			if t, ok := q.GetContent().(*pb.Part_Text); ok {
+				raw := t.Text
+				aparts[i].Text = &raw
+			}
+		}
 		art := &a2a.Artifact{ArtifactID: pa.GetArtifactId(), Name: redact(pa.GetName()), Description: redact(pa.GetDescription()), Parts: aparts, Metadata: md}
-		return tasks.Update{Kind: tasks.UpdateArtifact, Artifact: art, Append: pa.GetAppend(), LastChunk: pa.GetLastChunk()}, nil
+		u, _ := artifact(pa, art, func(n int) { redactions += n })
+		return u, nil
 	}
 	if text != "" {
 		parts = append([]a2a.Part{a2a.TextPart(redact(text))}, parts...)
@@ -488,6 +531,7 @@ func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompl
 		return nil, status.Errorf(codes.InvalidArgument, "processing complete: outcome %s is not SUCCESS, FAILURE, CANCELLED or REJECTED", req.GetOutcome())
 	}
 	errText, _ := security.Redact(req.GetError())
+	b.applyReleased(ctx, req.GetTaskId(), b.releaseFor(req.GetTaskId()))
 	err := b.tasks.EndTurn(ctx, req.GetTaskId(), o, errText)
 	b.turnEnded(req.GetChatId())
 	if err != nil {

@@ -242,12 +242,40 @@ func isSecretKey(key string) bool {
 }
 
 // findSecrets returns the spans to redact and the kind of each.
-func findSecrets(s string) ([]span, []string) {
+func findSecrets(s string) ([]span, []string) { return scanSecrets(s, nil) }
+
+// streamScan is what a StreamRedactor needs of a scan besides the spans.
+type streamScan struct {
+	// open is lowered to the start of every secret the end of the text
+	// may still be cutting short — a match that runs to the end, or a key,
+	// a "Bearer" or a PEM header whose value has not begun.
+	open int
+	// froms[i] is where the match of span i begins to depend on the text:
+	// its key, its "Bearer", the scheme of its URL (else its start).
+	froms []int
+}
+
+// scanSecrets is findSecrets; with st not nil it also fills st, so that a
+// text arriving in pieces can hold back what it cannot decide yet.
+func scanSecrets(s string, st *streamScan) ([]span, []string) {
 	var spans []span
 	var kinds []string
+	from := -1 // the context start of the next add; -1: the span's start
 	add := func(start, end int, kind string) {
 		spans = append(spans, span{start, end})
 		kinds = append(kinds, kind)
+		if st != nil {
+			if from < 0 {
+				from = start
+			}
+			st.froms = append(st.froms, from)
+		}
+		from = -1
+	}
+	opens := func(at int) {
+		if st != nil && at < st.open {
+			st.open = at
+		}
 	}
 	userinfoAt := -1 // the '@' ending a URL's user info is not an e-mail address
 	for i := 0; i < len(s); i++ {
@@ -262,14 +290,20 @@ func findSecrets(s string) ([]span, []string) {
 		case '=', ':':
 			if c == ':' && strings.HasPrefix(s[i+1:], "//") {
 				if a, b, ok := urlUserinfo(s, i); ok {
+					from = i - 1
 					add(a, b, "url_credentials")
 					userinfoAt = b
 				}
 				continue
 			}
-			if a, b, kind, ok := assignment(s, i); ok {
-				add(a, b, kind)
-				i = b - 1
+			as := assignment(s, i)
+			if as.open {
+				opens(as.from)
+			}
+			if as.ok {
+				from = as.from
+				add(as.a, as.b, as.kind)
+				i = as.b - 1
 			}
 			continue
 		case '@':
@@ -299,11 +333,19 @@ func findSecrets(s string) ([]span, []string) {
 			}
 		case '-':
 			if end := pemAt(s, i); end > 0 {
+				if end == len(s) {
+					opens(i) // cut off: its end may follow
+				}
 				add(i, end, "private_key")
 				i = end - 1
 			}
 		case 'b', 'B':
-			if a, b, ok := bearerAt(s, i); ok {
+			a, b, ok, bopen := bearerAt(s, i)
+			if bopen {
+				opens(i)
+			}
+			if ok {
+				from = i
 				add(a, b, "bearer_token")
 				i = b - 1
 			}
@@ -388,14 +430,16 @@ func pemAt(s string, i int) int {
 }
 
 // bearerAt finds "Bearer <token>" at i and returns the token's span.
-func bearerAt(s string, i int) (int, int, bool) {
+// open reports that the token (or the blanks before it) runs to the end
+// of s, so more of it may follow.
+func bearerAt(s string, i int) (start, end int, ok, open bool) {
 	const word = "bearer"
-	if len(s)-i < len(word)+2 || !strings.EqualFold(s[i:i+len(word)], word) {
-		return 0, 0, false
+	if len(s)-i < len(word)+1 || !strings.EqualFold(s[i:i+len(word)], word) {
+		return 0, 0, false, false
 	}
 	j := i + len(word)
 	if s[j] != ' ' && s[j] != '\t' {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 		j++
@@ -404,14 +448,15 @@ func bearerAt(s string, i int) (int, int, bool) {
 	for k < len(s) && csBearer[s[k]] {
 		k++
 	}
+	open = k == len(s)
 	tok := s[j:k]
 	if len(tok) < 8 || strings.HasPrefix(tok, RedactedMark) {
-		return 0, 0, false
+		return 0, 0, false, open
 	}
 	if len(tok) < 24 && !strings.ContainsAny(tok, "0123456789-._~+/=") {
-		return 0, 0, false // "Bearer authentication", "bearer instruments"
+		return 0, 0, false, open // "Bearer authentication", "bearer instruments"
 	}
-	return j, k, true
+	return j, k, true, open
 }
 
 // urlUserinfo finds the user info of a URL whose "://" starts at colon.
@@ -486,16 +531,30 @@ func isRetinaSuffix(label string) bool {
 	return true
 }
 
+// assign is what assignment found at a separator.
+type assign struct {
+	// a and b are the value's span; ok says there is one to redact.
+	a, b int
+	kind string
+	ok   bool
+	// from is where the key starts; open says the value may go on past
+	// the end of the text (or has not begun by then).
+	from int
+	open bool
+}
+
 // assignment finds key=value or key: value at the separator sep whose key
-// names a secret, and returns the value's span.
-func assignment(s string, sep int) (int, int, string, bool) {
+// names a secret, and returns the value's span. A value holding a PEM
+// private key (an Authorization header followed by a key on the same
+// line, a private_key: -----BEGIN … setting) runs to the key's end.
+func assignment(s string, sep int) assign {
 	vstart := sep + 1
 	if s[sep] == '=' {
 		if sep > 0 && strings.IndexByte("=!<>:", s[sep-1]) >= 0 {
-			return 0, 0, "", false // ==, !=, <=, >=, and := seen at its ':'
+			return assign{} // ==, !=, <=, >=, and := seen at its ':'
 		}
 		if vstart < len(s) && (s[vstart] == '=' || s[vstart] == '>') {
-			return 0, 0, "", false // ==, =>
+			return assign{} // ==, =>
 		}
 	} else if vstart < len(s) && s[vstart] == '=' {
 		vstart++ // :=
@@ -513,8 +572,9 @@ func assignment(s string, sep int) (int, int, string, bool) {
 		ks--
 	}
 	if ks == k || !isSecretKey(s[ks:k]) {
-		return 0, 0, "", false
+		return assign{}
 	}
+	found := assign{from: ks}
 	kind := "secret"
 	key := strings.ToLower(s[ks:k])
 	toEOL := strings.HasSuffix(key, "authorization") || strings.HasSuffix(key, "cookie")
@@ -526,23 +586,32 @@ func assignment(s string, sep int) (int, int, string, bool) {
 	for v < len(s) && v-vstart < 8 && (s[v] == ' ' || s[v] == '\t') {
 		v++
 	}
-	if v == len(s) || strings.HasPrefix(s[v:], RedactedMark) {
-		return 0, 0, "", false
+	if v == len(s) {
+		found.open = v-vstart < 8 // the value has not begun yet
+		return found
+	}
+	if strings.HasPrefix(s[v:], RedactedMark) {
+		return found
 	}
 	if q := s[v]; q == '"' || q == '\'' {
 		line := window(s[v+1:], 0, 4096)
-		if nl := strings.IndexAny(line, "\r\n"); nl >= 0 {
+		nl := strings.IndexAny(line, "\r\n")
+		if nl >= 0 {
 			line = line[:nl]
 		}
 		if e := strings.IndexByte(line, q); e >= 0 {
 			if e == 0 || strings.HasPrefix(line, RedactedMark) {
-				return 0, 0, "", false
+				return found
 			}
-			return v + 1, v + 1 + e, kind, true
+			found.a, found.b, found.kind, found.ok = v+1, v+1+e, kind, true
+			return withPrivateKey(s, found)
+		}
+		if nl < 0 && v+1+len(line) == len(s) {
+			found.open = true // the closing quote may still come
 		}
 		v++ // unterminated quote: fall through to an unquoted value
-		if strings.HasPrefix(s[v:], RedactedMark) {
-			return 0, 0, "", false
+		if v == len(s) || strings.HasPrefix(s[v:], RedactedMark) {
+			return found
 		}
 	}
 	e := v
@@ -550,6 +619,7 @@ func assignment(s string, sep int) (int, int, string, bool) {
 		for e < len(s) && s[e] != '\r' && s[e] != '\n' && s[e] != '"' && s[e] != '\'' {
 			e++
 		}
+		found.open = found.open || e == len(s)
 		for e > v && (s[e-1] == ' ' || s[e-1] == '\t') {
 			e--
 		}
@@ -557,12 +627,35 @@ func assignment(s string, sep int) (int, int, string, bool) {
 		for e < len(s) && !csValueStopper[s[e]] {
 			e++
 		}
+		found.open = found.open || e == len(s)
 		if e > v+1 && s[e-1] == '.' { // a full stop ending the sentence
 			e--
 		}
 	}
 	if e == v {
-		return 0, 0, "", false
+		return found
 	}
-	return v, e, kind, true
+	found.a, found.b, found.kind, found.ok = v, e, kind, true
+	return withPrivateKey(s, found)
+}
+
+// withPrivateKey stretches an assignment's value over a PEM private-key
+// block that starts inside it, which would otherwise leave the key's body
+// (on the next lines) in clear.
+func withPrivateKey(s string, as assign) assign {
+	const begin = "-----BEGIN "
+	p := strings.Index(s[as.a:min(len(s), as.b+len(begin))], begin)
+	if p < 0 || as.a+p >= as.b {
+		return as
+	}
+	end := pemAt(s, as.a+p)
+	if end <= as.b {
+		return as
+	}
+	if p == 0 && as.kind == "secret" {
+		as.kind = "private_key"
+	}
+	as.b = end
+	as.open = as.open || end == len(s)
+	return as
 }

@@ -345,8 +345,16 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 				opens(i)
 			}
 			if ok {
+				kind := "bearer_token"
+				if end := pemAt(s, a); end > b {
+					// "Bearer -----BEGIN … PRIVATE KEY-----": the whole key.
+					b, kind = end, "private_key"
+					if end == len(s) {
+						opens(i)
+					}
+				}
 				from = i
-				add(a, b, "bearer_token")
+				add(a, b, kind)
 				i = b - 1
 			}
 		}
@@ -600,11 +608,19 @@ func assignment(s string, sep int) assign {
 			line = line[:nl]
 		}
 		if e := strings.IndexByte(line, q); e >= 0 {
-			if e == 0 || strings.HasPrefix(line, RedactedMark) {
-				return found
+			if strings.TrimSpace(line[:e]) == "" || strings.HasPrefix(strings.TrimLeft(line, " \t\"'"), RedactedMark) {
+				return found // empty, or redacted already
 			}
 			found.a, found.b, found.kind, found.ok = v+1, v+1+e, kind, true
 			return withPrivateKey(s, found)
+		}
+		if end, c, ok := quotedPrivateKey(s, v, line); ok {
+			// A quoted value holding a PEM block spans the block's lines.
+			found.a, found.b, found.kind, found.ok = v+1, c, kind, true
+			if end == v+1 && kind == "secret" {
+				found.kind = "private_key"
+			}
+			return found
 		}
 		if nl < 0 && v+1+len(line) == len(s) {
 			found.open = true // the closing quote may still come
@@ -637,6 +653,30 @@ func assignment(s string, sep int) assign {
 	}
 	found.a, found.b, found.kind, found.ok = v, e, kind, true
 	return withPrivateKey(s, found)
+}
+
+// quotedPrivateKey finds a quoted value (its quote at v, line the rest of
+// its first line) that holds a PEM private-key block and closes on the
+// block's END line: where the block starts and where the closing quote is.
+func quotedPrivateKey(s string, v int, line string) (start, closing int, ok bool) {
+	p := strings.Index(line, "-----BEGIN ")
+	if p < 0 {
+		return 0, 0, false
+	}
+	start = v + 1 + p
+	end := pemAt(s, start)
+	if end == 0 || end == len(s) {
+		return 0, 0, false
+	}
+	rest := window(s[end:], 0, 4096)
+	if nl := strings.IndexAny(rest, "\r\n"); nl >= 0 {
+		rest = rest[:nl]
+	}
+	c := strings.IndexByte(rest, s[v])
+	if c < 0 {
+		return 0, 0, false
+	}
+	return start, end + c, true
 }
 
 // withPrivateKey stretches an assignment's value over a PEM private-key

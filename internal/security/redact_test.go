@@ -153,7 +153,7 @@ func TestIsSecretKey(t *testing.T) {
 }
 
 // fuzzSecrets are embedded in fuzzed text; each must always be redacted.
-var fuzzSecrets = []string{fakeGitHub, fakeAnthropic, fakeOpenAIProj, fakeAWSID, fakeJWT, fakeStripe, fakeSlack, fakeGoogle}
+var fuzzSecrets = []string{fakeGitHub, fakeAnthropic, fakeOpenAIProj, fakeAWSID, fakeJWT, fakeStripe, fakeSlack, fakeGoogle, fakePEM}
 
 func FuzzRedact(f *testing.F) {
 	seeds := []struct {
@@ -162,6 +162,8 @@ func FuzzRedact(f *testing.F) {
 	}{
 		{"", "", 0}, {"token=", "&x", 1}, {"\"", "\"", 2}, {"ask", "skill", 3}, {"-----BEGIN PRIVATE KEY-----", "", 4},
 		{"Bearer", "@x.io", 5}, {"https://u:", "@h", 6}, {"\xff\xfe", "é", 7}, {"password: \"", "", 0},
+		// A PEM key after an Authorization header or a key on the same line.
+		{"Authorization: Bearer abc123def456", "\nnext line", 8}, {"private_key:", "", 8}, {"Cookie: a=b;", "", 8},
 	}
 	for _, s := range seeds {
 		f.Add(s.prefix, s.suffix, s.which)
@@ -176,6 +178,13 @@ func FuzzRedact(f *testing.F) {
 		out, _ = Redact(in)
 		if strings.Contains(out, secret) {
 			t.Fatalf("secret survived in %q", out)
+		}
+		if secret == fakePEM {
+			for _, b := range pemBody {
+				if strings.Contains(out, b) {
+					t.Fatalf("the private key's body survived in %q", out)
+				}
+			}
 		}
 		again, n2 := Redact(out)
 		if again != out || n2 != 0 {

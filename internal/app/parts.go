@@ -140,7 +140,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	tcfg := tools.Config{
 		AllowUnconfigured: cfg.AllowUnconfiguredURLs, AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs,
 		DefaultTimeout: time.Duration(cfg.CallTimeout), MaxDepth: cfg.MaxDelegationDepth, UserAgent: "a2a-plugin",
-		TrustedKeys: cfg.CardTrustedKeys,
+		TrustedKeys: cfg.CardTrustedKeys, AttachmentRoots: cfg.AttachmentRoots,
 	}
 	for _, a := range cfg.Agents {
 		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, TokenFile: a.TokenFile, TokenCommand: a.TokenCommand,

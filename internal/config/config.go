@@ -151,6 +151,7 @@ type Config struct {
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
 	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
 	CardTrustedKeys       []string `json:"card_trusted_keys" env:"A2A_CARD_TRUSTED_KEYS" help:"Public key files (PEM, JWK or JWK Set) trusted for the cards of every peer configured with signed: true, comma-separated."`
+	AttachmentRoots       []string `json:"attachment_roots" env:"A2A_ATTACHMENT_ROOTS" help:"Directories (absolute paths, comma-separated) a2a_call may attach local files from (files[].path, resolved after symlinks); with none, path is refused and files go as base64 or url."`
 
 	// Observability.
 	Metrics      bool   `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`

@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -84,7 +82,7 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 	msg.ContextID = strings.TrimSpace(contextID)
 	msg.TaskID = strings.TrimSpace(taskID)
 	for i, f := range files {
-		part, err := filePart(f)
+		part, err := t.filePart(f)
 		if err != nil {
 			return nil, errorResult("%s: argument \"files[%d]\": %v", tool, i, err)
 		}
@@ -114,8 +112,9 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 	return &prepared{msg: msg, text: redacted, redactions: n, chainID: chain.ID, depth: chain.Depth}, nil
 }
 
-// filePart builds a part from one files entry.
-func filePart(f fileArg) (a2a.Part, error) {
+// filePart builds a part from one files entry (a path only inside the
+// attachment roots, see attach.go).
+func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
 	set := 0
 	for _, s := range []string{f.Path, f.URL, f.Base64} {
 		if s != "" {
@@ -147,30 +146,12 @@ func filePart(f fileArg) (a2a.Part, error) {
 		}
 		return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
 	}
-	fh, err := os.Open(f.Path)
+	raw, base, err := t.readAttachment(f.Path)
 	if err != nil {
-		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
-	}
-	if st.IsDir() {
-		return a2a.Part{}, fmt.Errorf("path: %q is a directory; attach files one by one", f.Path)
-	}
-	if st.Size() > MaxFileBytes {
-		return a2a.Part{}, fmt.Errorf("path: %q is %d bytes; the limit is %d (send a url instead)", f.Path, st.Size(), MaxFileBytes)
-	}
-	raw, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
-	if err != nil {
-		return a2a.Part{}, fmt.Errorf("path: cannot read %q: %v", f.Path, err)
-	}
-	if len(raw) > MaxFileBytes {
-		return a2a.Part{}, fmt.Errorf("path: %q is larger than the limit of %d bytes", f.Path, MaxFileBytes)
+		return a2a.Part{}, err
 	}
 	if name == "" {
-		name = filepath.Base(f.Path)
+		name = base
 	}
 	return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
 }

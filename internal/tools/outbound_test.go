@@ -429,18 +429,31 @@ func TestAuthRequiredWithoutATokenSourceSaysHowToResume(t *testing.T) {
 // stream open at AUTH_REQUIRED and resumes the task on the next message.
 // a2a_call stops following at AUTH_REQUIRED, refreshes the token from the
 // file (the agent changed it meanwhile) and gets the final answer; the
-// continuation reaches the agent as the same task, same chain, new
-// identity. a2a_task wait does the same for a task started without
-// waiting.
+// continuation reaches the agent as the same task and chain, sent with the
+// new token. The server knows the peer by both tokens (a rotation: the
+// proxy in front of it maps the new token onto the one it was configured
+// with), since a token names its holder: another peer's token could not
+// continue the task. a2a_task wait does the same for a task started
+// without waiting.
 func TestAuthRequiredOverAStreamIsResumedOnOurOwnServer(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "token")
 	writeFile(t, file, "tok-one")
-	auth, err := security.NewAuthenticator(security.AuthConfig{PeerTokens: map[string]string{"one": "tok-one", "two": "tok-two"}, LoopbackIsLocal: true})
+	auth, err := security.NewAuthenticator(security.AuthConfig{PeerTokens: map[string]string{"one": "tok-one"}, LoopbackIsLocal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer := startOwnPeer(t, auth, func(ctx context.Context, p *ownPeer, turn *tasks.Turn) {
+	var rotated atomic.Int32
+	rotation := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "Bearer tok-two" {
+				rotated.Add(1)
+				r.Header.Set("Authorization", "Bearer tok-one")
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	peer := startOwnPeerWrapped(t, auth, rotation, func(ctx context.Context, p *ownPeer, turn *tasks.Turn) {
 		if !turn.Continuation {
 			writeFile(t, file, "tok-two")
 			p.say(turn, tasks.UpdateAuthRequired, "sign in to the mail service")
@@ -451,7 +464,10 @@ func TestAuthRequiredOverAStreamIsResumedOnOurOwnServer(t *testing.T) {
 	})
 	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: peer.URL, TokenFile: file}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "fetch my mail", "timeout_s": 20}, nil)
-	mustOK(t, r, "own completed the task", "resumed by peer:two: "+AuthResumeText)
+	mustOK(t, r, "own completed the task", "resumed by peer:one: "+AuthResumeText)
+	if rotated.Load() == 0 {
+		t.Fatal("the continuation was not sent with the refreshed token")
+	}
 	turns := peer.allTurns()
 	if len(turns) != 2 || turns[0].TaskID != turns[1].TaskID || turns[0].Sender.ID != "peer:one" {
 		t.Fatalf("turns %+v", turns)
@@ -466,7 +482,7 @@ func TestAuthRequiredOverAStreamIsResumedOnOurOwnServer(t *testing.T) {
 	r = callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "fetch my mail", "wait": false}, nil)
 	m := jsonLine(t, r)
 	r = callTool(t, ts, ToolTask, map[string]any{"agent": "own", "task_id": m["task_id"], "action": "wait", "timeout_s": 20}, nil)
-	mustOK(t, r, "own completed the task", "resumed by peer:two")
+	mustOK(t, r, "own completed the task", "resumed by peer:one")
 	turns = peer.allTurns()
 	c3, _ := security.ChainFromMetadata(turns[2].Message.Metadata)
 	c4, _ := security.ChainFromMetadata(turns[3].Message.Metadata)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -34,6 +35,13 @@ type ownPeer struct {
 // ctx ends when the turn is cancelled). auth nil means no authentication.
 func startOwnPeer(t *testing.T, auth *security.Authenticator, play func(ctx context.Context, p *ownPeer, turn *tasks.Turn)) *ownPeer {
 	t.Helper()
+	return startOwnPeerWrapped(t, auth, nil, play)
+}
+
+// startOwnPeerWrapped is startOwnPeer with the server's handler wrapped
+// (nil: not wrapped), e.g. to stand for a proxy in front of it.
+func startOwnPeerWrapped(t *testing.T, auth *security.Authenticator, wrap func(http.Handler) http.Handler, play func(ctx context.Context, p *ownPeer, turn *tasks.Turn)) *ownPeer {
+	t.Helper()
 	p := &ownPeer{play: play, stops: map[string]context.CancelFunc{}, cancelled: make(chan string, 16)}
 	mgr, err := tasks.NewManager(tasks.Options{Store: store.NewMemory(1000), Executor: p, RequestTimeout: 10 * time.Second})
 	if err != nil {
@@ -50,7 +58,11 @@ func startOwnPeer(t *testing.T, auth *security.Authenticator, play func(ctx cont
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
 	p.URL = ts.URL
 	t.Cleanup(func() {
 		p.mu.Lock()

@@ -87,7 +87,7 @@ func toolDefinitions(cfg Config) []*pb.ToolDefinition {
 					"type":        "array",
 					"description": "Files to attach. Each gives exactly one of path (a local file), url or base64, plus optional media_type and filename.",
 					"items": obj(map[string]any{
-						"path":       str("A local file path to read and attach inline (size-limited)."),
+						"path":       str("A local file to read and attach inline (size-limited); only files inside the operator's attachment roots (attachment_roots) can be attached, and none when no root is configured."),
 						"url":        str("A URL the agent can fetch the file from."),
 						"base64":     str("The file content, base64-encoded."),
 						"media_type": str("MIME type, e.g. application/pdf (guessed from the name when omitted)."),

@@ -112,6 +112,9 @@ type Config struct {
 	// TrustedKeys are public key files trusted for the cards of every
 	// signed peer, beside each peer's own CardKeys.
 	TrustedKeys []string
+	// AttachmentRoots are the directories (absolute paths) a2a_call may
+	// attach local files from (files[].path); none: path is refused.
+	AttachmentRoots []string
 }
 
 // Deps are the tools' collaborators.
@@ -164,6 +167,8 @@ type Toolset struct {
 	// noDelegations is set once the host answered RecordDelegation with
 	// Unimplemented (or said it lacks it).
 	noDelegations atomic.Bool
+	// roots are the attachment roots, opened (attach.go).
+	roots []attachmentRoot
 }
 
 // peerConf is a validated configured peer.
@@ -321,6 +326,9 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
+	if t.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
+		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
+	}
 	t.client = client.New(opts)
 	for i, p := range cfg.Agents {
 		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i], Configured: true}
@@ -347,8 +355,12 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 // Metrics returns the metrics the tools record into.
 func (t *Toolset) Metrics() *metrics.Metrics { return t.metrics }
 
-// Close releases the HTTP client's idle connections.
-func (t *Toolset) Close() { t.client.Close() }
+// Close releases the HTTP client's idle connections and the attachment
+// roots.
+func (t *Toolset) Close() {
+	t.client.Close()
+	closeRoots(t.roots)
+}
 
 // now is the toolset's clock.
 func (t *Toolset) now() time.Time {

@@ -261,8 +261,9 @@ func TestCallInputRequiredAndHistory(t *testing.T) {
 func TestCallFilesAndDataOn03Peer(t *testing.T) {
 	v1 := clienttest.StartGoV1(t, "Files", false)
 	old := clienttest.StartGoV03(t, "Old")
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "files", URL: v1.URL}, {Name: "old", URL: old.URL}}}, nil)
-	path := filepath.Join(t.TempDir(), "notes.txt")
+	dir := t.TempDir()
+	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "files", URL: v1.URL}, {Name: "old", URL: old.URL}}, AttachmentRoots: []string{dir}}, nil)
+	path := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestCallFilesAndDataOn03Peer(t *testing.T) {
 		"data":  map[string]any{"k": 1}}, nil)
 	mustOK(t, r, "[file notes.txt text/plain; charset=utf-8 10 bytes]", "[file url https://example.com/a.pdf application/pdf]", "hi.bin", `[data {"k":1}]`)
 	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": "files", "message": "x", "files": []any{map[string]any{"path": path, "url": "https://e.x"}}}, nil), "files[0]", "exactly one")
-	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": "files", "message": "x", "files": []any{map[string]any{"path": "/no/such/file"}}}, nil), "files[0]", "cannot read")
+	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": "files", "message": "x", "files": []any{map[string]any{"path": filepath.Join(dir, "no-such-file")}}}, nil), "files[0]", "cannot read")
 
 	r = callTool(t, ts, ToolCall, map[string]any{"agent": "old", "message": "hello old friend", "data": []int{1, 2}}, nil)
 	mustOK(t, r, "COMPLETED", "echo: hello old friend [data {\"value\":[1,2]}]")

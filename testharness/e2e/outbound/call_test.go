@@ -231,7 +231,11 @@ func TestCallDeliversFilesAndDataAsParts(t *testing.T) {
 	t.Parallel()
 	w := plugins(t)
 	msg := unique(t, "see the attachments")
-	path := filepath.Join(t.TempDir(), "notes.txt")
+	dir, err := os.MkdirTemp(w.attachments, "call-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(path, []byte("line one\nline two\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -149,6 +149,8 @@ func startShared(name string, opts testharness.Options) (*testharness.Host, erro
 type pluginWorld struct {
 	bob, alice, carol *testharness.Host
 	bobURL, goneURL   string
+	// attachments is alice's attachment root (files a2a_call may attach).
+	attachments string
 }
 
 var pluginOnce struct {
@@ -199,8 +201,15 @@ func startPluginWorld() (*pluginWorld, error) {
 		return nil, fmt.Errorf("stopping gone: %w", err)
 	}
 
+	if w.attachments, err = os.MkdirTemp("", "a2a-attachments-"); err != nil {
+		return nil, err
+	}
+	shared.mu.Lock()
+	shared.closers = append(shared.closers, func() { _ = os.RemoveAll(w.attachments) })
+	shared.mu.Unlock()
 	w.alice, err = startShared("alice", testharness.Options{PluginConfig: peerConfig(map[string]any{
-		"agent_name": "Alice",
+		"agent_name":       "Alice",
+		"attachment_roots": []string{w.attachments},
 		"a2a_agents": []map[string]any{
 			{"name": "bob", "url": w.bobURL, "token": bobToken},
 			{"name": "bob-wrong", "url": w.bobURL, "token": "not-bobs-token"},

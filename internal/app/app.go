@@ -335,6 +335,9 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 		if c, ok := br.ChainFor(req.GetChatId()); ok {
 			ctx = tools.WithChain(ctx, c)
 		}
+		if task, caller, ok := br.TurnFor(req.GetChatId()); ok {
+			ctx = tools.WithTurn(ctx, task, caller)
+		}
 		parent, _ = br.TraceFor(req.GetChatId())
 	}
 	return p.tracedCall(ctx, req, parent, progress)

@@ -141,6 +141,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		AllowUnconfigured: cfg.AllowUnconfiguredURLs, AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs,
 		DefaultTimeout: time.Duration(cfg.CallTimeout), MaxDepth: cfg.MaxDelegationDepth, UserAgent: "a2a-plugin",
 		TrustedKeys: cfg.CardTrustedKeys, AttachmentRoots: cfg.AttachmentRoots,
+		MaxCallsPerTask: noLimit(cfg.MaxCallsPerTask), MaxCallsPerMinute: noLimit(cfg.MaxCallsPerMinute),
 	}
 	for _, a := range cfg.Agents {
 		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, TokenFile: a.TokenFile, TokenCommand: a.TokenCommand,
@@ -235,6 +236,15 @@ func pushSecretFile(dataDir string, log hclog.Logger) (string, error) {
 	}
 	log.Info("generated a webhook signing key; give it to webhook receivers to verify X-A2A-Signature (or set A2A_PUSH_SECRET)", "path", path)
 	return secret, nil
+}
+
+// noLimit maps a setting's 0 ("no limit") to the tools' negative value
+// (their 0 means the default).
+func noLimit(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func orTags(t []string) []string {

@@ -93,6 +93,7 @@ type chatTurn struct {
 	chain security.Chain // zero ID: the turn came without a chain
 	trace tasks.TraceContext
 	peer  string
+	task  string
 	// open counts the conversation's turns handed to the host and not
 	// yet ended: an earlier turn's end can arrive after the next turn
 	// started (a question answered at once), and must not forget it.
@@ -133,6 +134,16 @@ func (b *Bridge) TraceFor(chatID string) (tasks.TraceContext, bool) {
 	return c.trace, ok && c.trace.Traceparent != ""
 }
 
+// TurnFor returns the task and the caller (its identity) of the latest
+// inbound turn in the conversation chatID, while that turn is open: the
+// outbound calls made meanwhile are made on their behalf.
+func (b *Bridge) TurnFor(chatID string) (taskID, caller string, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.chats[chatID]
+	return c.task, c.peer, ok
+}
+
 // peerOf returns the peer of the latest inbound turn in chatID, for logs.
 func (b *Bridge) peerOf(chatID string) string {
 	b.mu.Lock()
@@ -158,7 +169,7 @@ func (b *Bridge) rememberTurn(t *tasks.Turn, trace tasks.TraceContext) {
 			}
 		}
 	}
-	b.chats[t.ContextID] = chatTurn{chain: c, trace: trace, peer: t.Sender.ID, open: b.chats[t.ContextID].open + 1}
+	b.chats[t.ContextID] = chatTurn{chain: c, trace: trace, peer: t.Sender.ID, task: t.TaskID, open: b.chats[t.ContextID].open + 1}
 }
 
 // turnEnded forgets chatID's latest turn once no turn of it is open.

@@ -134,6 +134,8 @@ type Config struct {
 	RateLimitLocal     bool              `json:"rate_limit_local" env:"A2A_RATE_LIMIT_LOCAL" default:"false" help:"Apply rate_limit to Local callers too (loopback, no token: the operator's own tools and agents); by default they are exempt."`
 	MaxPingPongTurns   int               `json:"max_pingpong_turns" env:"A2A_MAX_PINGPONG_TURNS" default:"5" help:"Turns one context may run before further messages are rejected (hard maximum 20); CancelTask resets it."`
 	MaxDelegationDepth int               `json:"max_delegation_depth" env:"A2A_MAX_DELEGATION_DEPTH" default:"3" help:"Hops a delegation chain may take through agents before it is refused."`
+	MaxCallsPerTask    int               `json:"max_calls_per_task" env:"A2A_MAX_CALLS_PER_TASK" default:"10" help:"Outbound calls (a2a_call, a2a_route, each peer of a2a_orchestrate) the host may make while answering one inbound task; one more is a tool error (0: no limit)."`
+	MaxCallsPerMinute  int               `json:"max_calls_per_minute" env:"A2A_MAX_CALLS_PER_MINUTE" default:"30" help:"Outbound calls per minute the host may make while answering the tasks of one caller, whatever contexts and metadata they come with; stops delegation rings through agents that drop the chain (0: no limit)."`
 	MaxBodyBytes       int64             `json:"max_body_bytes" env:"A2A_MAX_BODY_BYTES" default:"4194304" help:"Largest request body accepted."`
 	MaxParts           int               `json:"max_parts" env:"A2A_MAX_PARTS" default:"64" help:"Most parts one message may have."`
 	MaxPartBytes       int               `json:"max_part_bytes" env:"A2A_MAX_PART_BYTES" default:"2097152" help:"Largest single part (decoded bytes)."`
@@ -439,6 +441,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit < 0 {
 		bad("rate_limit must not be negative (A2A_RATE_LIMIT; 0 means unlimited)")
+	}
+	if c.MaxCallsPerTask < 0 || c.MaxCallsPerMinute < 0 {
+		bad("max_calls_per_task and max_calls_per_minute must not be negative (A2A_MAX_CALLS_PER_TASK, A2A_MAX_CALLS_PER_MINUTE; 0 means no limit)")
 	}
 	for name, d := range map[string]Duration{"request_timeout (A2A_REQUEST_TIMEOUT)": c.RequestTimeout,
 		"task_silence_timeout (A2A_TASK_SILENCE_TIMEOUT)": c.TaskSilenceTimeout, "call_timeout (A2A_CALL_TIMEOUT)": c.CallTimeout,

@@ -51,6 +51,9 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if res != nil {
 		return res
 	}
+	if res := t.admitCalls(ctx, ToolCall, 1); res != nil {
+		return res
+	}
 	wait := a.Wait == nil || *a.Wait
 	waitFor, err := t.clampWait(a.TimeoutS, t.defaultWait(target))
 	if err != nil {

@@ -103,6 +103,10 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 		return errorResult("%s Use a2a_list to see the peers' skills.", msg)
 	}
 
+	if res := t.admitCalls(ctx, ToolOrchestrate, len(picked)); res != nil {
+		return res
+	}
+
 	// Every peer gets the message at once. In mode first, the first
 	// success closes stop: the others return as soon as they know their
 	// task id (a peer that has not named its task yet is given ackGrace to

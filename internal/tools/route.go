@@ -112,6 +112,9 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *pb.ToolResult {
 	if res != nil {
 		return res
 	}
+	if res := t.admitCalls(ctx, ToolRoute, 1); res != nil {
+		return res
+	}
 	o := t.send(ctx, originOf(ci), target, prep, true, t.defaultWait(target), ci.report, nil)
 	r := t.callResult(target, prep, o)
 	r.Content = b.String() + r.Content

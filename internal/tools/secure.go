@@ -7,10 +7,11 @@ import (
 	"fmt"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // This file is the seam between the tools and internal/security: redaction,
-// the SSRF guard and the delegation chain.
+// the SSRF guard, the delegation chain and the delegation bounds.
 
 // redactText scrubs credential-shaped strings from outgoing text.
 func redactText(s string) (string, int) {
@@ -68,6 +69,34 @@ type chainKey struct{}
 // continue that chain one hop deeper instead of starting a new one.
 func WithChain(ctx context.Context, c security.Chain) context.Context {
 	return context.WithValue(ctx, chainKey{}, c)
+}
+
+// turnKey carries the inbound task a tool call works for (WithTurn).
+type turnKey struct{}
+
+type turnInfo struct{ task, caller string }
+
+// WithTurn returns a context saying that the tool call is made while the
+// host answers the inbound task taskID of caller (an identity such as
+// "peer:bob"): its outbound calls count against that task's and that
+// caller's delegation bounds (Config.MaxCallsPerTask, MaxCallsPerMinute).
+func WithTurn(ctx context.Context, taskID, caller string) context.Context {
+	return context.WithValue(ctx, turnKey{}, turnInfo{taskID, caller})
+}
+
+// admitCalls counts n outbound calls against the delegation bounds of the
+// inbound task the tool call works for (none: the host's own user asked,
+// and nothing is counted); a refusal is an is_error result naming the
+// setting.
+func (t *Toolset) admitCalls(ctx context.Context, tool string, n int) *pb.ToolResult {
+	turn, ok := ctx.Value(turnKey{}).(turnInfo)
+	if !ok {
+		return nil
+	}
+	if err := t.delegations.Admit(turn.task, turn.caller, n); err != nil {
+		return errorResult("%s: refused: %v", tool, err)
+	}
+	return nil
 }
 
 // nextChain returns the chain for one outbound call: the caller's chain

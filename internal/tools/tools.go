@@ -115,6 +115,12 @@ type Config struct {
 	// AttachmentRoots are the directories (absolute paths) a2a_call may
 	// attach local files from (files[].path); none: path is refused.
 	AttachmentRoots []string
+	// MaxCallsPerTask bounds the outbound calls made while the host
+	// answers one inbound task, and MaxCallsPerMinute those made per
+	// minute while it answers the tasks of one caller (see
+	// security.DelegationGuard; the inbound task comes with WithTurn).
+	// 0: security's defaults; negative: no bound.
+	MaxCallsPerTask, MaxCallsPerMinute int
 }
 
 // Deps are the tools' collaborators.
@@ -169,6 +175,8 @@ type Toolset struct {
 	noDelegations atomic.Bool
 	// roots are the attachment roots, opened (attach.go).
 	roots []attachmentRoot
+	// delegations bounds the calls made on behalf of inbound tasks.
+	delegations *security.DelegationGuard
 }
 
 // peerConf is a validated configured peer.
@@ -305,6 +313,14 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
+	perTask, perMinute := cfg.MaxCallsPerTask, cfg.MaxCallsPerMinute
+	if perTask == 0 {
+		perTask = security.DefaultMaxCallsPerTask
+	}
+	if perMinute == 0 {
+		perMinute = security.DefaultMaxCallsPerMinute
+	}
+	t.delegations = security.NewDelegationGuard(perTask, perMinute, deps.Now)
 	opts := client.Options{}
 	if deps.clientOptions != nil {
 		opts = *deps.clientOptions

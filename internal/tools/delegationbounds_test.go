@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+	"testing"
+)
+
+// TestDelegationBoundsNeedNoMetadata: while the host answers an inbound
+// task (WithTurn), its outbound calls are bounded per task and per minute
+// for the task's caller, whatever chain metadata they carry (a peer that
+// drops it makes every hop look like a first one); the refusals name the
+// settings, and nothing is sent past them. Calls the host's own user asks
+// for are not counted.
+func TestDelegationBoundsNeedNoMetadata(t *testing.T) {
+	c := newCapture(t)
+	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}, MaxCallsPerTask: 3, MaxCallsPerMinute: 4}, nil)
+	call := func(ctx context.Context) (string, bool) {
+		r := callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "go on"}, nil)
+		return r.Content, r.IsError
+	}
+	task1 := WithTurn(context.Background(), "task-1", "peer:bob")
+	for i := range 3 {
+		if out, isErr := call(task1); isErr {
+			t.Fatalf("call %d of task-1: %s", i+1, out)
+		}
+	}
+	mustErr(t, callToolCtx(task1, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "one more"}, nil),
+		"refused", "max_calls_per_task", "A2A_MAX_CALLS_PER_TASK")
+	// A ring through an agent that drops the chain: each hop a new task of
+	// the same caller.
+	if out, isErr := call(WithTurn(context.Background(), "task-2", "peer:bob")); isErr {
+		t.Fatalf("task-2: %s", out)
+	}
+	mustErr(t, callToolCtx(WithTurn(context.Background(), "task-3", "peer:bob"), t, ts, ToolCall, map[string]any{"agent": "cap", "message": "again"}, nil),
+		"refused", "max_calls_per_minute", "A2A_MAX_CALLS_PER_MINUTE", "peer:bob")
+	// The host's own user is not bounded.
+	for i := range 6 {
+		if out, isErr := call(context.Background()); isErr {
+			t.Fatalf("the host's own call %d: %s", i+1, out)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.text) != 3+1+6 {
+		t.Errorf("the peer got %d messages, want 10 (nothing past the bounds)", len(c.text))
+	}
+}

@@ -90,6 +90,25 @@ type Error struct {
 
 // Error says what happened and what to do.
 func (e *Error) Error() string {
+	head, cause, hint := e.Parts()
+	var b strings.Builder
+	b.WriteString(head)
+	if cause != "" {
+		b.WriteString(": ")
+		b.WriteString(cause)
+	}
+	if hint != "" {
+		b.WriteString(" — ")
+		b.WriteString(hint)
+	}
+	return b.String()
+}
+
+// Parts splits the message: head says what failed with which peer (the
+// client's words), cause is the underlying error's text (for some kinds
+// the peer's words, see PeerWrote), hint says what to do ("" when
+// nothing useful can be said).
+func (e *Error) Parts() (head, cause, hint string) {
 	var b strings.Builder
 	b.WriteString("a2a peer ")
 	if e.Peer != "" && e.Peer != e.URL {
@@ -107,14 +126,22 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (HTTP %d)", e.HTTPStatus)
 	}
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		cause = e.Err.Error()
 	}
-	if h := e.hint(); h != "" {
-		b.WriteString(" — ")
-		b.WriteString(h)
+	return b.String(), cause, e.hint()
+}
+
+// PeerWrote reports whether the cause may carry text the peer wrote: its
+// JSON-RPC error, a snippet of its answer, its status line or
+// WWW-Authenticate header, its card's fields. The causes of the other
+// kinds — unreachable, timed out, blocked, a stream cut, an unsupported
+// operation — are the client's own diagnostics.
+func (e *Error) PeerWrote() bool {
+	switch e.Kind {
+	case ErrRPC, ErrInvalidResponse, ErrBadCard, ErrUntrustedCard, ErrAuthRefused, ErrRateLimited:
+		return true
 	}
-	return b.String()
+	return e.HTTPStatus != 0
 }
 
 // hint is the "what to do" part of the message.

@@ -72,12 +72,16 @@ func peerLine(s string, n int) string {
 	return oneLine(clean, n)
 }
 
-// errText renders the error of an exchange with the peer. An error that
-// came back from the peer (a *client.Error: its JSON-RPC error message, a
-// snippet of its response, its WWW-Authenticate header, the URLs its card
-// names) is treated as the peer's text; errors of the plugin's own (a
-// caller that went away, a token command that failed) are shown as they
-// are.
+// errText renders the error of an exchange with the peer. Only what the
+// peer wrote — the cause of a *client.Error that carries its words (its
+// JSON-RPC error message, a snippet of its answer, its WWW-Authenticate
+// header, its card's fields: client.Error.PeerWrote) — is the peer's text,
+// framed or defanged by its trust. The plugin's own words stay outside the
+// frame: what failed with which peer and what to do, and whole
+// diagnostics of its own (connection refused, a timeout, the SSRF guard,
+// a caller that went away, a token command that failed). They are
+// defanged all the same, since the URL they name may come from the
+// peer's card.
 func (v peerVoice) errText(err error) string {
 	if err == nil {
 		return ""
@@ -86,7 +90,29 @@ func (v peerVoice) errText(err error) string {
 	if !errors.As(err, &ce) {
 		return err.Error()
 	}
-	return "\n" + v.text(clip(err.Error()))
+	head, cause, hint := ce.Parts()
+	// Words wrapped around the client's error are the plugin's too.
+	if outer, ok := strings.CutSuffix(err.Error(), ce.Error()); ok {
+		head = outer + head
+	}
+	if cause == "" || !ce.PeerWrote() {
+		own := head
+		if cause != "" {
+			own += ": " + cause
+		}
+		if hint != "" {
+			own += " — " + hint
+		}
+		clean, _ := security.FilterInbound(own)
+		return clean
+	}
+	own, _ := security.FilterInbound(head)
+	out := own + "; the peer said:\n" + strings.TrimRight(v.text(clip(cause)), "\n")
+	if hint != "" {
+		h, _ := security.FilterInbound(hint)
+		out += "\nWhat to do: " + h
+	}
+	return out
 }
 
 // errLine is errText for a one-line place (defanged, not framed).

@@ -3,8 +3,10 @@ package tools
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -153,6 +155,55 @@ func TestHistoryFramesWhatCameBack(t *testing.T) {
 	mustOK(t, r, "sent to evil", ": hi\n", "from evil")
 	if !framed(r.Content, "evil") {
 		t.Fatalf("history does not frame the answer:\n%s", r.Content)
+	}
+	if raw := injectionSurvives(r.Content); len(raw) > 0 {
+		t.Fatalf("unfiltered %q in:\n%s", raw, r.Content)
+	}
+}
+
+// frameOf returns what s frames for peer ("" when nothing).
+func frameOf(s, peer string) string {
+	begin := strings.Index(s, "[A2A UNTRUSTED INPUT BEGIN from "+peer+"]")
+	end := strings.LastIndex(s, "[A2A UNTRUSTED INPUT END from "+peer+"]")
+	if begin < 0 || end < begin {
+		return ""
+	}
+	return s[begin:end]
+}
+
+// TestOwnDiagnosticsAreNotFramedAsPeerText: the plugin's own words — a
+// connection refused, a timeout, what failed and what to do — are not
+// wrapped in the untrusted-peer frame, as if the peer had written them;
+// what the peer did write (its JSON-RPC error message) is framed, and the
+// plugin's words around it stay outside the frame.
+func TestOwnDiagnosticsAreNotFramedAsPeerText(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(hang.Close)
+	evil := hostilePeer(t, "", "", "", "", injection)
+	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "down", URL: downURL}, {Name: "slow", URL: hang.URL, Timeout: 300 * time.Millisecond}, {Name: "evil", URL: evil}}}, nil)
+
+	for _, c := range []struct{ peer, want string }{{"down", "unreachable"}, {"slow", "timed out"}} {
+		r := callTool(t, ts, ToolCall, map[string]any{"agent": c.peer, "message": "hi"}, nil)
+		mustErr(t, r, c.want)
+		if strings.Contains(r.Content, "UNTRUSTED INPUT") {
+			t.Errorf("%s: the plugin's own diagnostic is framed as the peer's text:\n%s", c.peer, r.Content)
+		}
+		if !strings.Contains(r.Content, "check that the agent is running") && !strings.Contains(r.Content, "retry later") {
+			t.Errorf("%s: the diagnostic lost its advice:\n%s", c.peer, r.Content)
+		}
+	}
+
+	r := callTool(t, ts, ToolCall, map[string]any{"agent": "evil", "message": "hi"}, nil)
+	mustErr(t, r, "JSON-RPC error")
+	inside := frameOf(r.Content, "evil")
+	if inside == "" || !strings.Contains(inside, "[filtered]") {
+		t.Fatalf("the peer's error message is not framed:\n%s", r.Content)
+	}
+	if strings.Contains(inside, "JSON-RPC error") || strings.Contains(inside, "a2a peer") {
+		t.Errorf("the plugin's own words are inside the peer's frame:\n%s", r.Content)
 	}
 	if raw := injectionSurvives(r.Content); len(raw) > 0 {
 		t.Fatalf("unfiltered %q in:\n%s", raw, r.Content)

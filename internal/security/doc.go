@@ -51,7 +51,9 @@
 // control characters, invalid UTF-8, and a leading slash command (prefixed
 // with "[peer] "). [FrameUntrusted] wraps the result in a frame the peer
 // cannot forge. [Redact] and [RedactValue] scrub credential-shaped strings and
-// e-mail addresses from anything leaving the process.
+// e-mail addresses from anything leaving the process; [StreamRedactor] does
+// the same for a text that leaves in pieces (a streamed artifact), so that
+// a secret cut by a piece boundary is found.
 //
 // # Abuse limits
 //
@@ -60,7 +62,9 @@
 // context (default [DefaultMaxTurns], never above [HardMaxTurns]), and
 // [Chain] carries a delegation id and depth in message metadata
 // ([MetaChainID], [MetaChainDepth]) so that [CheckDepth] stops A→B→C→A loops
-// (default limit [DefaultMaxChainDepth]).
+// (default limit [DefaultMaxChainDepth]). Since that needs every hop to
+// forward the metadata, [DelegationGuard] also bounds the outbound calls
+// made per inbound task and per minute per caller, which needs none.
 //
 // # Outbound URLs
 //

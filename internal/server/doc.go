@@ -64,7 +64,8 @@
 //     before dispatch use an HTTP status and still carry a JSON-RPC error
 //     body: 401 (bad or missing token; WWW-Authenticate: Bearer), 408 (body
 //     too slow), 413 (body too large), 429 (rate limit, with Retry-After,
-//     and the per-identity stream cap), 503 (shutting down). Every error
+//     and the per-identity stream cap), 503 (shutting down; the global
+//     stream cap, -32603 SERVER_BUSY, with Retry-After). Every error
 //     of a v1.0 method carries data = [google.rpc.ErrorInfo] (A.5), plus
 //     google.rpc.BadRequest for invalid params. An error of a 0.3 method
 //     (once the method is known) carries data as one object instead —
@@ -255,9 +256,17 @@
 // # Timeouts and shutdown
 //
 // The http.Server has no connection-wide read or write timeout (they would
-// cut long SSE streams); handlers set per-request deadlines with
-// http.ResponseController instead: Limits.ReadTimeout for the body,
-// Limits.WriteTimeout for a response or one SSE event. Shutdown stops
+// cut long SSE streams); per-request deadlines are set with
+// http.ResponseController instead: Limits.ReadTimeout for the body, from
+// the start of every request that has one, and at most 2 s more for the
+// part of a body the handler did not need before the answer goes out
+// (net/http drains it first), lifted once the body is in (body.go);
+// Limits.WriteTimeout for a response or one SSE event. Start caps the open
+// connections at Limits.MaxConnections (conns.go): a new one takes the
+// place of a keep-alive connection idle for 5 s, or is answered 503 and
+// closed; the streams open at once are capped at Limits.MaxStreams.
+// Local callers are exempt from the rate limit unless
+// Options.RateLimitLocal says otherwise. Shutdown stops
 // accepting requests, lets open streams run until its context is done,
 // then ends the remaining streams with an error event telling the client
 // to resubscribe.

@@ -1,11 +1,9 @@
 package security
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"sync"
 	"time"
 )
@@ -104,18 +102,7 @@ func (g *DelegationGuard) admitTask(taskID string, n int) (int, bool) {
 	}
 	c, found := g.tasks[key]
 	if !found && len(g.tasks) >= MaxTrackedContexts {
-		type entry struct {
-			key  uint64
-			last int64
-		}
-		entries := make([]entry, 0, len(g.tasks))
-		for k, c := range g.tasks {
-			entries = append(entries, entry{k, c.last})
-		}
-		slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.last, b.last) })
-		for _, e := range entries[:len(entries)/8+1] {
-			delete(g.tasks, e.key)
-		}
+		evictOldestCounts(g.tasks, len(g.tasks)/8+1)
 	}
 	c.last = now
 	if int(c.n)+n > g.perTask {

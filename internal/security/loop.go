@@ -165,20 +165,23 @@ func (g *TurnGuard) sweep(now int64) {
 	}
 }
 
-func (g *TurnGuard) evictOldest(k int) {
+func (g *TurnGuard) evictOldest(k int) { evictOldestCounts(g.turns, k) }
+
+// evictOldestCounts deletes the k least recently active counts.
+func evictOldestCounts(counts map[uint64]turnCount, k int) {
 	type entry struct {
 		key  uint64
 		last int64
 	}
-	entries := make([]entry, 0, len(g.turns))
-	for key, c := range g.turns {
+	entries := make([]entry, 0, len(counts))
+	for key, c := range counts {
 		entries = append(entries, entry{key, c.last})
 	}
 	// Sorting the times with the entries, not keys looked up in the map
 	// by the comparison, keeps this a plain sort of 16-byte values.
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.last, b.last) })
 	for _, e := range entries[:min(k, len(entries))] {
-		delete(g.turns, e.key)
+		delete(counts, e.key)
 	}
 }
 

@@ -12,15 +12,16 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// A model's output with secrets of several kinds, the way a host streams
-// it.
+// A model's output with credentials of several kinds, the way a host
+// streams it. (E-mail addresses, whose local part a cut before the "@"
+// lets through, are covered by security's StreamRedactor tests.)
 const streamedOutput = "Sure. Use the key sk-proj-Ab3dE_fG7hIj-Kl9mNo2pQr5sTu8vWx1yZa4bCd6eFg0hIj with\n" +
 	"Authorization: Bearer abc123def456 -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98Z0x\nq2lK7f0aB3c=\n-----END RSA PRIVATE KEY-----\n" +
-	"and mail ops@example.com if ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R expires."
+	"and password=hunter2-horse until ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R expires."
 
 // secretParts are pieces of streamedOutput's secrets that must not reach
 // a peer, whole or split.
-var secretParts = []string{"Ab3dE_fG7hIj", "abc123def456", "MIIEowIBAAKCAQEA7bq98Z0x", "q2lK7f0aB3c=", "ops@example", "1a2B3c4D5e6F7g8H9i0J"}
+var secretParts = []string{"Ab3dE_fG7hIj", "abc123def456", "MIIEowIBAAKCAQEA7bq98Z0x", "q2lK7f0aB3c=", "hunter2", "1a2B3c4D5e6F7g8H9i0J"}
 
 // artifactText joins the text parts of the artifact with id in events.
 func artifactText(evs []a2a.StreamResponse, id string) string {

@@ -253,6 +253,8 @@ type streamScan struct {
 	// froms[i] is where the match of span i begins to depend on the text:
 	// its key, its "Bearer", the scheme of its URL (else its start).
 	froms []int
+	// unfinished[i] says span i may still grow with what follows.
+	unfinished []bool
 }
 
 // scanSecrets is findSecrets; with st not nil it also fills st, so that a
@@ -260,7 +262,8 @@ type streamScan struct {
 func scanSecrets(s string, st *streamScan) ([]span, []string) {
 	var spans []span
 	var kinds []string
-	from := -1 // the context start of the next add; -1: the span's start
+	from := -1       // the context start of the next add; -1: the span's start
+	growing := false // the next add may still grow
 	add := func(start, end int, kind string) {
 		spans = append(spans, span{start, end})
 		kinds = append(kinds, kind)
@@ -269,8 +272,9 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 				from = start
 			}
 			st.froms = append(st.froms, from)
+			st.unfinished = append(st.unfinished, growing || end == len(s))
 		}
-		from = -1
+		from, growing = -1, false
 	}
 	opens := func(at int) {
 		if st != nil && at < st.open {
@@ -301,7 +305,7 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 				opens(as.from)
 			}
 			if as.ok {
-				from = as.from
+				from, growing = as.from, as.open
 				add(as.a, as.b, as.kind)
 				i = as.b - 1
 			}
@@ -311,6 +315,7 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 				continue
 			}
 			if a, b, ok := email(s, i); ok {
+				growing = st != nil && runsToEnd(s, b, csEmailDomain) // "example.co" may be "example.co.uk"
 				add(a, b, "email")
 			}
 			continue
@@ -328,6 +333,7 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 		switch c {
 		case 'e':
 			if end := jwtAt(s, i); end > 0 {
+				growing = st != nil && runsToEnd(s, end, csJWT) // a full stop that may be a separator
 				add(i, end, "jwt")
 				i = end - 1
 			}
@@ -343,6 +349,7 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 			a, b, ok, bopen := bearerAt(s, i)
 			if bopen {
 				opens(i)
+				growing = true
 			}
 			if ok {
 				kind := "bearer_token"
@@ -360,6 +367,17 @@ func scanSecrets(s string, st *streamScan) ([]span, []string) {
 		}
 	}
 	return spans, kinds
+}
+
+// runsToEnd reports whether s[from:] is all of charset: a match ending at
+// from may still grow when more of the text comes.
+func runsToEnd(s string, from int, charset *[256]bool) bool {
+	for k := from; k < len(s); k++ {
+		if !charset[s[k]] {
+			return false
+		}
+	}
+	return true
 }
 
 // tokenRuleAt returns the end of the provider token starting at i and the
@@ -689,6 +707,10 @@ func withPrivateKey(s string, as assign) assign {
 		return as
 	}
 	end := pemAt(s, as.a+p)
+	if end == 0 && len(s)-(as.a+p+len(begin)) < 64+5 {
+		// Its header may still be completed by what follows the text.
+		as.open = true
+	}
 	if end <= as.b {
 		return as
 	}

@@ -2,6 +2,7 @@ package security
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,10 +73,22 @@ func streamOut(r *StreamRedactor, chunks []string) (string, int) {
 	return b.String(), total + n
 }
 
+// likeRedact reports whether got, streamed, is want (Redact of the whole
+// text) but for the local part of an e-mail address cut before its "@",
+// the one thing a StreamRedactor may let through.
+func likeRedact(got, want string) bool {
+	if got == want {
+		return true
+	}
+	pattern := strings.ReplaceAll(regexp.QuoteMeta(want), regexp.QuoteMeta("[REDACTED:email]"), `[A-Za-z0-9._%+-]*\[REDACTED:email\]`)
+	return regexp.MustCompile("^" + pattern + "$").MatchString(got)
+}
+
 // TestStreamRedactorMatchesRedactOnEveryCut: whatever the chunk
 // boundaries — a cut at every byte, two cuts anywhere, one byte per
 // chunk — what a StreamRedactor gives out, joined, is what Redact gives
-// for the whole text: no secret survives a boundary, nothing is lost or
+// for the whole text (but for an e-mail address's local part cut before
+// its "@"): no credential survives a boundary, nothing is lost or
 // reordered.
 func TestStreamRedactorMatchesRedactOnEveryCut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -84,7 +97,7 @@ func TestStreamRedactorMatchesRedactOnEveryCut(t *testing.T) {
 		check := func(how string, chunks []string) {
 			t.Helper()
 			got, _ := streamOut(NewStreamRedactor(0), chunks)
-			if got != want {
+			if !likeRedact(got, want) {
 				t.Fatalf("%s of %q:\n got %q\nwant %q", how, text, got, want)
 			}
 		}
@@ -105,28 +118,32 @@ func TestStreamRedactorMatchesRedactOnEveryCut(t *testing.T) {
 }
 
 // TestStreamRedactorHoldsOnlyWhatMayBeASecret: prose is given out as it
-// comes, less at most its last word; a secret's beginning is held until
-// the secret is complete.
+// comes, cut words and all (chunk boundaries stay where they were); the
+// beginning of a credential is held until the credential is complete; a
+// key name given out is still matched with its value.
 func TestStreamRedactorHoldsOnlyWhatMayBeASecret(t *testing.T) {
 	r := NewStreamRedactor(0)
-	if out, _ := r.Write("The answer is forty"); out != "The answer is " {
-		t.Errorf("prose: gave out %q, want all but the last word", out)
+	if out, _ := r.Write("The answer is forty"); out != "The answer is forty" {
+		t.Errorf("prose: gave out %q, want all of it", out)
 	}
-	if out, _ := r.Write("-two. Your key: sk-proj-Ab3dE"); out != "forty-two. Your key: " {
+	if out, _ := r.Write("-two. Your key: sk-proj-Ab3dE"); out != "-two. Your key: " {
 		t.Errorf("gave out %q, want the text up to the key", out)
 	}
 	if r.Held() == 0 {
-		t.Error("nothing held while a secret is incomplete")
+		t.Error("nothing held while a credential is incomplete")
 	}
 	out, n := r.Write("_fG7hIj-Kl9mNo2pQr5sTu8vWx1yZa4bCd6eFg0hIj done.")
-	if out != "[REDACTED:openai_key] " {
-		t.Errorf("gave out %q, want the redacted key", out)
+	if out != "[REDACTED:openai_key] done." || n != 1 {
+		t.Errorf("gave out %q (%d redactions), want the redacted key and the rest", out, n)
 	}
-	if n != 1 {
-		t.Errorf("%d redactions counted, want 1", n)
+	if out, _ := r.Write(" db_pass"); out != " db_pass" {
+		t.Errorf("a key name: gave out %q", out)
 	}
-	if rest, _ := r.Flush(); !strings.HasSuffix(out+rest, "done.") {
-		t.Errorf("the end was lost: %q + %q", out, rest)
+	if out, _ := r.Write("word=hunter2 ok"); out != "word=[REDACTED:secret] ok" {
+		t.Errorf("its value: gave out %q, want it redacted", out)
+	}
+	if rest, _ := r.Flush(); rest != "" {
+		t.Errorf("held %q at the end", rest)
 	}
 }
 
@@ -195,7 +212,7 @@ func FuzzStreamRedactor(f *testing.F) {
 		got.WriteString(out)
 		out, _ = r.Flush()
 		got.WriteString(out)
-		if want, _ := Redact(text); len(text) <= bound && got.String() != want {
+		if want, _ := Redact(text); len(text) <= bound && !likeRedact(got.String(), want) {
 			t.Fatalf("streamed %q in pieces %v:\n got %q\nwant %q", text, cuts, got.String(), want)
 		}
 		for _, secret := range fuzzSecrets {

@@ -173,3 +173,25 @@ func TestConnectionInUseKeepsItsPlace(t *testing.T) {
 		t.Fatalf("the connection in use lost its place: HTTP %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestOversizeHeadersAreAnsweredThroughTheConnectionCap: net/http refuses
+// headers past MaxHeaderBytes with 431 and half-closes the connection
+// first so that the client reads the answer; the connection cap's wrapper
+// must let it (a wrapper without CloseWrite turned the 431 into a reset).
+func TestOversizeHeadersAreAnsweredThroughTheConnectionCap(t *testing.T) {
+	e := newEnv(t)
+	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/", strings.NewReader(`{}`))
+	req.Header.Set("X-Padding", strings.Repeat("h", 256<<10))
+	resp, err := (&http.Client{Timeout: failsafe}).Do(req)
+	if err != nil {
+		t.Fatalf("256 KiB of headers: %v, want an answer", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("HTTP %d, want 431", resp.StatusCode)
+	}
+}

@@ -82,6 +82,16 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// CloseWrite half-closes a TCP connection: net/http does so before it
+// closes a connection it refused (431, 400), so that the client reads the
+// answer instead of a reset.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // listener wraps ln so that every accepted connection passes admit.
 func (l *connLimiter) listener(ln net.Listener, tlsOn bool) net.Listener {
 	return &limitListener{Listener: ln, l: l, tls: tlsOn}

@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,17 +135,42 @@ printf '%%s\n' %[5]q
 	return path
 }
 
+// rotation is a proxy in front of mail that knows the caller by both of
+// its tokens, as a peer's operator rotating its token does: a token names
+// its holder, so another peer's token could not continue the task. It
+// counts the requests that came with the new token.
+func rotation(t *testing.T, mail *testharness.Host) (string, *atomic.Int32) {
+	t.Helper()
+	target, err := url.Parse(mail.Endpoint(testharness.A2APluginName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rotated atomic.Int32
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer "+tokNew {
+			rotated.Add(1)
+			r.Header.Set("Authorization", "Bearer "+tokOld)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &rotated
+}
+
 // TestAuthRequiredIsAnsweredWithARefreshedTokenOnTheSameTask: mail asks
 // for credentials; the caller's token_command gives a new token once the
 // test says so (after mail's asking turn ended); the plugin resumes the
 // same task with it — same context, same chain id — and the model gets
-// mail's final answer. The caller's host is told about the delegation.
+// mail's final answer. Mail knows the caller by both tokens (a rotation,
+// see rotation). The caller's host is told about the delegation.
 func TestAuthRequiredIsAnsweredWithARefreshedTokenOnTheSameTask(t *testing.T) {
 	t.Parallel()
 	mail := startMail(t)
+	mailURL, rotated := rotation(t, mail)
 	dir := t.TempDir()
 	trigger := filepath.Join(dir, "rotated")
-	caller := startCaller(t, map[string]any{"name": "mail", "url": mail.Endpoint(testharness.A2APluginName),
+	caller := startCaller(t, map[string]any{"name": "mail", "url": mailURL,
 		"token_command": "/bin/sh " + tokenScript(t, dir, trigger)})
 
 	// Rotate the token once mail asked for credentials and ended that turn.
@@ -160,8 +190,11 @@ func TestAuthRequiredIsAnsweredWithARefreshedTokenOnTheSameTask(t *testing.T) {
 	}()
 
 	r, progress := call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "fetch my mail", "timeout_s": 50})
-	e2etest.MustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-new after: credentials refreshed",
+	e2etest.MustOK(t, r, "mail completed the task", "3 new mails, read for peer:alice-old after: credentials refreshed",
 		`mail asked for credentials ("sign in to the mail service")`, "read again from token_command")
+	if rotated.Load() == 0 {
+		t.Error("the task was not resumed with the refreshed token")
+	}
 	s := e2etest.SummaryOf(t, r)
 	if s.State != "COMPLETED" || s.TaskID == "" {
 		t.Fatalf("summary %+v", s)
@@ -175,7 +208,7 @@ func TestAuthRequiredIsAnsweredWithARefreshedTokenOnTheSameTask(t *testing.T) {
 	if first.GetContinuation() || first.GetSender().GetId() != "peer:alice-old" {
 		t.Fatalf("first turn %v", first)
 	}
-	if !cont.GetContinuation() || cont.GetSender().GetId() != "peer:alice-new" || cont.GetChatId() != first.GetChatId() ||
+	if !cont.GetContinuation() || cont.GetSender().GetId() != "peer:alice-old" || cont.GetChatId() != first.GetChatId() ||
 		!strings.Contains(cont.GetText(), "credentials refreshed") {
 		t.Fatalf("the resumed turn reached mail as %v", cont)
 	}

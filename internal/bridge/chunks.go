@@ -15,22 +15,22 @@ import (
 // fall across two chunks, where redacting each chunk alone finds neither
 // half. So the text of an artifact stream goes through one
 // security.StreamRedactor per task and artifact: each chunk gives out
-// what can no longer be part of a secret, redacted, and holds back the
-// rest — normally just its last word, at most an unfinished secret, never
-// more than security.DefaultStreamHold — until the next chunk, the last
-// chunk, or the end of the turn (a final answer, a question, an
-// authentication request, ProcessingComplete), whichever comes first.
-// Joined, the chunks a peer receives (in the stream, in GetTask's
-// artifact) are the whole text redacted, in order, nothing lost.
+// its text redacted, less only what may be the beginning of a credential
+// (never more than security.DefaultStreamHold), which is held until the
+// next chunk, the last chunk, or the end of the turn (a final answer, a
+// question, an authentication request, ProcessingComplete), whichever
+// comes first. Joined, the chunks a peer receives (in the stream, in
+// GetTask's artifact) are the whole text redacted, in order, nothing lost
+// (but the local part of an e-mail address cut before its "@").
 //
-// What the peer sees: the same artifact, with chunk boundaries moved to
-// word boundaries; a chunk whose text is held entirely is not sent on its
-// own (its name, description and metadata travel with the next one). An
-// artifact sent in one piece should carry last_chunk: one that does not
-// is read as the first chunk of a stream and its last word follows with
-// the next chunk or at the end of the turn. A file or data part in a
-// stream releases the text before it (a secret is not looked for across
-// it).
+// What the peer sees: the same artifact, with the same chunk boundaries
+// for prose; a boundary that cut a credential moves past it, and a chunk
+// whose text is held entirely is not sent on its own (its name,
+// description and metadata travel with the next one). An artifact sent in
+// one piece should carry last_chunk: one that does not is read as the
+// first chunk of a stream, and what it holds follows with the next chunk
+// or at the end of the turn. A file or data part in a stream releases the
+// text before it (a secret is not looked for across it).
 
 // maxArtifactStreams bounds the artifact streams the bridge follows; past
 // it the oldest are released (given out) and forgotten.

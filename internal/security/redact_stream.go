@@ -43,8 +43,6 @@ type StreamRedactor struct {
 	// given out, or the beginning of a secret that was given out
 	// unfinished (a forced release).
 	keep string
-	// keepSecret says keep is the beginning of an unfinished secret.
-	keepSecret bool
 }
 
 // NewStreamRedactor returns a StreamRedactor holding back at most maxHold
@@ -103,21 +101,20 @@ func (r *StreamRedactor) release(chunk string, final bool) (string, int) {
 	out, n := redactRange(w, off, cut, spans, kinds)
 	switch {
 	case final:
-		r.keep, r.keepSecret, r.held = "", false, ""
+		r.keep, r.held = "", ""
 	case forced && open < len(w):
 		// Keep the unfinished secret's beginning (or what is kept of it
 		// already) so that its continuation is recognised and redacted.
 		if open >= off {
 			r.keep = w[open:min(len(w), open+streamKeep)]
 		}
-		r.keepSecret, r.held = true, ""
+		r.held = ""
 	case open < off && cut == off:
 		// Something kept is still unfinished (a key whose value has not
 		// come): hold all that came after it.
 		r.held = w[off:]
 	default:
-		r.keep, r.keepSecret = lastWord(w[:cut]), false
-		r.held = w[cut:]
+		r.keep, r.held = lastWord(w[:cut]), w[cut:]
 	}
 	// Strings are sliced from w: copy what is kept so that w (possibly a
 	// large chunk) is not pinned by a few held bytes.

@@ -73,7 +73,7 @@ func startDropper(t *testing.T, token string) *dropper {
 			resp, err := newClient(next, token).call(ctx, "SendMessage", sendParams(message(text))) // no metadata, no context
 			cancel()
 			var res struct {
-				Task *task `json:"task"`
+				Task json.RawMessage `json:"task"`
 			}
 			switch {
 			case err != nil:
@@ -81,7 +81,7 @@ func startDropper(t *testing.T, token string) *dropper {
 			case resp.Err != nil || json.Unmarshal(resp.Result, &res) != nil || res.Task == nil:
 				answer = "forwarding failed: " + resp.String()
 			default:
-				answer = statusText(res.Task)
+				answer = answerOf(res.Task)
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -126,6 +126,8 @@ func TestRingThroughAMetadataDroppingAgentStopsAtTheBound(t *testing.T) {
 	if start.Status.State != "TASK_STATE_COMPLETED" {
 		t.Fatalf("the first task ended %s: %q", start.Status.State, statusText(start))
 	}
+	_, got := newClient(a.Endpoint("a2a"), "").getTask(t, ctx, start.ID)
+	answer := answerOf(got.Result)
 	// The test's own message (Local) makes one call; then each of the
 	// dropper's messages makes one, perMinute in all; the next is refused.
 	if got := d.hops.Load(); got != 1+perMinute {
@@ -134,8 +136,8 @@ func TestRingThroughAMetadataDroppingAgentStopsAtTheBound(t *testing.T) {
 	if d.withChain.Load() == 0 {
 		t.Error("A sent no chain metadata: the test does not show the dropper dropping it")
 	}
-	if txt := statusText(start); !strings.Contains(txt, "A2A_MAX_CALLS_PER_MINUTE") || !strings.Contains(txt, "peer:dropper") {
-		t.Errorf("the refusal did not travel back as the answer: %q", txt)
+	if !strings.Contains(answer, "A2A_MAX_CALLS_PER_MINUTE") || !strings.Contains(answer, "peer:dropper") {
+		t.Errorf("the refusal did not travel back as the answer: %q", answer)
 	}
 	isHM := func(c testharness.Call) bool { return c.Kind == testharness.KindHandleMessage }
 	for _, call := range a.Recorder().Filter(isHM) {
@@ -153,4 +155,30 @@ func TestRingThroughAMetadataDroppingAgentStopsAtTheBound(t *testing.T) {
 	if len(refused) != 1 {
 		t.Errorf("A refused %d outbound calls, want 1", len(refused))
 	}
+}
+
+// answerOf is the text of a task's artifacts (where its answer is) and of
+// its status message, joined.
+func answerOf(raw json.RawMessage) string {
+	var tk struct {
+		Status struct {
+			Message struct {
+				Parts []struct{ Text string } `json:"parts"`
+			} `json:"message"`
+		} `json:"status"`
+		Artifacts []struct {
+			Parts []struct{ Text string } `json:"parts"`
+		} `json:"artifacts"`
+	}
+	_ = json.Unmarshal(raw, &tk)
+	var b strings.Builder
+	for _, a := range tk.Artifacts {
+		for _, p := range a.Parts {
+			b.WriteString(p.Text)
+		}
+	}
+	for _, p := range tk.Status.Message.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }

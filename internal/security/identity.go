@@ -88,7 +88,18 @@ type Identity struct {
 	Authenticated bool
 	// Remote is the caller's network address without the port.
 	Remote string
+	// Scoped limits the caller to the operations in Grants, beside what
+	// its tier's policy allows: set for OAuth tokens, whose scopes name
+	// the operations they may use.
+	Scoped bool
+	// Grants are the operations a Scoped caller's token grants.
+	Grants Grants
 }
+
+// Permits reports whether the caller's credential allows p: always for
+// unscoped callers, else when its token granted p. The tier's policy is
+// checked separately ([Policy.Allows]); both must agree.
+func (id Identity) Permits(p Permission) bool { return !id.Scoped || id.Grants.Has(p) }
 
 // ErrUnauthorized is returned when a request carries credentials that are
 // malformed or match no configured token, and by [Authenticator.Admit] when a
@@ -111,6 +122,10 @@ type AuthConfig struct {
 	// [TierLocal]. A loopback caller presenting a token is the token's
 	// caller, with the token's tier.
 	LoopbackIsLocal bool
+	// OAuth, when set, authenticates bearer tokens that match no static
+	// token as JWT access tokens of its issuers. Their callers are never
+	// Local: the token names them wherever they connect from.
+	OAuth *OAuthVerifier
 }
 
 // credential is one configured token, kept only as its digest.
@@ -126,13 +141,14 @@ type Authenticator struct {
 	hasShared       bool
 	trusted         map[string]bool
 	loopbackIsLocal bool
+	oauth           *OAuthVerifier
 }
 
 // NewAuthenticator checks cfg and builds an Authenticator. It refuses tokens
 // containing whitespace or control characters, a token used twice, peer names
 // that [ParsePeerTokens] would refuse, and trusted peers with no token.
 func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
-	a := &Authenticator{trusted: map[string]bool{}, loopbackIsLocal: cfg.LoopbackIsLocal}
+	a := &Authenticator{trusted: map[string]bool{}, loopbackIsLocal: cfg.LoopbackIsLocal, oauth: cfg.OAuth}
 	seen := map[[sha256.Size]byte]string{}
 	add := func(peer, token, what string) error {
 		if err := checkToken(token); err != nil {
@@ -176,9 +192,16 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 	return a, nil
 }
 
-// RequiresAuth reports whether any token is configured. When it is false the
-// server should listen on loopback only.
-func (a *Authenticator) RequiresAuth() bool { return len(a.creds) > 0 }
+// RequiresAuth reports whether any token (or OAuth issuer) is configured.
+// When it is false the server should listen on loopback only.
+func (a *Authenticator) RequiresAuth() bool { return len(a.creds) > 0 || a.oauth != nil }
+
+// HasStaticTokens reports whether a shared or per-peer token is
+// configured (the card's bearer scheme).
+func (a *Authenticator) HasStaticTokens() bool { return len(a.creds) > 0 }
+
+// OAuth returns the OAuth verifier, or nil.
+func (a *Authenticator) OAuth() *OAuthVerifier { return a.oauth }
 
 // Authenticate identifies the caller of r from its Authorization header and
 // remote address. It returns [ErrUnauthorized] (wrapped, with a reason) for a
@@ -204,6 +227,14 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 	}
 	idx := a.match(token)
 	if idx < 0 {
+		if a.oauth != nil {
+			id, err := a.oauth.Authenticate(r.Context(), token)
+			if err != nil {
+				return Identity{}, err
+			}
+			id.Remote = remote
+			return id, nil
+		}
 		return Identity{}, fmt.Errorf("%w: the bearer token matches no configured token", ErrUnauthorized)
 	}
 	c := a.creds[idx]

@@ -40,6 +40,35 @@ func (p Permission) String() string {
 	return fmt.Sprintf("permission(%d)", int(p))
 }
 
+// permDescriptions say what each permission covers, for the card's scopes.
+var permDescriptions = [permCount]string{
+	"Send messages: SendMessage and SendStreamingMessage",
+	"Read the caller's tasks: GetTask",
+	"List the caller's tasks: ListTasks",
+	"Cancel the caller's tasks: CancelTask",
+	"Follow the caller's tasks: SubscribeToTask",
+	"Manage push-notification configs (webhooks) of the caller's tasks",
+	"Read the extended Agent Card: GetExtendedAgentCard",
+}
+
+// Description says which operations the permission covers.
+func (p Permission) Description() string {
+	if p >= 0 && int(p) < permCount {
+		return permDescriptions[p]
+	}
+	return p.String()
+}
+
+// Grants is a set of permissions (the operation scopes of an OAuth
+// token). The zero value grants nothing.
+type Grants uint32
+
+// With returns g with p added.
+func (g Grants) With(p Permission) Grants { return g | 1<<uint(p) }
+
+// Has reports whether g contains p.
+func (g Grants) Has(p Permission) bool { return p >= 0 && int(p) < permCount && g&(1<<uint(p)) != 0 }
+
 // AllPermissions returns every permission, in declaration order.
 func AllPermissions() []Permission {
 	out := make([]Permission, permCount)
@@ -231,6 +260,22 @@ func parsePermList(list string) ([]Permission, error) {
 type TrustGate struct {
 	exact    map[string]bool
 	prefixes []string
+	// minTier, when set, lets identities of at least this tier through.
+	minTier *Tier
+}
+
+// WithMinTier returns a copy of g that also lets through every identity
+// whose tier is at least t (e.g. the trusted callers of an OAuth issuer,
+// whose identities are not known in advance).
+func (g *TrustGate) WithMinTier(t Tier) *TrustGate {
+	c := &TrustGate{minTier: &t}
+	if g != nil {
+		c.exact, c.prefixes = g.exact, g.prefixes
+	}
+	if c.exact == nil {
+		c.exact = map[string]bool{}
+	}
+	return c
 }
 
 // NewTrustGate builds a gate from identities. Each entry is one of:
@@ -260,8 +305,8 @@ func NewTrustGate(ids []string) (*TrustGate, error) {
 				return nil, fmt.Errorf("security: trust gate: %w", err)
 			}
 			g.exact["peer:"+id] = true
-		case kind != "peer" && kind != "ip" && kind != "local" && kind != "anon":
-			return nil, fmt.Errorf("security: trust gate: identity %q has unknown kind %q (want peer:, ip:, local: or anon:)", id, kind)
+		case kind != "peer" && kind != "ip" && kind != "local" && kind != "anon" && kind != "oauth":
+			return nil, fmt.Errorf("security: trust gate: identity %q has unknown kind %q (want peer:, ip:, local:, anon: or oauth:)", id, kind)
 		case rest == "*":
 			g.prefixes = append(g.prefixes, kind+":")
 		case rest == "":
@@ -284,7 +329,10 @@ func ParseTrustGate(s string) (*TrustGate, error) {
 
 // Allows reports whether id may run tasks.
 func (g *TrustGate) Allows(id Identity) bool {
-	if g == nil || (len(g.exact) == 0 && len(g.prefixes) == 0) {
+	if g == nil || (len(g.exact) == 0 && len(g.prefixes) == 0 && g.minTier == nil) {
+		return true
+	}
+	if g.minTier != nil && id.Tier >= *g.minTier {
 		return true
 	}
 	if g.exact[id.ID] {

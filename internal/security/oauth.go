@@ -369,6 +369,17 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	return id, nil
 }
 
+// Audience is the audience configured for the named issuer ("" for an
+// unknown name).
+func (v *OAuthVerifier) Audience(issuerName string) string {
+	for _, is := range v.issuers {
+		if is.cfg.Name == issuerName {
+			return is.cfg.Audience
+		}
+	}
+	return ""
+}
+
 // ScopeFor names the scope a caller authenticated by an issuer needs for
 // p, for error messages: the first issuer's when id names none.
 func (v *OAuthVerifier) ScopeFor(id Identity, p Permission) string {

@@ -279,13 +279,7 @@ func (s *Server) buildCard(endpoint string, skills []a2a.AgentSkill, extended bo
 	if c.ProviderOrganization != "" {
 		card.Provider = &a2a.AgentProvider{Organization: c.ProviderOrganization, URL: c.ProviderURL}
 	}
-	if s.opts.Auth.RequiresAuth() {
-		card.SecuritySchemes = map[string]a2a.SecurityScheme{bearerScheme: {HTTPAuth: &a2a.HTTPAuthSecurityScheme{
-			Scheme:      "Bearer",
-			Description: "A token issued by the agent's operator, sent as \"Authorization: Bearer <token>\"",
-		}}}
-		card.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{bearerScheme: {}}}}
-	}
+	card.SecuritySchemes, card.SecurityRequirements = s.cardSecurity()
 	if extended {
 		card.Skills = append(card.Skills, c.ExtendedSkills...)
 		// The extended card is served as v1.0 JSON (or converted to 0.3)

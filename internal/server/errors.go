@@ -53,6 +53,15 @@ func errForbidden(method string, op a2a.Operation, perm security.Permission, tie
 		WithMetadata("method", method).WithMetadata("tier", tier.String()).WithMetadata("permission", perm.String())
 }
 
+// errMissingScope is -32050 for an operation the caller's OAuth token
+// has no scope for.
+func errMissingScope(method string, op a2a.Operation, perm security.Permission, scope string) *a2a.Error {
+	return a2a.NewError(a2a.CodeUnauthorized, reasonUnauthorized, fmt.Sprintf(
+		"%s (%s) needs the OAuth scope %q, which the token does not carry; ask the issuer for a token with that scope (the Agent Card lists the scopes)",
+		method, op, scope)).
+		WithMetadata("method", method).WithMetadata("permission", perm.String()).WithMetadata("scope", scope)
+}
+
 // errRateLimited is -32051 for a caller over its request rate.
 func errRateLimited(wait time.Duration) *a2a.Error {
 	secs := retryAfter(wait)

@@ -80,8 +80,8 @@ func (s *Server) prepareSend(r *http.Request, ex *exchange, req *a2a.SendMessage
 			e.Message = "configuration.taskPushNotificationConfig: " + e.Message + "; send the message without a push config"
 			return sp, e
 		}
-		if !s.opts.Policy.Allows(ex.ident.Tier, security.PermPushConfig) {
-			return sp, errForbidden(ex.method+" with configuration.taskPushNotificationConfig", ex.op, security.PermPushConfig, ex.ident.Tier)
+		if e := s.permit(ex.method+" with configuration.taskPushNotificationConfig", ex.op, security.PermPushConfig, ex.ident); e != nil {
+			return sp, e
 		}
 		pc := c.TaskPushNotificationConfig
 		if e := s.checkPushURL(r.Context(), "configuration.taskPushNotificationConfig.url", pc.URL); e != nil {

@@ -290,8 +290,21 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, ex *exchange)
 	if e := s.capability(ex.op); e != nil {
 		return e
 	}
-	if perm := opPerms[ex.op]; !s.opts.Policy.Allows(ex.ident.Tier, perm) {
-		return errForbidden(ex.method, ex.op, perm, ex.ident.Tier)
+	return s.permit(ex.method, ex.op, opPerms[ex.op], ex.ident)
+}
+
+// permit checks that the caller may use perm: its tier's policy must
+// allow it and, for an OAuth caller, its token must carry the scope.
+func (s *Server) permit(method string, op a2a.Operation, perm security.Permission, ident security.Identity) *a2a.Error {
+	if !s.opts.Policy.Allows(ident.Tier, perm) {
+		return errForbidden(method, op, perm, ident.Tier)
+	}
+	if !ident.Permits(perm) {
+		scope := perm.String()
+		if v := s.opts.Auth.OAuth(); v != nil {
+			scope = v.ScopeFor(ident, perm)
+		}
+		return errMissingScope(method, op, perm, scope)
 	}
 	return nil
 }

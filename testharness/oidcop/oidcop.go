@@ -220,10 +220,10 @@ func (k *signingKey) ID() string                                  { return k.id 
 // publicKey is a signingKey as the JWK Set publishes it.
 type publicKey struct{ k *signingKey }
 
-func (p publicKey) ID() string                          { return p.k.id }
+func (p publicKey) ID() string                         { return p.k.id }
 func (p publicKey) Algorithm() jose.SignatureAlgorithm { return p.k.alg }
-func (p publicKey) Use() string                         { return "sig" }
-func (p publicKey) Key() any                            { return p.k.priv.Public() }
+func (p publicKey) Use() string                        { return "sig" }
+func (p publicKey) Key() any                           { return p.k.priv.Public() }
 
 // storage is the provider's op.Storage: registered clients and signing
 // keys, nothing else. The interactive flows (authorization code, refresh,
@@ -272,13 +272,13 @@ func (c client) ResponseTypes() []oidc.ResponseType  { return nil }
 func (c client) GrantTypes() []oidc.GrantType {
 	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
 }
-func (c client) LoginURL(string) string                { return "" }
-func (c client) AccessTokenType() op.AccessTokenType   { return op.AccessTokenTypeJWT }
-func (c client) IDTokenLifetime() time.Duration        { return time.Hour }
-func (c client) DevMode() bool                         { return false }
-func (c client) IsScopeAllowed(scope string) bool      { return slices.Contains(c.Scopes, scope) }
-func (c client) IDTokenUserinfoClaimsAssertion() bool  { return false }
-func (c client) ClockSkew() time.Duration              { return 0 }
+func (c client) LoginURL(string) string               { return "" }
+func (c client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
+func (c client) IDTokenLifetime() time.Duration       { return time.Hour }
+func (c client) DevMode() bool                        { return false }
+func (c client) IsScopeAllowed(scope string) bool     { return slices.Contains(c.Scopes, scope) }
+func (c client) IDTokenUserinfoClaimsAssertion() bool { return false }
+func (c client) ClockSkew() time.Duration             { return 0 }
 func (c client) RestrictAdditionalIdTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }

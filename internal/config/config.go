@@ -51,6 +51,9 @@ type Peer struct {
 	// a PEM key's kid) trusted for this peer's card; setting them implies
 	// Signed.
 	CardKeys []string `json:"card_keys,omitempty"`
+	// OAuth2 gets the peer's bearer tokens with the OAuth 2.0
+	// client-credentials grant (instead of a static credential).
+	OAuth2 *PeerOAuth `json:"oauth2,omitempty"`
 }
 
 // Skill is an extra skill advertised only on the extended Agent Card.
@@ -146,8 +149,13 @@ type Config struct {
 	AuditLog           string            `json:"audit_log" env:"A2A_AUDIT_LOG" help:"Audit log file (JSON Lines); default <data dir>/audit.jsonl; \"off\" disables it."`
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
 
+	// OAuth 2.0 / OpenID Connect (inbound; oauth_allow_loopback_http also outbound).
+	OAuthIssuers           []OAuthIssuer `json:"oauth_issuers" env:"A2A_OAUTH_ISSUERS" help:"OpenID providers whose JWT access tokens are accepted beside the static tokens: a JSON list of {issuer, audience, name, identity_claim, scope_prefix, ignore_scopes, trusted_claim, trusted_values, token_url} (see OAuth 2.0 and OpenID Connect below)."`
+	OAuthClockSkew         Duration      `json:"oauth_clock_skew" env:"A2A_OAUTH_CLOCK_SKEW" default:"30s" help:"How far an access token's exp, nbf and iat may be off this machine's clock (at most 10m)."`
+	OAuthAllowLoopbackHTTP bool          `json:"oauth_allow_loopback_http" env:"A2A_OAUTH_ALLOW_LOOPBACK_HTTP" default:"false" help:"Allow issuers and peers' token endpoints on loopback addresses over plain http (tests, a provider on the same machine); all others must be https."`
+
 	// Outbound.
-	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|token_file|token_command|header, trust, timeout, signed, card_keys}."`
+	Agents                []Peer   `json:"a2a_agents" env:"A2A_AGENTS" help:"Peers the model may call: a JSON list of {name, url, token|token_file|token_command|header|oauth2, trust, timeout, signed, card_keys}."`
 	AllowUnconfiguredURLs bool     `json:"allow_unconfigured_urls" env:"A2A_ALLOW_UNCONFIGURED_URLS" default:"false" help:"Let tools call agent URLs that are not in a2a_agents."`
 	AllowLoopbackURLs     bool     `json:"allow_loopback_urls" env:"A2A_ALLOW_LOOPBACK_URLS" default:"false" help:"Allow loopback addresses in outbound and webhook URLs (tests, same-machine agents)."`
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
@@ -239,6 +247,14 @@ func (c *Config) loadJSON(section []byte, src sources) error {
 		}
 		src[k] = ""
 		f := v.Field(i)
+		if issuers, ok := f.Addr().Interface().(*[]OAuthIssuer); ok {
+			is, err := decodeIssuers(raw[k])
+			if err != nil {
+				return peersError(k, err)
+			}
+			*issuers = is
+			continue
+		}
 		if peers, ok := f.Addr().Interface().(*[]Peer); ok {
 			p, err := decodePeers(raw[k])
 			if err != nil {
@@ -321,6 +337,12 @@ func setFromString(f reflect.Value, s string) error {
 			return err
 		}
 		*p = m
+	case *[]OAuthIssuer:
+		is, err := decodeIssuers([]byte(s))
+		if err != nil {
+			return err
+		}
+		*p = is
 	case *[]Peer:
 		if err := json.Unmarshal([]byte(s), p); err != nil {
 			return fmt.Errorf("want a JSON list of peers like [{\"name\":\"bob\",\"url\":\"https://bob.example\"}]: %w", err)
@@ -385,7 +407,7 @@ func (c *Config) Validate() error {
 	if c.Host == "" {
 		bad("host is empty; use 127.0.0.1 (A2A_HOST)")
 	} else if !isLoopbackHost(c.Host) && !c.HasToken() {
-		bad("host %q exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN or A2A_PEER_TOKENS, or bind 127.0.0.1", c.Host)
+		bad("host %q exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN, A2A_PEER_TOKENS or A2A_OAUTH_ISSUERS, or bind 127.0.0.1", c.Host)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		bad("TLS needs both a certificate and a key (A2A_TLS_CERT and A2A_TLS_KEY)")
@@ -496,6 +518,7 @@ func (c *Config) Validate() error {
 			bad("a2a_agents[%q] is signed but no key can verify its card: set its card_keys or card_trusted_keys (A2A_CARD_TRUSTED_KEYS) to the peer's public key file", p.Name)
 		}
 	}
+	c.validateOAuth(bad)
 	if c.CardSigningKey == "" && (c.CardSigningKID != "" || c.CardSigningJKU != "") {
 		bad("card_signing_kid and card_signing_jku need card_signing_key (A2A_CARD_SIGNING_KEY), the private key file that signs the card")
 	}
@@ -512,8 +535,11 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// HasToken reports whether any inbound token is configured.
-func (c *Config) HasToken() bool { return c.BearerToken != "" || len(c.PeerTokens) > 0 }
+// HasToken reports whether any inbound credential is configured: a static
+// token or an OAuth issuer.
+func (c *Config) HasToken() bool {
+	return c.BearerToken != "" || len(c.PeerTokens) > 0 || len(c.OAuthIssuers) > 0
+}
 
 // Addr is the listen address host:port.
 func (c *Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }

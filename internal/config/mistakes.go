@@ -261,6 +261,9 @@ func decodePeers(raw json.RawMessage) ([]Peer, error) {
 				return nil, errors.New(msg)
 			}
 		}
+		if err := checkPeerOAuthKeys(m); err != nil {
+			return nil, fmt.Errorf("[%d]%w", i, err)
+		}
 		var p Peer
 		if err := json.Unmarshal(item, &p); err != nil {
 			var ute *json.UnmarshalTypeError

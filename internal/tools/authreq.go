@@ -106,7 +106,7 @@ func writeAuthHelp(b *strings.Builder, peer string, o *outcome) {
 	case o.authNote != "":
 		fmt.Fprintf(b, "%s\n", o.authNote)
 	case !o.refreshable:
-		fmt.Fprintf(b, "No token_file or token_command is configured for %s, so the plugin cannot refresh the credentials itself.\n", peer)
+		fmt.Fprintf(b, "No token_file, token_command or oauth2 is configured for %s, so the plugin cannot refresh the credentials itself.\n", peer)
 	}
 	fmt.Fprintf(b, "Once the credentials are in place, resume the same task: a2a_call agent=%q task_id=%s context_id=%s message=%q\n",
 		peer, peerID(o.tr.taskID), peerID(o.tr.contextID), AuthResumeText)

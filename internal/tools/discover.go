@@ -76,6 +76,11 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	b.WriteString("\n")
 	fmt.Fprintf(b, "Capabilities: streaming %s, push notifications %s\n", yesNo(c.Capabilities.SupportsStreaming()), yesNo(c.Capabilities.SupportsPushNotifications()))
 	fmt.Fprintf(b, "Authentication: %s\n", peerLine(authSummary(c), 500))
+	if target.conf == nil || (target.conf.Token == "" && target.conf.tokens == nil && target.conf.Header == "") {
+		if h := oauthHint(target, c); h != "" {
+			b.WriteString(h + "\n")
+		}
+	}
 	fmt.Fprintf(b, "Card signature: %s\n", signatureSummary(target, info))
 	if target.conf != nil {
 		cred := "none"
@@ -85,7 +90,7 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 		case target.conf.Token != "":
 			cred = "bearer token"
 		case target.conf.tokens != nil:
-			cred = "bearer token from " + target.conf.tokens.what() + " (read again when the peer refuses it or asks for credentials)"
+			cred = "bearer token from " + target.conf.tokens.what() + " (renewed when the peer refuses it or asks for credentials)"
 		case target.conf.Header != "":
 			h, _, _ := client.ParseHeader(target.conf.Header)
 			cred = "header " + h
@@ -165,10 +170,12 @@ func authSummary(c *a2a.AgentCard) string {
 			return d
 		case s.APIKey != nil:
 			return fmt.Sprintf("API key in %s %q", s.APIKey.Location, s.APIKey.Name)
+		case s.OAuth2 != nil && s.OAuth2.Flows.ClientCredentials != nil:
+			return "OAuth 2.0 client credentials (token URL " + peerID(s.OAuth2.Flows.ClientCredentials.TokenURL) + ")"
 		case s.OAuth2 != nil:
 			return "OAuth 2.0"
 		case s.OpenIDConnect != nil:
-			return "OpenID Connect"
+			return "OpenID Connect (discovery " + peerID(s.OpenIDConnect.OpenIDConnectURL) + ")"
 		case s.MTLS != nil:
 			return "mutual TLS"
 		}

@@ -415,7 +415,7 @@ func TestAuthRequiredWithoutATokenSourceSaysHowToResume(t *testing.T) {
 	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, Token: "static"}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "mail", "message": "mail me"}, nil)
 	mustOK(t, r, "mail needs authentication before it can continue", "state AUTH_REQUIRED", "What mail needs:\n[A2A UNTRUSTED INPUT BEGIN from mail]", "sign in to the mail service\n[A2A UNTRUSTED INPUT END from mail]",
-		"No token_file or token_command is configured for mail",
+		"No token_file, token_command or oauth2 is configured for mail",
 		`resume the same task: a2a_call agent="mail" task_id="task-ctx-mail" context_id="ctx-mail" message="credentials refreshed"`)
 	if m := jsonLine(t, r); m["state"] != "AUTH_REQUIRED" || m["task_id"] != "task-ctx-mail" {
 		t.Fatalf("summary %v", m)

@@ -10,9 +10,11 @@ import (
 )
 
 // The tools reach peers only through these wrappers: each request is
-// audited (one record per request), and a request refused with HTTP 401 by
-// a peer whose token comes from token_file or token_command is tried once
-// more after the token was read again.
+// audited (one record per request), a request refused with HTTP 401 by a
+// peer whose token comes from token_file, token_command or oauth2 is tried
+// once more after the token was read or fetched again, and a refusal by a
+// peer whose card asks for OAuth 2.0 without oauth2 configured says what
+// to set (explainAuth).
 
 // sendMessage calls SendMessage.
 func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
@@ -32,7 +34,7 @@ func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.Se
 		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return resp, err
+		return resp, t.explainAuth(ctx, target, err)
 	}
 }
 
@@ -58,7 +60,7 @@ func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID
 		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return task, err
+		return task, t.explainAuth(ctx, target, err)
 	}
 }
 
@@ -112,7 +114,7 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 		if err != nil && events == 0 && !retried && t.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return err
+		return t.explainAuth(ctx, target, err)
 	}
 }
 

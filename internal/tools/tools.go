@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -83,6 +84,11 @@ type Peer struct {
 	// CardKeys are public key files for the peer's card signatures (see
 	// cardsign.LoadKeySet: PEM, JWK or JWK Set, "KID=PATH").
 	CardKeys []string
+	// OAuth2 gets the bearer token with the OAuth 2.0 client-credentials
+	// grant (instead of Token, TokenFile or TokenCommand); it is renewed
+	// shortly before it expires and when the peer refuses it or asks for
+	// credentials.
+	OAuth2 *OAuthClient
 }
 
 // Config configures the tools.
@@ -148,6 +154,9 @@ type Deps struct {
 
 	// clientTransport replaces the HTTP transport (tests only).
 	clientOptions *client.Options
+	// tokenClient carries OAuth token requests (tests only; nil: a
+	// default client).
+	tokenClient *http.Client
 }
 
 // Toolset implements plugin.Toolset with the a2a_* tools.
@@ -184,9 +193,24 @@ type peerConf struct {
 	Peer
 	ep   client.Endpoint
 	peer *client.Peer
-	// tokens supplies the token of a peer with TokenFile or TokenCommand;
-	// nil otherwise.
-	tokens *tokenSource
+	// tokens supplies the token of a peer with TokenFile, TokenCommand
+	// or OAuth2; nil otherwise.
+	tokens credentialSource
+}
+
+// credentialSource supplies a peer's bearer token that can be renewed:
+// read again from a file or a command (tokenSource), or fetched again
+// with OAuth 2.0 client credentials (oauthSource).
+type credentialSource interface {
+	// current is the token for a request (the client's Auth.TokenFunc).
+	current() string
+	// ensure makes sure a usable token is held before a call, so that a
+	// failure to get one is reported as such.
+	ensure(ctx context.Context) error
+	// refresh gets a new token now; changed reports whether it differs.
+	refresh(ctx context.Context) (changed bool, err error)
+	// what names the source for messages.
+	what() string
 }
 
 var peerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -350,7 +374,12 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i], Configured: true}
 		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
-		tokens := newTokenSource(p, t.log.Named("token"))
+		var tokens credentialSource
+		if ts := newTokenSource(p, t.log.Named("token")); ts != nil {
+			tokens = ts
+		} else if oa := newOAuthSource(p, deps.tokenClient, t.log.Named("oauth"), deps.Now); oa != nil {
+			tokens = oa
+		}
 		if tokens != nil {
 			ep.Auth.TokenFunc = tokens.current
 		}

@@ -86,6 +86,11 @@ func (v peerVoice) errText(err error) string {
 	if err == nil {
 		return ""
 	}
+	var ae *authSchemeError
+	if errors.As(err, &ae) {
+		// The peer's refusal in its frame, then our own hint.
+		return v.errText(ae.err) + "\n" + ae.hint
+	}
 	var ce *client.Error
 	if !errors.As(err, &ce) {
 		return err.Error()
@@ -117,6 +122,10 @@ func (v peerVoice) errText(err error) string {
 
 // errLine is errText for a one-line place (defanged, not framed).
 func errLine(err error, n int) string {
+	var ae *authSchemeError
+	if errors.As(err, &ae) {
+		return errLine(ae.err, n)
+	}
 	var ce *client.Error
 	if !errors.As(err, &ce) {
 		return oneLine(err.Error(), n)

@@ -238,7 +238,7 @@ func TestAuthRequiredWithAStaticTokenSaysHowToResume(t *testing.T) {
 
 	r, _ := call(t, caller, "a2a_call", map[string]any{"agent": "mail", "message": "fetch my mail"})
 	e2etest.MustOK(t, r, "mail needs authentication before it can continue", "state AUTH_REQUIRED",
-		"What mail needs:\n[A2A UNTRUSTED INPUT BEGIN from mail]", "sign in to the mail service\n[A2A UNTRUSTED INPUT END from mail]", "No token_file or token_command is configured for mail",
+		"What mail needs:\n[A2A UNTRUSTED INPUT BEGIN from mail]", "sign in to the mail service\n[A2A UNTRUSTED INPUT END from mail]", "No token_file, token_command or oauth2 is configured for mail",
 		`resume the same task: a2a_call agent="mail" task_id=`)
 	s := e2etest.SummaryOf(t, r)
 	if s.State != "AUTH_REQUIRED" || s.TaskID == "" {

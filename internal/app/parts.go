@@ -53,6 +53,9 @@ type parts struct {
 	// inspector is the operator's web inspector (inspector setting); nil
 	// when it is off.
 	inspector *inspector.Inspector
+	// oauth verifies inbound OAuth access tokens (oauth_issuers); nil
+	// when none is configured.
+	oauth *security.OAuthVerifier
 
 	srvOpts server.Options
 
@@ -71,9 +74,12 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	var errs []error
 	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
 
+	var err error
+	p.oauth, err = oauthVerifier(cfg)
+	errs = append(errs, err)
 	auth, err := security.NewAuthenticator(security.AuthConfig{
 		BearerToken: cfg.BearerToken, PeerTokens: cfg.PeerTokens,
-		TrustedPeers: cfg.TrustedPeers, LoopbackIsLocal: cfg.LoopbackIsLocal,
+		TrustedPeers: cfg.TrustedPeers, LoopbackIsLocal: cfg.LoopbackIsLocal, OAuth: p.oauth,
 	})
 	errs = append(errs, err)
 	policy := security.DefaultPolicy()
@@ -85,6 +91,10 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	if len(cfg.TrustedPeers) > 0 {
 		gate, err = security.NewTrustGate(append([]string{"local:*"}, cfg.TrustedPeers...))
 		errs = append(errs, err)
+		if p.oauth != nil && gate != nil {
+			// OAuth callers of the trusted tier are not known by name.
+			gate = gate.WithMinTier(security.TierTrusted)
+		}
 	}
 	if cfg.AuditLog != "off" {
 		path := cfg.AuditLog
@@ -101,6 +111,9 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	if err := errors.Join(errs...); err != nil {
 		p.closeAudit()
 		return nil, fmt.Errorf("a2a plugin: %w", err)
+	}
+	if p.oauth != nil {
+		p.oauth.Start()
 	}
 	if cfg.OtelEndpoint != "" {
 		p.tracer, err = tracing.New(context.Background(), tracing.Options{Endpoint: cfg.OtelEndpoint, ServiceName: cfg.AgentName, ServiceVersion: version})
@@ -145,7 +158,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	}
 	for _, a := range cfg.Agents {
 		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, TokenFile: a.TokenFile, TokenCommand: a.TokenCommand,
-			Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout), Signed: a.Signed, CardKeys: a.CardKeys})
+			Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout), Signed: a.Signed, CardKeys: a.CardKeys, OAuth2: peerOAuth(a)})
 	}
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs})
 	if err != nil {
@@ -339,9 +352,14 @@ func (p *parts) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// closeAudit closes what newParts opens first and every later failure must
+// release: the audit log and the OAuth verifier (its background discovery).
 func (p *parts) closeAudit() {
 	if p.audit != nil {
 		_ = p.audit.Close()
+	}
+	if p.oauth != nil {
+		p.oauth.Close()
 	}
 }
 

@@ -162,6 +162,13 @@ func PeerLabel(identity string) string {
 	}
 	if i := strings.IndexByte(identity, ':'); i > 0 {
 		switch class := identity[:i]; class {
+		case "oauth":
+			// oauth:<issuer>:<subject>: one label per configured issuer,
+			// not per subject (subjects are not bounded).
+			if j := strings.IndexByte(identity[i+1:], ':'); j > 0 {
+				return identity[:i+1+j]
+			}
+			return class
 		case "ip", "local", "anon":
 			if class == "anon" {
 				return "anonymous"

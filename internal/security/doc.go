@@ -20,6 +20,13 @@
 //   - An Authorization header that is malformed or matches no configured
 //     token is refused with [ErrUnauthorized]; a wrong token is never
 //     downgraded to anonymous access.
+//   - With an [OAuthVerifier] (AuthConfig.OAuth), a token that matches no
+//     static token is checked as a JWT access token of a configured
+//     issuer: identity "oauth:<issuer>:<claim>", Authenticated, TierTrusted
+//     or TierPublic by its claims (never TierLocal), Scoped to the
+//     operations its scopes grant ([Identity.Permits]). A refusal says
+//     which check failed (algorithm, issuer, signature, exp/nbf/iat,
+//     audience, identity claim), the signature before any claim.
 //
 // Tiers are decided in this order:
 //

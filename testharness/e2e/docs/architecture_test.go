@@ -90,7 +90,7 @@ func TestArchitecturePackageMapMatchesTheCode(t *testing.T) {
 // helperPackage is a package that exists for tests or tools only and is
 // not part of the map.
 func helperPackage(pkg string) bool {
-	for _, p := range []string{"/e2e/", "testplugin", "sdkclient", "testcert", "testclock", "storetest", "clienttest", "a2atest", "e2etest", "loadresult", "durability/testdata"} {
+	for _, p := range []string{"/e2e/", "testplugin", "sdkclient", "oidcop", "testcert", "testclock", "storetest", "clienttest", "a2atest", "e2etest", "loadresult", "durability/testdata"} {
 		if strings.Contains(pkg, p) {
 			return true
 		}

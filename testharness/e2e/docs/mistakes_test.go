@@ -71,7 +71,7 @@ var mistakes = []struct {
 		name: "refused combination set by the environment",
 		env:  []string{"A2A_HOST=0.0.0.0"},
 		exit: 1,
-		want: `agenthost: plugin "a2a" refused its configuration: config: host "0.0.0.0" exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN or A2A_PEER_TOKENS, or bind 127.0.0.1 [set by the environment variable A2A_HOST]`,
+		want: `agenthost: plugin "a2a" refused its configuration: config: host "0.0.0.0" exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN, A2A_PEER_TOKENS or A2A_OAUTH_ISSUERS, or bind 127.0.0.1 [set by the environment variable A2A_HOST]`,
 	},
 	{
 		name: "misspelled environment variable",

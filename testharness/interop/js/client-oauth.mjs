@@ -47,8 +47,12 @@ let flow;
 await step('card', async () => {
   for (let i = 0; i < 50 && !flow; i++) {
     card = await resolver.resolve(base);
-    // The resolver hands over the card's ProtoJSON form.
     for (const s of Object.values(card.securitySchemes ?? {})) {
+      // The SDK's typed form (a v1.0 card) …
+      if (s.scheme?.$case === 'oauth2SecurityScheme' && s.scheme.value.flows?.flow?.$case === 'clientCredentials') {
+        flow ??= s.scheme.value.flows.flow.value;
+      }
+      // … or the card's ProtoJSON, as the resolver hands over some cards.
       flow ??= s.oauth2SecurityScheme?.flows?.clientCredentials;
     }
     if (!flow) await new Promise((r) => setTimeout(r, 100));

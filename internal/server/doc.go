@@ -171,6 +171,15 @@
 //     authenticated), but every card request counts against the caller's
 //     rate limit like any other request (plain HTTP 429 with Retry-After
 //     when over it), and it is audited with method "card".
+//   - OAuth 2.0 / OpenID Connect. With OAuth issuers configured the card
+//     declares, per issuer, "oidc-<name>" (OpenID Connect, the discovery
+//     URL) and, once the token endpoint is known, "oauth2-<name>" (the
+//     client-credentials flow, tokenUrl, every operation scope); each
+//     scheme is a requirement of its own beside "bearer" (static tokens),
+//     with no scopes listed: which operations a token may use is checked
+//     per request (Server.permit: the tier's permission and the token's
+//     scope, -32050 naming the missing scope). The extended card declares
+//     the same.
 //   - Tenants. No interface declares a tenant; a tenant field in a request
 //     is accepted and ignored.
 //   - Scoping. A caller sees only the tasks it created; a local caller

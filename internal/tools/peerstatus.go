@@ -17,7 +17,8 @@ type PeerStatus struct {
 	// Signed says the peer's card must carry a signature that verifies.
 	Signed bool
 	// Credential says how the tools authenticate to it: "bearer token",
-	// "header", or "" for none (the secret itself is never exposed).
+	// "header", "OAuth 2.0 client credentials", a bearer token from a file
+	// or command, or "" for none (the secret itself is never exposed).
 	Credential string
 	// Reachable reports the last reachability check (a cheap card fetch,
 	// shared with a2a_list and cached as long); Error says why not.
@@ -53,6 +54,10 @@ func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
 			ps.Credential = "bearer token"
 		case pc.Header != "":
 			ps.Credential = "header"
+		case pc.OAuth2 != nil:
+			ps.Credential = "OAuth 2.0 client credentials"
+		case pc.tokens != nil:
+			ps.Credential = "bearer token (" + pc.tokens.what() + ")"
 		}
 		out = append(out, ps)
 	}

@@ -48,7 +48,7 @@ func TestAgentACallsAgentBWithClientCredentials(t *testing.T) {
 		"port": 0, "store": "memory", "rate_limit": 0, "agent_name": "Bob",
 		// A and B share the machine: without this, A's calls without a
 		// token would be B's operator's (the Local tier).
-		"loopback_is_local": false,
+		"loopback_is_local":         false,
 		"oauth_issuers":             []map[string]any{{"name": "idp", "issuer": op.Issuer, "audience": bAudience}},
 		"oauth_allow_loopback_http": true,
 	}})

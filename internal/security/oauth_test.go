@@ -358,3 +358,40 @@ func TestOAuthUnreachableIssuer(t *testing.T) {
 		t.Errorf("schemes = %+v", s)
 	}
 }
+
+// FuzzOAuthAuthenticate: whatever a client sends as a bearer token, the
+// verifier refuses it with ErrUnauthorized (no signed token of the
+// configured issuer can be made up) and never echoes it.
+func FuzzOAuthAuthenticate(f *testing.F) {
+	issuer := "http://127.0.0.1:9" // nothing listens: discovery fails fast
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, nil)
+	signed, _ := jwt.Signed(signer).Claims(jwt.Claims{Issuer: issuer, Subject: "x", Audience: jwt.Audience{"a"}, Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour))}).Serialize()
+	parts := strings.Split(signed, ".")
+	for _, seed := range []string{
+		signed, parts[0] + "." + parts[1] + ".", "e30.e30.", "a.b.c", "..", "not-a-jwt",
+		base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + parts[1] + ".",
+		base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","kid":"../../etc"}`)) + "." + parts[1] + "." + parts[2],
+		`{"payload":"e30","signatures":[]}`,
+	} {
+		f.Add(seed)
+	}
+	v, err := security.NewOAuthVerifier(security.OAuthConfig{AllowLoopbackHTTP: true,
+		Issuers: []security.OAuthIssuer{{Name: "idp", URL: issuer, Audience: "a"}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(v.Close)
+	f.Fuzz(func(t *testing.T, token string) {
+		id, err := v.Authenticate(context.Background(), token)
+		if err == nil {
+			t.Fatalf("a made-up token was accepted: %+v", id)
+		}
+		if !errors.Is(err, security.ErrUnauthorized) {
+			t.Fatalf("error %v does not wrap ErrUnauthorized", err)
+		}
+		if len(token) >= 12 && strings.Contains(err.Error(), token) {
+			t.Fatalf("error %q echoes the token", err)
+		}
+	})
+}

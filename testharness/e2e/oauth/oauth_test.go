@@ -8,6 +8,8 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +41,27 @@ func call(t *testing.T, h *testharness.Host, tool string, args map[string]any) *
 	return res
 }
 
+// waitForTokenURL waits until the card at base names a token endpoint: B
+// learns it by discovering its issuer in the background after start.
+func waitForTokenURL(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(callTimeout)
+	for {
+		resp, err := http.Get(base + "/.well-known/agent-card.json")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), `"tokenUrl"`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's card never named its issuer's token endpoint (last error %v)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestAgentACallsAgentBWithClientCredentials(t *testing.T) {
 	op := oidcop.Start(t)
 	op.AddClient(oidcop.Client{ID: "agent-a", Secret: "agent-a-secret-5f3c", Scopes: []string{"a2a:send", "a2a:get", "a2a:cancel", "a2a:subscribe"},
@@ -53,6 +76,7 @@ func TestAgentACallsAgentBWithClientCredentials(t *testing.T) {
 		"oauth_allow_loopback_http": true,
 	}})
 	bURL := b.Endpoint("a2a")
+	waitForTokenURL(t, bURL)
 
 	secret := filepath.Join(t.TempDir(), "agent-a.secret")
 	if err := os.WriteFile(secret, []byte("agent-a-secret-5f3c\n"), 0o600); err != nil {

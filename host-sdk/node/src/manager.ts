@@ -80,7 +80,8 @@ const VALID_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export class Manager {
   /** @internal */ readonly opts: ResolvedOptions;
   /** @internal */ readonly log: Logger;
-  private readonly socketDir: string;
+  /** The private (0700) directory of the plugins' and the broker's sockets. */
+  readonly socketDir: string;
   private readonly _plugins: Plugin[] = [];
   private routes = new Map<string, Plugin>();
   private tmpDataDir: string | undefined;
@@ -158,6 +159,7 @@ export class Manager {
     const errs: Error[] = [];
     await Promise.all([...winners.values()].map(async ({ p, inst }) => {
       this._plugins.push(p);
+      p.adopt(inst.desc);
       try {
         await this.bringUp(p, inst);
         if (!p.install(inst)) await inst.proc.kill();

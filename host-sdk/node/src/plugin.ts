@@ -126,6 +126,12 @@ export class Plugin {
     return err;
   }
 
+  /** @internal Takes the name and Describe answer of a launched process. */
+  adopt(desc: DescribeResponse): void {
+    this._name = desc.name;
+    this._desc = desc;
+  }
+
   /** @internal Makes inst the running instance and watches it. */
   install(inst: Instance): boolean {
     if (this.stopping) return false;

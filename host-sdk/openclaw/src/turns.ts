@@ -33,7 +33,10 @@ export class OpenClawHost {
     private readonly log: PluginLogger,
   ) {}
 
-  async handleMessage(req: HandleMessageRequest, _ctx: CallContext): Promise<HandleMessageResponse> {
+  async handleMessage(req: HandleMessageRequest, ctx: CallContext): Promise<HandleMessageResponse> {
+    // A peer can reach the endpoint in the moment between Connect and the
+    // service taking the plugin's Platform handle.
+    for (let i = 0; !this.platform && i < 100 && !ctx.signal.aborted; i++) await new Promise((r) => setTimeout(r, 50));
     if (!this.platform) throw new CallError(Code.UNAVAILABLE, "the OpenClaw host is still starting the plugin");
     const live = this.link.current ?? (await this.link.wait(CHANNEL_WAIT_MS).catch((err: Error) => {
       throw new CallError(Code.UNAVAILABLE, err.message);

@@ -92,6 +92,17 @@ export async function startFakeModel({ rules } = {}) {
         res.end(JSON.stringify({ object: "list", data: [{ id: MODEL_ID, object: "model", owned_by: "test" }] }));
         return;
       }
+      if (req.method === "POST" && req.url.endsWith("/reply")) {
+        // The same rules for a host without a chat client (the reference
+        // host's command agent posts the sender's words here with curl).
+        let text = "";
+        for await (const chunk of req) text += chunk;
+        requests.push({ reply: text });
+        const answer = await decide([{ role: "user", content: text }], { tools: [] });
+        res.setHeader("content-type", "text/plain; charset=utf-8");
+        res.end(answer.text ?? "");
+        return;
+      }
       if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) {
         res.statusCode = 404;
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));

@@ -83,6 +83,12 @@ export async function startGateway({ modelURL, pluginConfig }) {
     }
     killGroup(child);
     fs.closeSync(log);
+    // The plugin binary leaves with its host (watchdog); then the home goes,
+    // unless A2A_KEEP_OPENCLAW_HOME asks to keep it for a look.
+    if (!process.env.A2A_KEEP_OPENCLAW_HOME) {
+      await new Promise((r) => setTimeout(r, 1000));
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   };
   // Slow on a loaded two-core machine: the first start compiles a lot.
   const deadline = Date.now() + 240_000;
@@ -91,8 +97,9 @@ export async function startGateway({ modelURL, pluginConfig }) {
     if (up) break;
     const gone = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 250))]);
     if (gone || Date.now() > deadline) {
+      const last = tail(logFile);
       await stop();
-      throw new Error(`the gateway ${gone ?? "did not serve the plugin's A2A endpoint within 240 s"}; its log:\n${tail(logFile)}`);
+      throw new Error(`the gateway ${gone ?? "did not serve the plugin's A2A endpoint within 240 s"}; its log:\n${last}`);
     }
   }
   return { home, a2aURL, logFile, log: () => tail(logFile, 80), stop };

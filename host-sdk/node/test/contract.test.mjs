@@ -5,7 +5,7 @@ import { test, after, before } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { Manager, PROTOCOL_MINOR, CONTRACT_PROTO } from "../dist/index.js";
-import { PLUGIN_BIN, ScriptedHost, rpc, msg, eventually, a2aConfig } from "./helpers.mjs";
+import { PLUGIN_BIN, ScriptedHost, rpc, msg, eventually, a2aConfig, answerOf } from "./helpers.mjs";
 
 const logs = [];
 const logger = {
@@ -78,7 +78,7 @@ test("the plugin's stderr is drained into the host's log", async () => {
 test("HandleMessage reaches the host and Send (with ends_turn) answers it", async () => {
   const r = await rpc(url, "SendMessage", msg("progress then answer"));
   assert.equal(r.result?.task?.status?.state, "TASK_STATE_COMPLETED", JSON.stringify(r));
-  assert.equal(r.result.task.status.message.parts[0].text, "echo: progress then answer");
+  assert.equal(answerOf(r.result.task), "echo: progress then answer");
   const hm = host.calls.find((c) => c.kind === "handleMessage" && c.req.taskId === r.result.task.id);
   assert.equal(hm.req.chatId, r.result.task.contextId, "one conversation per A2A context");
   assert.equal(hm.req.unattended, true);
@@ -96,8 +96,11 @@ test("a PROGRESS Send streams as a WORKING update before the answer", async () =
     body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "SendStreamingMessage", params: msg("progress while streaming") }),
   });
   const events = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)).result);
-  const texts = events.map((e) => e.statusUpdate?.status?.message?.parts?.[0]?.text).filter(Boolean);
-  assert.deepEqual(texts, ["working on it", "echo: progress while streaming"], JSON.stringify(events));
+  const progress = events.map((e) => e.statusUpdate?.status?.message?.parts?.[0]?.text).filter(Boolean);
+  assert.deepEqual(progress, ["working on it"], JSON.stringify(events));
+  const answer = events.find((e) => e.artifactUpdate?.artifact?.name === "answer");
+  assert.equal(answer?.artifactUpdate.artifact.parts[0].text, "echo: progress while streaming", JSON.stringify(events));
+  assert.ok(events.indexOf(answer) > events.findIndex((e) => e.statusUpdate?.status?.message), "progress comes before the answer");
   assert.equal(events.at(-1).statusUpdate.status.state, "TASK_STATE_COMPLETED");
 });
 

@@ -83,6 +83,15 @@ export async function rpc(url, method, params) {
   return r.json();
 }
 
+/**
+ * The agent's answer in a task (JSON as the plugin serves it): the text of
+ * its "answer" artifact.
+ */
+export function answerOf(task) {
+  const art = (task?.artifacts ?? []).find((a) => a.name === "answer") ?? task?.artifacts?.[0];
+  return (art?.parts ?? []).map((p) => p.text ?? "").join("");
+}
+
 /** A user message with text. */
 export function msg(text, extra = {}) {
   return { message: { messageId: "m-" + Math.random().toString(36).slice(2), role: "ROLE_USER", parts: [{ text }], ...extra } };

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { Manager, PluginUnavailableError } from "../dist/index.js";
-import { PLUGIN_BIN, ScriptedHost, rpc, msg, alive, eventually, a2aConfig } from "./helpers.mjs";
+import { PLUGIN_BIN, ScriptedHost, rpc, msg, alive, eventually, a2aConfig, answerOf } from "./helpers.mjs";
 
 test("a killed plugin is restarted with a fresh process and serves again", async () => {
   const host = new ScriptedHost();
@@ -28,7 +28,7 @@ test("a killed plugin is restarted with a fresh process and serves again", async
     assert.ok(!alive(first));
     const r = await rpc(p.endpoints[0], "SendMessage", msg("after the restart"));
     assert.equal(r.result?.task?.status?.state, "TASK_STATE_COMPLETED", JSON.stringify(r));
-    assert.equal(r.result.task.status.message.parts[0].text, "echo: after the restart");
+    assert.equal(answerOf(r.result.task), "echo: after the restart");
   } finally {
     await m.close();
   }

@@ -20,7 +20,8 @@ const request = (text, extra = {}) => SendMessageRequest.fromJSON({
 });
 const stateOf = (t) => taskStateToJSON(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
 const textOf = (parts) => (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
-const answerOf = (task) => textOf(task.status?.message?.parts);
+// The agent's answer: the task's "answer" artifact.
+const answerOf = (task) => textOf(((task.artifacts ?? []).find((a) => a.name === "answer") ?? task.artifacts?.[0])?.parts);
 
 before(async () => {
   model = await startFakeModel();
@@ -76,16 +77,17 @@ test("SendMessage from the JS SDK client is answered by the OpenClaw agent", asy
 
 test("a streamed message streams the agent's answer", async () => {
   const events = [];
-  let last;
+  let answer;
   for await (const ev of client.sendMessageStream(request("stream this please"))) {
     const p = ev.payload;
     events.push(p.$case === "task" || p.$case === "statusUpdate" ? `${p.$case}:${stateOf(p.value)}` : p.$case);
-    last = p;
+    if (p.$case === "artifactUpdate" && p.value.artifact?.name === "answer") answer = p;
   }
   assert.equal(events[0], "task:TASK_STATE_SUBMITTED", events.join(" "));
   assert.ok(events.includes("statusUpdate:TASK_STATE_WORKING"), events.join(" "));
   assert.equal(events.at(-1), "statusUpdate:TASK_STATE_COMPLETED", events.join(" "));
-  assert.equal(textOf(last.value.status.message.parts), "fake reply: stream this please");
+  assert.ok(events.includes("artifactUpdate"), events.join(" "));
+  assert.equal(textOf(answer.value.artifact.parts), "fake reply: stream this please");
 });
 
 test("two turns in one context share the OpenClaw conversation; another context does not", async () => {

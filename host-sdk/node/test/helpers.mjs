@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The real a2a-plugin binary (make build puts it in bin/plugins). */
-export const PLUGIN_BIN = process.env.A2A_PLUGIN_BIN ?? path.resolve(here, "../../../bin/plugins/a2a-plugin");
-if (!fs.existsSync(PLUGIN_BIN)) throw new Error(`${PLUGIN_BIN} is missing: run make build (or set A2A_PLUGIN_BIN)`);
+export const PLUGIN_BIN = process.env.HOSTSDK_PLUGIN_BIN ?? path.resolve(here, "../../../bin/plugins/a2a-plugin");
+if (!fs.existsSync(PLUGIN_BIN)) throw new Error(`${PLUGIN_BIN} is missing: run make build (or set HOSTSDK_PLUGIN_BIN)`);
 
 /**
  * A host whose agent follows the inbound text: "hang" waits until

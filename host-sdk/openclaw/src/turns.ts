@@ -17,8 +17,11 @@ import { isReplyPayloadTerminalContent } from "openclaw/plugin-sdk/reply-payload
 import type { ChannelLink, LiveChannel } from "./channel.js";
 import { CHANNEL_ID } from "./ids.js";
 
-/** How long a turn waits for OpenClaw to start the channel account. */
-const CHANNEL_WAIT_MS = 10_000;
+/**
+ * How long a turn arriving while the gateway starts waits for the binary's
+ * Platform handle and for OpenClaw to start the channel account.
+ */
+const STARTUP_WAIT_MS = 30_000;
 
 export class OpenClawHost {
   /** Set once the binary is up: where the turns' output goes. */
@@ -34,18 +37,30 @@ export class OpenClawHost {
   ) {}
 
   async handleMessage(req: HandleMessageRequest, ctx: CallContext): Promise<HandleMessageResponse> {
-    // A peer can reach the endpoint in the moment between Connect and the
-    // service taking the plugin's Platform handle.
-    for (let i = 0; !this.platform && i < 100 && !ctx.signal.aborted; i++) await new Promise((r) => setTimeout(r, 50));
-    if (!this.platform) throw new CallError(Code.UNAVAILABLE, "the OpenClaw host is still starting the plugin");
-    const live = this.link.current ?? (await this.link.wait(CHANNEL_WAIT_MS).catch((err: Error) => {
-      throw new CallError(Code.UNAVAILABLE, err.message);
-    }));
+    const deadline = Date.now() + STARTUP_WAIT_MS;
+    // A peer can reach the endpoint while the gateway starts: between
+    // Connect and the service taking the plugin's Platform handle, or before
+    // OpenClaw has started the channel account.
+    while (!this.platform && Date.now() < deadline && !ctx.signal.aborted) await new Promise((r) => setTimeout(r, 50));
+    const platform = this.platform;
+    if (!platform) return this.refuse(req, "the OpenClaw host is still starting the plugin; send the message again");
+    let live: LiveChannel;
+    try {
+      live = this.link.current ?? (await this.link.wait(Math.max(0, deadline - Date.now())));
+    } catch (err) {
+      return this.refuse(req, (err as Error).message);
+    }
     const turnId = `openclaw-${++this.turnSeq}`;
     // HandleMessage returns once the host has the message; the run goes on.
-    void this.runTurn(live, req, this.platform).catch((err) =>
-      this.log.error(`a2a-plugin: turn ${turnId} could not be reported: ${(err as Error).message}`));
+    void this.runTurn(live, req, platform).catch((err) =>
+      this.log.error(`a2a-plugin: turn ${turnId} of task ${req.taskId} could not be reported: ${(err as Error).message}`));
     return { turnId };
+  }
+
+  /** Refuses a turn with why, logged in the gateway's log too. */
+  private refuse(req: HandleMessageRequest, why: string): never {
+    this.log.warn(`a2a-plugin: task ${req.taskId} not taken: ${why}`);
+    throw new CallError(Code.UNAVAILABLE, why);
   }
 
   /** Dispatches one turn into the agent and reports its output. */
@@ -118,6 +133,7 @@ export class OpenClawHost {
         replyPipeline: {},
       });
     } catch (err) {
+      this.log.warn(`a2a-plugin: task ${req.taskId}: OpenClaw could not run the turn: ${(err as Error).stack ?? err}`);
       await platform.processingComplete({ ...out, outcome: "OUTCOME_FAILURE", error: `OpenClaw could not run the turn: ${(err as Error).message}` });
       return;
     }
@@ -133,6 +149,7 @@ export class OpenClawHost {
       return;
     }
     if (errors.length > 0 || !dispatched.dispatched) {
+      this.log.warn(`a2a-plugin: task ${req.taskId}: the agent's run failed: ${errors.join("; ") || "not dispatched"}`);
       await platform.processingComplete({
         ...out, outcome: "OUTCOME_FAILURE",
         error: errors.length ? `the OpenClaw agent failed: ${errors.join("; ")}` : "OpenClaw accepted the turn without running it",

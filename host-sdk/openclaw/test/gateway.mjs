@@ -11,12 +11,12 @@ import path from "node:path";
 /** The openclaw CLI entry (openclaw.mjs of the pinned install). */
 export const OPENCLAW_ENTRY = process.env.OPENCLAW_ENTRY;
 /** The staged plugin package (make openclaw-plugin-package). */
-export const STAGE = process.env.A2A_OPENCLAW_STAGE;
+export const STAGE = process.env.OPENCLAW_PLUGIN_STAGE;
 
 export function requireSetup() {
   const missing = [];
   if (!OPENCLAW_ENTRY || !fs.existsSync(OPENCLAW_ENTRY)) missing.push(`OPENCLAW_ENTRY (${OPENCLAW_ENTRY ?? "unset"})`);
-  if (!STAGE || !fs.existsSync(path.join(STAGE ?? "", "openclaw.plugin.json"))) missing.push(`A2A_OPENCLAW_STAGE (${STAGE ?? "unset"})`);
+  if (!STAGE || !fs.existsSync(path.join(STAGE ?? "", "openclaw.plugin.json"))) missing.push(`OPENCLAW_PLUGIN_STAGE (${STAGE ?? "unset"})`);
   if (missing.length) throw new Error(`the OpenClaw tests need ${missing.join(" and ")}: run them with make test-openclaw`);
 }
 
@@ -83,9 +83,13 @@ export async function startGateway({ modelURL, pluginConfig }) {
     }
     killGroup(child);
     fs.closeSync(log);
+    // The gateway's log is kept in test-artifacts/openclaw/ for a look.
+    const artifacts = path.resolve(import.meta.dirname, "../../../test-artifacts/openclaw");
+    fs.mkdirSync(artifacts, { recursive: true });
+    fs.copyFileSync(logFile, path.join(artifacts, "gateway.log"));
     // The plugin binary leaves with its host (watchdog); then the home goes,
-    // unless A2A_KEEP_OPENCLAW_HOME asks to keep it for a look.
-    if (!process.env.A2A_KEEP_OPENCLAW_HOME) {
+    // unless KEEP_OPENCLAW_HOME asks to keep it.
+    if (!process.env.KEEP_OPENCLAW_HOME) {
       await new Promise((r) => setTimeout(r, 1000));
       fs.rmSync(home, { recursive: true, force: true });
     }

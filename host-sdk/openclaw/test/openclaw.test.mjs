@@ -19,6 +19,8 @@ const request = (text, extra = {}) => SendMessageRequest.fromJSON({
   ...(extra.configuration ? { configuration: extra.configuration } : {}),
 });
 const stateOf = (t) => taskStateToJSON(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+/** What a task says about itself, for failure messages: its status text and the gateway's log. */
+const explain = (t) => `task ${t.id} is ${stateOf(t)}: ${textOf(t.status?.message?.parts)}\n--- gateway log:\n${gateway.log()}`;
 const textOf = (parts) => (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
 // The agent's answer: the task's "answer" artifact.
 const answerOf = (task) => textOf(((task.artifacts ?? []).find((a) => a.name === "answer") ?? task.artifacts?.[0])?.parts);
@@ -70,7 +72,7 @@ test("SendMessage from the JS SDK client is answered by the OpenClaw agent", asy
   const res = await client.sendMessage(request("hello openclaw"));
   assert.equal(res.payload?.$case ?? "task", "task");
   const task = res.payload ? res.payload.value : res;
-  assert.equal(stateOf(task), "TASK_STATE_COMPLETED", gateway.log());
+  assert.equal(stateOf(task), "TASK_STATE_COMPLETED", explain(task));
   assert.equal(answerOf(task), "fake reply: hello openclaw");
   assert.equal(requestsFor("hello openclaw").length, 1, "the model was asked once");
 });
@@ -93,7 +95,7 @@ test("a streamed message streams the agent's answer", async () => {
 test("two turns in one context share the OpenClaw conversation; another context does not", async () => {
   const first = await client.sendMessage(request("my name is Ada"));
   const t1 = first.payload ? first.payload.value : first;
-  assert.equal(stateOf(t1), "TASK_STATE_COMPLETED");
+  assert.equal(stateOf(t1), "TASK_STATE_COMPLETED", explain(t1));
   const second = await client.sendMessage(request("what is my name", { message: { contextId: t1.contextId } }));
   const t2 = second.payload ? second.payload.value : second;
   assert.equal(t2.contextId, t1.contextId);
@@ -112,7 +114,7 @@ test("two turns in one context share the OpenClaw conversation; another context 
 test("the model's call to a2a_call reaches the second agent and its answer comes back", async () => {
   const res = await client.sendMessage(request("ask the peer peer to: summarise the weather"));
   const task = res.payload ? res.payload.value : res;
-  assert.equal(stateOf(task), "TASK_STATE_COMPLETED", gateway.log());
+  assert.equal(stateOf(task), "TASK_STATE_COMPLETED", explain(task));
   const hm = await peerHost.waitFor((c) => c.kind === "handleMessage" && c.req.parts.some((p) => p.text === "summarise the weather"));
   assert.equal(hm.req.platform, "a2a");
   assert.match(answerOf(task), /^the peer answered: .*echo: summarise the weather/s);
@@ -137,6 +139,6 @@ test("CancelTask of a task the OpenClaw agent is running is refused, and the run
     if (stateOf(done) !== "TASK_STATE_WORKING" && stateOf(done) !== "TASK_STATE_SUBMITTED") break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.equal(stateOf(done), "TASK_STATE_COMPLETED");
+  assert.equal(stateOf(done), "TASK_STATE_COMPLETED", explain(done));
   assert.equal(answerOf(done), `fake reply: hold until released ${key}`);
 });

@@ -72,16 +72,20 @@ export async function startFakeModel({ rules } = {}) {
     const last = [...messages].reverse().find((m) => !isInternalContext(m));
     if (last?.role === "tool") return { text: `the peer answered: ${contentText(last.content)}` };
     const said = userWords(lastUserText(messages));
+    // A routing question (a2a_route asking the host's model): the last candidate.
+    const candidates = [...lastUserText(messages).matchAll(/^- ([\w.-]+): /gm)].map((m) => m[1]);
+    if (/Candidate agents:/.test(lastUserText(messages)) && candidates.length) return { text: candidates.at(-1) };
     const hold = /hold until released (\S+)/.exec(said);
     if (hold) await gate(hold[1]).p;
+    const tools = (request.tools ?? []).map((t) => t.function?.name);
+    // OpenClaw may defer plugin tools behind its tool_call meta-tool.
+    const call = (name, args) => (tools.includes(name)
+      ? { toolCall: { name, arguments: args } }
+      : { toolCall: { name: "tool_call", arguments: { id: name, args } } });
     const ask = /ask the peer (\S+) to: (.*)$/m.exec(said);
-    if (ask) {
-      const args = { agent: ask[1], message: ask[2].trim() };
-      const tools = (request.tools ?? []).map((t) => t.function?.name);
-      // OpenClaw may defer plugin tools behind its tool_call meta-tool.
-      if (tools.includes("a2a_call")) return { toolCall: { name: "a2a_call", arguments: args } };
-      return { toolCall: { name: "tool_call", arguments: { id: "a2a_call", args } } };
-    }
+    if (ask) return call("a2a_call", { agent: ask[1], message: ask[2].trim() });
+    const route = /^find the right peer for: (.*)$/m.exec(said);
+    if (route) return call("a2a_route", { message: route[1].trim() });
     return { text: `fake reply: ${said}` };
   });
 

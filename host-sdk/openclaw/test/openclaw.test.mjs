@@ -40,7 +40,7 @@ before(async () => {
       // A first turn on a busy two-core machine can take tens of seconds.
       request_timeout: "300s",
       allow_loopback_urls: true,
-      a2a_agents: [{ name: "peer", url: peer.plugin("a2a").endpoints[0] }],
+      a2a_agents: [{ name: "peer", url: peer.plugin("a2a").endpoints[0] }, { name: "peer2", url: peer.plugin("a2a").endpoints[0] }],
     },
   });
   const resolver = new DefaultAgentCardResolver();
@@ -118,6 +118,14 @@ test("the model's call to a2a_call reaches the second agent and its answer comes
   const hm = await peerHost.waitFor((c) => c.kind === "handleMessage" && c.req.parts.some((p) => p.text === "summarise the weather"));
   assert.equal(hm.req.platform, "a2a");
   assert.match(answerOf(task), /^the peer answered: .*echo: summarise the weather/s);
+});
+
+test("a2a_route asks OpenClaw's model to choose a peer (HostService.Complete)", async () => {
+  const res = await client.sendMessage(request("find the right peer for: zqxv wvut"));
+  const task = res.payload ? res.payload.value : res;
+  assert.equal(stateOf(task), "TASK_STATE_COMPLETED", explain(task));
+  assert.ok(model.requests.some((r) => /Candidate agents:/.test(requestText(r))), "the routing question reached OpenClaw's model");
+  assert.match(answerOf(task), /Route: peer2 \(matched by model/);
 });
 
 test("CancelTask of a task the OpenClaw agent is running is refused, and the run finishes", async () => {

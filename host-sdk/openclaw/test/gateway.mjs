@@ -45,8 +45,11 @@ export async function startGateway({ modelURL, pluginConfig }) {
   requireSetup();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "openclaw-test-"));
   const env = { OPENCLAW_HOME: home, OPENCLAW_NO_UPDATE_CHECK: "1" };
-  openclaw(["plugins", "install", STAGE, "--force", "--accept-capabilities"], env);
   const configFile = path.join(home, ".openclaw", "openclaw.json");
+  // OpenClaw's own log file goes into the home (its default is /tmp/openclaw/).
+  fs.mkdirSync(path.dirname(configFile), { recursive: true });
+  fs.writeFileSync(configFile, JSON.stringify({ logging: { file: path.join(home, "openclaw.log") } }));
+  openclaw(["plugins", "install", STAGE, "--force", "--accept-capabilities"], env);
   const cfg = JSON.parse(fs.readFileSync(configFile, "utf8"));
   const gatewayPort = await freePort();
   const a2aPort = await freePort();

@@ -18,12 +18,23 @@ TOOLS    := $(ROOT)/.tools/bin
 JSDIR    := $(ROOT)/testharness/interop/js
 BROWSERDIR := $(ROOT)/testharness/inspector
 CHROMIUM   := /usr/bin/chromium
+# The Python host SDK and the Hermes plugin run on Debian's own Python and
+# its packages (PyPI is out of reach): always /usr/bin/python3, never a
+# python3 that PATH may resolve to something else (pyenv).
+PY         := /usr/bin/python3
+PYSRC      := $(ROOT)/host-sdk/python/src
 export PATH := $(TOOLS):$(PATH)
 
 # Pinned generators and tools.
 BUF_VERSION                := v1.75.0
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+# The Python stubs: Debian 12's protoc and grpc_python_plugin (packages
+# protobuf-compiler, protobuf-compiler-grpc; the well-known types from
+# libprotobuf-dev). make proto refuses other versions: they would generate
+# different code.
+PROTOC_VERSION             := 3.21.12
+GRPC_PYTHON_PLUGIN_VERSION := 1.51.1
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -54,6 +65,7 @@ FUZZTIME      ?= 60s
 .PHONY: postgres-up postgres-down bench-replicas
 .PHONY: node-sdk openclaw-deps openclaw-manifest openclaw-plugin-package openclaw-plugin test-node test-openclaw lint-ts bench-openclaw
 .PHONY: all build run test test-go lint proto proto-check tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
+.PHONY: proto-python proto-python-tools python-deps
 
 all: build
 
@@ -270,16 +282,57 @@ bench-go: build ## Go micro-benchmarks of the hot paths
 
 ## ---- code generation -----------------------------------------------------
 
-proto: tools ## regenerate the contract's Go code with the pinned generators
+proto: tools ## regenerate the contract's Go and Python code with the pinned generators
 	buf lint
 	buf generate
+	@$(MAKE) --no-print-directory proto-python
+
+# The Python stubs of the contract (host-sdk/python/src/agentplugin/v1) and
+# of go-plugin's broker, controller and stdio services
+# (host-sdk/python/src/agentplugin_host/_goplugin), with type stubs (.pyi).
+PY_GENERATED := host-sdk/python/src/agentplugin/v1 host-sdk/python/src/agentplugin_host/_goplugin
+
+proto-python: proto-python-tools ## regenerate the Python stubs with Debian's pinned protoc and grpc_python_plugin
+	@set -e; gen() { protoc -I "$$1" -I /usr/include --python_out=$(PYSRC) --pyi_out=$(PYSRC) \
+	    --grpc_python_out=$(PYSRC) --plugin=protoc-gen-grpc_python="$$(command -v grpc_python_plugin)" "$$2"; }; \
+	  gen proto agentplugin/v1/agentplugin.proto; \
+	  gen $(PYSRC) agentplugin_host/_goplugin/goplugin.proto
+
+proto-python-tools: ## Debian's protoc and grpc_python_plugin, checked against the pinned versions
+	@if ! command -v protoc >/dev/null || ! command -v grpc_python_plugin >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ]; then \
+	  echo "installing Debian's protoc, grpc_python_plugin and the protobuf well-known types for make proto"; \
+	  $(call apt_install,protobuf-compiler protobuf-compiler-grpc libprotobuf-dev); \
+	fi
+	@v=$$(protoc --version); [ "$$v" = "libprotoc $(PROTOC_VERSION)" ] || { \
+	  echo "make proto needs protoc $(PROTOC_VERSION) (Debian 12's protobuf-compiler), found '$$v' at $$(command -v protoc): other versions generate different Python code"; exit 1; }
+	@v=$$(dpkg-query -W -f='$${Version}' protobuf-compiler-grpc 2>/dev/null || true); case "$$v" in $(GRPC_PYTHON_PLUGIN_VERSION)-*) ;; *) \
+	  echo "make proto needs grpc_python_plugin $(GRPC_PYTHON_PLUGIN_VERSION) (Debian 12's protobuf-compiler-grpc), found package version '$$v'"; exit 1;; esac
 
 proto-check: proto ## fail when regeneration changes the committed code
-	@git diff --exit-code -- proto/ || { echo "generated code is stale: run 'make proto' and commit"; exit 1; }
+	@git diff --exit-code -- proto/ $(PY_GENERATED) || { echo "generated code is stale: run 'make proto' and commit"; exit 1; }
+	@new=$$(git status --porcelain --untracked-files=all -- proto/ $(PY_GENERATED) | grep '^??' || true); \
+	  if [ -n "$$new" ]; then echo "make proto generated files that are not committed:"; echo "$$new"; exit 1; fi
 
 ## ---- dependencies --------------------------------------------------------
 
-deps: tools npm-deps browser-deps openclaw-deps node-sdk $(OCPLUGIN)/node_modules/.package-lock.json ## everything the tests need
+deps: tools npm-deps browser-deps python-deps openclaw-deps node-sdk $(OCPLUGIN)/node_modules/.package-lock.json ## everything the tests need
+
+# apt-get install of Debian packages, with sudo only when not root, waiting
+# for another apt (other jobs may run one) instead of failing.
+define apt_install
+SUDO=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi; \
+	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends $(1)
+endef
+
+# The Python host SDK's and the Hermes plugin's tests run on Debian's
+# python3-grpcio, python3-protobuf and python3-cryptography (AutoMTLS);
+# the Hermes stand-in reads YAML with python3-yaml.
+python-deps: ## Debian's grpcio, protobuf, cryptography and yaml for /usr/bin/python3
+	@if ! $(PY) -c 'import grpc, google.protobuf, cryptography, yaml' 2>/dev/null; then \
+	  echo "installing Debian's python3-grpcio, python3-protobuf, python3-cryptography and python3-yaml"; \
+	  $(call apt_install,python3-grpcio python3-protobuf python3-cryptography python3-yaml); \
+	fi
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin
 

@@ -1,0 +1,2 @@
+"""go-plugin's own services (broker, controller, stdio), generated from
+goplugin.proto by ``make proto``."""

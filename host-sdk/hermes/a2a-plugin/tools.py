@@ -1,0 +1,112 @@
+"""The binary's tools as Hermes tools: one ``register_tool`` per tool of
+its ListTools, with its JSON Schema; a call goes to the binary's CallTool
+with the calling conversation (HERMES_SESSION_PLATFORM /
+HERMES_SESSION_CHAT_ID), so a delegation made while answering an A2A task
+continues that task's delegation chain and trace.
+
+Hermes runs a tool handler on a worker thread; the handler blocks it until
+the binary answers. An error result reaches the model as ``{"error": …}``
+(Hermes' convention); so does a call that broke. Progress the binary
+reports is logged and, while the call serves an A2A turn, keeps that turn's
+task alive (at most one progress update every PROGRESS_EVERY seconds); an
+interrupted Hermes turn cancels the call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from typing import Any, Callable, Optional
+
+from agentplugin_host import PluginError, pb
+
+from .runtime import BINARY_PLUGIN, Runtime
+from .settings import PLATFORM, PLUGIN_ID, TOOLSET
+
+log = logging.getLogger("a2a_plugin.tools")
+
+#: How often a long tool call may send a progress update to the A2A task
+#: whose turn made it.
+PROGRESS_EVERY = 30.0
+
+
+class ToolClash(RuntimeError):
+    """Another plugin already registered one of the binary's tools."""
+
+
+def _session_env(name: str) -> str:
+    try:
+        from gateway.session_context import get_session_env
+    except ImportError:  # pragma: no cover - always there in Hermes
+        return ""
+    return get_session_env(name, "") or ""
+
+
+def _interrupted() -> bool:
+    try:
+        from tools.interrupt import is_interrupted
+    except ImportError:  # pragma: no cover - Hermes without per-thread interrupts
+        return False
+    return is_interrupted()
+
+
+def make_handler(rt: Runtime, name: str, keepalive: Optional[Callable[[str, str], None]] = None) -> Callable[..., str]:
+    """The Hermes handler of tool name."""
+
+    def handler(args: dict, **kwargs: Any) -> str:
+        platform = _session_env("HERMES_SESSION_PLATFORM")
+        chat_id = _session_env("HERMES_SESSION_CHAT_ID")
+        if platform == PLATFORM:
+            platform = BINARY_PLUGIN  # a conversation of an A2A task: the binary's own platform name
+        req = pb.CallToolRequest(name=name, arguments_json=json.dumps(args or {}),
+                                 call_id=str(kwargs.get("task_id") or uuid.uuid4()), platform=platform, chat_id=chat_id)
+        last = [0.0]
+        lock = threading.Lock()
+
+        def progress(p: pb.ToolProgress) -> None:
+            log.debug("%s progress: %s", name, p.message)
+            if keepalive is None or platform != BINARY_PLUGIN or not chat_id:
+                return
+            with lock:
+                now = time.monotonic()
+                if now - last[0] < PROGRESS_EVERY:
+                    return
+                last[0] = now
+            keepalive(chat_id, f"still working ({name})")
+
+        try:
+            res = rt.call_tool(req, progress, _interrupted)
+        except InterruptedError:
+            return json.dumps({"error": f"{name} was interrupted"})
+        except PluginError as e:
+            log.warning("%s failed: %s", name, e)
+            return json.dumps({"error": f"{name} failed: {e}"})
+        if res.is_error:
+            return json.dumps({"error": res.content})
+        return res.content
+
+    handler.__name__ = f"a2a_plugin_{name}"
+    return handler
+
+
+def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Callable[[str, str], None]] = None) -> list[str]:
+    """Register every tool of the binary; raises ToolClash when Hermes
+    refuses one because another plugin (Hermes' bundled a2a-platform)
+    registered it first."""
+    names = []
+    for td in rt.tool_definitions():
+        schema = {"name": td.name, "description": td.description,
+                  "parameters": json.loads(td.parameters_json_schema or '{"type": "object"}')}
+        handle = ctx.register_tool(
+            name=td.name, toolset=TOOLSET, schema=schema, handler=make_handler(rt, td.name, keepalive),
+            check_fn=rt.binary_present, description=td.description, emoji="🛰️")
+        if handle is None:
+            raise ToolClash(
+                f"{PLUGIN_ID}: Hermes refused tool {td.name!r}: another plugin registered it first, most likely "
+                "Hermes' bundled A2A plugin. Disable it — plugins.disabled: [a2a-platform] in config.yaml — "
+                f"the two cannot both serve A2A for one agent.")
+        names.append(td.name)
+    return names

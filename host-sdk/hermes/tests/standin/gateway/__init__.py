@@ -1,0 +1,1 @@
+"""Stand-in for Hermes' gateway package (see ../README.md)."""

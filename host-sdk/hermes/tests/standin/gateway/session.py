@@ -1,0 +1,72 @@
+"""Stand-in for gateway.session: SessionSource and build_session_key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gateway.config import Platform
+
+
+@dataclass
+class SessionSource:
+    """Where a message came from (routes replies, keys the session)."""
+
+    platform: Platform
+    chat_id: str
+    chat_name: Optional[str] = None
+    chat_type: str = "dm"
+    user_id: Optional[str] = None
+    user_name: Optional[str] = None
+    thread_id: Optional[str] = None
+    chat_topic: Optional[str] = None
+    user_id_alt: Optional[str] = None
+    chat_id_alt: Optional[str] = None
+    is_bot: bool = False
+    scope_id: Optional[str] = None
+    guild_id: Optional[str] = None
+    parent_chat_id: Optional[str] = None
+    message_id: Optional[str] = None
+    role_authorized: bool = False
+    profile: Optional[str] = None
+    profile_route_rejected: bool = field(default=False, repr=False, compare=False)
+    auto_thread_created: bool = False
+    auto_thread_initial_name: Optional[str] = None
+
+
+def _session_key_namespace(profile: Optional[str]) -> str:
+    if not profile or profile == "default":
+        return "agent:main"
+    return f"agent:{profile}"
+
+
+def build_session_key(
+    source: SessionSource,
+    group_sessions_per_user: bool = True,
+    thread_sessions_per_user: bool = False,
+    profile: Optional[str] = None,
+) -> str:
+    """The session key of a source: DMs per chat (then thread), groups per
+    chat, then participant when group_sessions_per_user, then thread."""
+    ns = _session_key_namespace(profile)
+    platform = source.platform.value
+    if source.chat_type == "dm":
+        parts = [ns, platform, "dm"]
+        if source.chat_id:
+            parts.append(source.chat_id)
+        elif source.user_id_alt or source.user_id:
+            parts.append(str(source.user_id_alt or source.user_id))
+        if source.thread_id:
+            parts.append(source.thread_id)
+        return ":".join(str(p) for p in parts)
+    parts = [ns, platform, source.chat_type]
+    if source.chat_id:
+        parts.append(source.chat_id)
+    participant = source.user_id_alt or source.user_id
+    if source.thread_id:
+        parts.append(source.thread_id)
+        if thread_sessions_per_user and participant:
+            parts.append(str(participant))
+    elif group_sessions_per_user and participant:
+        parts.append(str(participant))
+    return ":".join(str(p) for p in parts)

@@ -1,0 +1,1 @@
+"""Stand-in for Hermes' hermes_cli package (see ../README.md)."""

@@ -1,0 +1,1 @@
+"""Stand-in for Hermes' tools package (see ../README.md)."""

@@ -1,0 +1,183 @@
+"""One binary per HERMES_HOME, in the processes Hermes really has: the
+gateway owns the data directory and serves inbound A2A; a CLI process uses
+the gateway's binary for its tools, or a private tools-only one when no
+gateway runs; a second gateway refuses to serve. Plus the install command,
+coexistence with Hermes' bundled A2A plugin, and a misconfiguration that
+must fail loudly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import unittest
+
+import support  # noqa: F401
+from support import base_config, free_port, new_hermes_home, plugin_binary, remove_home, reset_hermes
+
+import fakemodel
+import run_agent
+from gateway.config import Platform
+from gateway.run import GatewayRunner
+from hermes_cli.plugins import get_plugin_manager
+from tools.registry import registry
+
+MAIN = os.path.join(support.HERE, "standin_main.py")
+
+
+def _env(home: str) -> dict:
+    env = dict(os.environ)
+    env["HERMES_HOME"] = home
+    env["A2A_PLUGIN_BIN"] = plugin_binary()
+    return env
+
+
+def _tool(home: str, name: str, args: dict) -> dict:
+    out = subprocess.run([sys.executable, MAIN, "tool", name, json.dumps(args)], env=_env(home), capture_output=True,
+                         text=True, timeout=120)
+    if out.returncode != 0:
+        raise AssertionError(f"CLI process failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _data_dir(home: str) -> str:
+    root = os.path.join(home, "plugin-data")
+    (name,) = os.listdir(root)
+    return os.path.join(root, name)
+
+
+class GatewayProcess:
+    """The stand-in gateway in a process of its own."""
+
+    def __init__(self, home: str):
+        self.proc = subprocess.Popen([sys.executable, MAIN, "gateway"], env=_env(home), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"the gateway did not start: {self.proc.stderr.read()[-3000:]}")
+        self.info = json.loads(line)
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+class OneBinaryPerHomeTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.port = free_port()
+        self.home = new_hermes_home(base_config(self.port, {"a2a_agents": [
+            {"name": "billing", "url": "https://billing.example", "trust": "trusted"}]}))
+        self.addCleanup(remove_home, self.home)
+
+    def test_cli_process_uses_the_gateway_binary_for_tools(self) -> None:
+        gw = GatewayProcess(self.home)
+        self.addCleanup(gw.stop)
+        self.assertEqual(gw.info["endpoints"], [f"http://127.0.0.1:{self.port}"], gw.info)
+        with open(os.path.join(_data_dir(self.home), "owner.lock")) as f:
+            self.assertEqual(int(f.read().strip()), gw.info["pid"], "the gateway owns the data directory")
+        out = _tool(self.home, "a2a_list", {})
+        self.assertIn("billing", out["result"])
+        self.assertEqual(out["children"], [], "the CLI process started no binary of its own")
+        self.assertIsNone(out["load_error"])
+
+    def test_cli_process_without_gateway_runs_a_private_tools_only_binary(self) -> None:
+        out = _tool(self.home, "a2a_list", {})
+        self.assertIn("billing", out["result"])
+        self.assertEqual(len(out["children"]), 1, "a private binary ran the tool")
+        self.assertFalse(_listening(self.port), "a tools-only binary serves no inbound A2A")
+        state = os.path.join(_data_dir(self.home), "state")
+        self.assertEqual(os.listdir(state), [], "the private binary never touched the gateway's data directory")
+
+
+class SecondGatewayTest(unittest.IsolatedAsyncioTestCase):
+    async def test_second_gateway_on_one_home_refuses_to_serve(self) -> None:
+        port = free_port()
+        home = new_hermes_home(base_config(port))
+        self.addCleanup(remove_home, home)
+        gw = await asyncio.to_thread(GatewayProcess, home)
+        self.addCleanup(gw.stop)
+        reset_hermes()
+        os.environ["HERMES_HOME"] = home
+        runner = GatewayRunner()
+        await runner.start()
+        self.addAsyncCleanup(runner.stop)
+        self.assertNotIn(Platform("a2a"), runner.adapters)
+        from gateway.platform_registry import platform_registry
+
+        adapter = platform_registry.create_adapter("a2a", None)  # a fresh one to read why
+        ok = await adapter.connect()
+        self.assertFalse(ok)
+        self.assertIn(f"another process (pid {gw.info['pid']})", adapter.fatal_error_message)
+        await adapter.disconnect()
+
+
+class CoexistenceAndConfigTest(unittest.TestCase):
+    def setUp(self) -> None:
+        reset_hermes()
+        self.addCleanup(reset_hermes)
+        run_agent.OpenAI = fakemodel.FakeOpenAI
+
+    def _discover(self, config: dict):
+        home = new_hermes_home(config)
+        self.addCleanup(remove_home, home)
+        os.environ["HERMES_HOME"] = home
+        get_plugin_manager().discover_and_load()
+        return get_plugin_manager().plugins()["a2a-plugin"]
+
+    def test_with_the_bundled_a2a_platform_enabled_loading_fails_saying_what_to_do(self) -> None:
+        cfg = base_config(free_port())
+        cfg["plugins"]["disabled"] = []
+        loaded = self._discover(cfg)
+        self.assertFalse(loaded.enabled)
+        self.assertIn("plugins.disabled: [a2a-platform]", loaded.error)
+        self.assertEqual(registry.get_entry("a2a_call").schema["description"], "bundled fake")
+        self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
+
+    def test_a_misspelt_binary_setting_fails_loudly_with_its_name(self) -> None:
+        loaded = self._discover(base_config(free_port(), {"agent_nmae": "typo"}))
+        self.assertFalse(loaded.enabled)
+        self.assertIn('unknown setting "agent_nmae"', loaded.error)
+
+    def test_a_wrong_plugin_setting_names_itself(self) -> None:
+        loaded = self._discover(base_config(free_port(), settings={"transport": "carrier-pigeon"}))
+        self.assertIn("settings.transport", loaded.error)
+
+
+class InstallTest(unittest.TestCase):
+    def test_install_lays_out_the_plugin_and_prints_the_config_lines(self) -> None:
+        import tempfile
+
+        home = tempfile.mkdtemp(prefix="hermes-install-")
+        self.addCleanup(remove_home, home)
+        out = subprocess.run([sys.executable, os.path.join(support.REPO, "host-sdk", "hermes", "install.py"),
+                              "--hermes-home", home, "--binary", plugin_binary()], capture_output=True, text=True, check=True)
+        d = os.path.join(home, "plugins", "a2a-plugin")
+        self.assertTrue(os.access(os.path.join(d, "bin", "a2a-plugin"), os.X_OK))
+        for f in ("plugin.yaml", "__init__.py", "adapter.py", os.path.join("vendor", "agentplugin_host", "__init__.py"),
+                  os.path.join("vendor", "agentplugin", "v1", "agentplugin_pb2.py")):
+            self.assertTrue(os.path.exists(os.path.join(d, f)), f)
+        self.assertIn("enabled: [a2a-plugin]", out.stdout)
+        self.assertIn("disabled: [a2a-platform]", out.stdout)
+        self.assertIn("platforms:\n    a2a:\n      enabled: true", out.stdout)
+        # Installing again replaces the installation.
+        subprocess.run([sys.executable, os.path.join(support.REPO, "host-sdk", "hermes", "install.py"),
+                        "--hermes-home", home, "--binary", plugin_binary(), "--quiet"], check=True, capture_output=True)
+        self.assertFalse(os.path.exists(d + ".installing"))
+
+
+if __name__ == "__main__":
+    unittest.main()

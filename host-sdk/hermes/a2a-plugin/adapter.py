@@ -61,6 +61,10 @@ PREVIOUS_TURN_WAIT = 30.0
 CANCEL_GRACE = 5.0
 #: How long Hermes may take to start an injected turn before it is failed.
 START_GRACE = 10.0
+#: How long a CancelTurn for a task this adapter has not seen yet is
+#: remembered: CancelTurn and HandleMessage are separate calls, so a cancel
+#: may overtake the message it cancels.
+EARLY_CANCEL_MEMORY = 300.0
 #: How long received files are kept.
 MEDIA_RETENTION = 24 * 3600.0
 #: The largest file sent back as an artifact (the binary's default part
@@ -112,6 +116,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         self._by_token: dict[str, Turn] = {}
         self._last: dict[str, Turn] = {}
         self._tiers: dict[str, str] = {}
+        self._early_cancels: dict[str, float] = {}
         self.endpoints: list[str] = []
 
     @property
@@ -169,6 +174,13 @@ class A2APluginAdapter(BasePlatformAdapter):
         return await await_on(self._loop, self._cancel(req))
 
     async def _accept(self, req: pb.HandleMessageRequest) -> pb.HandleMessageResponse:
+        if self._early_cancels.pop(req.task_id, None) is not None:
+            # Cancelled before it arrived: it never reaches Hermes.
+            log.info("a2a-plugin: task %s was cancelled before its message arrived; not running it", req.task_id)
+            turn = Turn(token=uuid.uuid4().hex, task_id=req.task_id, chat_id=req.chat_id, platform=req.platform,
+                        tier="public", source=None)
+            asyncio.ensure_future(self._end(turn, pb.OUTCOME_CANCELLED))
+            return pb.HandleMessageResponse(turn_id=turn.token)
         tier = TIER_NAMES.get(req.trust_tier, "public")
         sender = req.sender.id or "unknown"
         source = self.build_source(
@@ -382,12 +394,19 @@ class A2APluginAdapter(BasePlatformAdapter):
 
     async def _cancel(self, req: pb.CancelTurnRequest) -> pb.CancelTurnResponse:
         turn = self._by_task.get(req.task_id)
+        if turn is None and req.task_id:
+            now = time.monotonic()
+            self._early_cancels = {t: at for t, at in self._early_cancels.items() if now - at < EARLY_CANCEL_MEMORY}
+            self._early_cancels[req.task_id] = now
+            return pb.CancelTurnResponse(cancelled=False)
         if turn is None or turn.ended:
             return pb.CancelTurnResponse(cancelled=False)
         turn.ended = turn.cancelled = True
         if not turn.injected.is_set():
             return pb.CancelTurnResponse(cancelled=True)  # never reaches Hermes
         session_key = build_session_key(turn.source, profile=getattr(turn.source, "profile", None))
+        log.debug("a2a-plugin: interrupting session %s for task %s (started=%s finished=%s)", session_key, turn.task_id,
+                  turn.started.is_set(), turn.finished.is_set())
         await self.interrupt_session_activity(session_key, turn.chat_id)
         try:
             await asyncio.wait_for(turn.finished.wait(), CANCEL_GRACE)

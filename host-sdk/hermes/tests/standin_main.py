@@ -76,6 +76,10 @@ def tool(name: str, args: str) -> int:
 
 
 def main() -> int:
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung test process can be asked where it is
     logging.basicConfig(level=os.environ.get("STANDIN_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     if sys.argv[1:2] == ["gateway"]:
         return asyncio.run(gateway())

@@ -121,6 +121,19 @@ class InboundTest(GatewayTest):
         again = await self.send("hello after cancel", context_id=task["contextId"])
         self.assertEqual(text_of(again["status"]["message"]), "echo: hello after cancel")
 
+    async def test_a_cancel_that_overtakes_its_message_keeps_it_from_hermes(self) -> None:
+        """CancelTurn and HandleMessage are separate calls: a cancel may
+        reach the host before the message it cancels."""
+        from agentplugin_host import pb
+
+        resp = await self.adapter.host_cancel_turn(pb.CancelTurnRequest(platform="a2a", chat_id="ctx-early", task_id="task-early"))
+        self.assertFalse(resp.cancelled)
+        await self.adapter.host_handle_message(pb.HandleMessageRequest(
+            platform="a2a", chat_id="ctx-early", task_id="task-early", text="long job", unattended=True))
+        await asyncio.sleep(0.5)
+        self.assertEqual([e.message_id for e in self.events], [], "a cancelled task's message reached Hermes")
+        self.assertFalse(self.long_job.started.is_set())
+
     async def test_progress_keeps_the_task_working_and_reaches_the_peer(self) -> None:
         events = await asyncio.to_thread(_stream, self.url, message("progress report"))
         states = [(e["statusUpdate"]["status"]["state"], text_of(e["statusUpdate"]["status"].get("message")))

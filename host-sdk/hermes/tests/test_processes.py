@@ -72,8 +72,10 @@ class GatewayProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+            raise AssertionError("the gateway process did not stop within 30s of its stdin closing")
+        finally:
+            self.proc.stdout.close()
+            self.proc.stderr.close()
 
 
 class OneBinaryPerHomeTest(unittest.TestCase):

@@ -117,6 +117,8 @@ class AIAgent:
                     for c in calls]})
 
                 def one(c: Any) -> str:
+                    if c.function.name not in self.enabled_tools:
+                        return json.dumps({"error": f"Tool '{c.function.name}' is not available in this session"})
                     try:
                         args = json.loads(c.function.arguments or "{}")
                     except ValueError as e:
@@ -133,5 +135,6 @@ class AIAgent:
                     messages.append({"role": "tool", "tool_call_id": c.id, "content": r})
         finally:
             set_interrupt(False, self._execution_thread_id)
+        logger.info("run_conversation of %s ended (interrupted=%s)", self.session_id, self.is_interrupted())
         return {"final_response": final, "messages": messages[first_new:], "interrupted": self.is_interrupted(),
                 "api_calls": api_calls}

@@ -77,7 +77,11 @@ class GatewayRunner:
         self._running = True
 
     async def stop(self) -> None:
+        """Interrupt the running agents, cancel the adapters' turns,
+        disconnect them, unload the plugins."""
         self._running = False
+        for agent in list(self._running_agents.values()):
+            agent.interrupt(None, hard_cancel=True)
         for adapter in list(self.adapters.values()):
             await adapter.cancel_background_tasks()
             await adapter.disconnect()
@@ -155,6 +159,7 @@ class GatewayRunner:
                 await asyncio.sleep(0.2)
                 adapter = self._adapter_for_source(source)
                 if adapter is not None and adapter.has_pending_interrupt(key):
+                    logger.info("interrupt detected for session %s; interrupting the agent", key)
                     pending = adapter._pending_messages.get(key)
                     agent.interrupt(pending.text if pending is not None else None)
                     return

@@ -262,7 +262,19 @@ bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through
 BENCH_OUT   ?= $(ROOT)/bench-results
 BENCH_FLAGS ?=
 
-.PHONY: bench-full bench-go bench-tools
+.PHONY: bench-full bench-go bench-tools bench-python
+
+# The Python host SDK (host-sdk/python/examples/echo_host.py) beside the Go
+# reference host (agenthost), both answering with an echo agent on the
+# SQLite store: blocking sends at 1 and then 16 clients, rounds
+# interleaved. Reports in $(BENCH_OUT)/python-c1 and python-c16.
+BENCH_PY_FLAGS ?=
+
+bench-python: build bench-tools python-deps ## the Python host SDK beside the Go reference host: blocking sends at 1 and 16 clients
+	@for c in 1 16; do \
+	  $(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT)/python-c$$c -only ours-sqlite,py-host -modes send -c $$c \
+	    -startup=false -python $(PY) $(BENCH_PY_FLAGS) || exit 1; \
+	done
 
 bench: build bench-tools npm-deps ## side-by-side benchmark: floor, ours, official Go and JS SDK servers
 	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_FLAGS)

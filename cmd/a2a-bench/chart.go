@@ -21,6 +21,7 @@ var serverColor = map[string]color.Color{
 	srvOursSQLite: color.RGBA{220, 90, 20, 255},
 	srvGoSDK:      color.RGBA{70, 130, 200, 255},
 	srvJSSDK:      color.RGBA{120, 170, 90, 255},
+	srvPyHost:     color.RGBA{160, 60, 160, 255},
 }
 
 // bar is one server's bar: the median and the range across rounds.

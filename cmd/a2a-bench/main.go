@@ -73,7 +73,11 @@ type config struct {
 	GoSDK     string `json:"go_sdk"`
 	Node      string `json:"node"`
 	JSServer  string `json:"js_server"`
-	Out       string `json:"out"`
+	Python    string `json:"python"`
+	PyHost    string `json:"py_host"`
+	// PyTransport is the Python host's transport: auto-mtls or socket-dir.
+	PyTransport string `json:"py_transport"`
+	Out         string `json:"out"`
 
 	Only     []string      `json:"servers"`
 	Modes    []string      `json:"modes"`
@@ -106,8 +110,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.GoSDK, "gosdk", "", "the official Go SDK's a2a CLI (default BIN/bench/a2a-go-sdk)")
 	fs.StringVar(&c.Node, "node", "node", "the Node.js binary")
 	fs.StringVar(&c.JSServer, "js", "testharness/interop/js/server-bench.mjs", "the JS SDK benchmark server")
+	fs.StringVar(&c.Python, "python", "/usr/bin/python3", "the Python of the py-host server (Debian's, with python3-grpcio)")
+	fs.StringVar(&c.PyHost, "pyhost", "host-sdk/python/examples/echo_host.py", "the py-host server: the Python host SDK's echo host")
+	fs.StringVar(&c.PyTransport, "pytransport", "auto-mtls", "the py-host server's transport to the plugin: auto-mtls or socket-dir")
 	fs.StringVar(&c.Out, "out", "bench-results", "output `DIR` for report.txt, results.json, charts and logs")
-	fs.StringVar(&only, "only", strings.Join(allServers, ","), "servers to compare, comma-separated: "+strings.Join(allServers, ", "))
+	fs.StringVar(&only, "only", strings.Join(defaultServers, ","), "servers to compare, comma-separated: "+strings.Join(allServers, ", "))
 	fs.StringVar(&modes, "modes", "send,send-async,stream", "load modes to compare: send, send-async, stream")
 	fs.IntVar(&c.Clients, "c", 16, "concurrent clients in the comparison")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Second, "measured time of each run")
@@ -320,6 +327,17 @@ func (b *bench) prepare() error {
 		}
 		if err := need(filepath.Join(b.cfg.Plugins, "a2a-plugin"), "run make build (or pass -plugins)"); err != nil {
 			return err
+		}
+	}
+	if used[srvPyHost] {
+		if err := need(filepath.Join(b.cfg.Plugins, "a2a-plugin"), "run make build (or pass -plugins)"); err != nil {
+			return err
+		}
+		if err := need(b.cfg.PyHost, "pass -pyhost"); err != nil {
+			return err
+		}
+		if out, err := exec.Command(b.cfg.Python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput(); err != nil {
+			return fmt.Errorf("%s cannot import grpc, protobuf and cryptography (%v): run make python-deps, or pass -python\n%s", b.cfg.Python, err, out)
 		}
 	}
 	if used[srvGoSDK] {

@@ -65,20 +65,26 @@ func summarize(res *Results) {
 			}
 			row.RPS, row.P50, row.P90, row.P99 = statOf(rps), statOf(p50), statOf(p90), statOf(p99)
 			row.ServerCPUPerOp, row.LoadCPUPerOp = statOf(scpu), statOf(lcpu)
-			if isOurs(srv) {
+			if runsPlugin(srv) {
 				row.PluginCPUPerOp = statOf(pcpu)
 			}
 			row.FirstEventP50, row.EventsPerSec = median(fe), median(eps)
 			row.AckP50, row.PollsPerTask = median(ack), median(polls)
 			res.Summary = append(res.Summary, row)
 		}
-		// Ratios of ours against every other server, round by round.
+		// Ratios of ours against every other server, round by round, and
+		// of the Python host against the Go reference host.
 		for _, ours := range res.Config.Only {
-			if !isOurs(ours) {
+			if !isOurs(ours) && ours != srvPyHost {
 				continue
 			}
 			for _, other := range res.Config.Only {
-				if other == ours || (isOurs(other) && other != srvOursMem) || (ours == srvOursMem && isOurs(other)) {
+				switch {
+				case ours == srvPyHost:
+					if other != srvOursSQLite {
+						continue // the Python host is compared with the Go host on the same store only
+					}
+				case other == ours || other == srvPyHost || (isOurs(other) && other != srvOursMem) || (ours == srvOursMem && isOurs(other)):
 					continue // compare sqlite with mem, not mem with sqlite
 				}
 				a, o := byRound(byKey[[2]string{mode, ours}]), byRound(byKey[[2]string{mode, other}])
@@ -224,7 +230,7 @@ func writeReport(w io.Writer, res *Results) {
 				ex = fmt.Sprintf("  %8.2f  %10.2f", r.AckP50, r.PollsPerTask)
 			}
 			plug := "-"
-			if isOurs(r.Server) {
+			if runsPlugin(r.Server) {
 				plug = fmt.Sprintf("%.0f", r.PluginCPUPerOp.Median)
 			}
 			fmt.Fprintf(w, "  %-12s %7.0f [%6.0f–%6.0f] %8.2f %8.2f %8.2f %12.0f %8s %10.1f %8.1f %7d%s\n",

@@ -22,9 +22,15 @@ const (
 	srvOursSQLite = "ours-sqlite"
 	srvGoSDK      = "go-sdk"
 	srvJSSDK      = "js-sdk"
+	srvPyHost     = "py-host"
 )
 
-var allServers = []string{srvFloor, srvOursMem, srvOursSQLite, srvGoSDK, srvJSSDK}
+// defaultServers are the servers a plain `make bench` compares.
+var defaultServers = []string{srvFloor, srvOursMem, srvOursSQLite, srvGoSDK, srvJSSDK}
+
+// allServers are every server the suite knows, in the order rounds visit
+// them: the default ones and the Python host (make bench-python).
+var allServers = append(append([]string{}, defaultServers...), srvPyHost)
 
 // serverInfo describes each server for the report.
 var serverInfo = map[string]string{
@@ -33,9 +39,14 @@ var serverInfo = map[string]string{
 	srvOursSQLite: "agenthost + a2a-plugin, store: sqlite (same round trip, durable store)",
 	srvGoSDK:      "a2a serve --transport jsonrpc --echo (github.com/a2aproject/a2a-go/v2 v2.4.0)",
 	srvJSSDK:      "node server-bench.mjs (@a2a-js/sdk 1.3.0 + express)",
+	srvPyHost:     "host-sdk/python/examples/echo_host.py (the Python host SDK on Debian's python3) + a2a-plugin, store: sqlite (the same round trip as ours-sqlite, the host in Python)",
 }
 
 func isOurs(name string) bool { return name == srvOursMem || name == srvOursSQLite }
+
+// runsPlugin reports whether the server is a host running a2a-plugin as a
+// child process (its CPU counts as the server's too).
+func runsPlugin(name string) bool { return isOurs(name) || name == srvPyHost }
 
 // server is one running server under test.
 type server struct {
@@ -99,6 +110,17 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 		}
 		cmd = exec.Command(b.cfg.AgentHost, "run", "--plugins", b.cfg.Plugins, "--agent", "echo",
 			"--config", cfgPath, "--data", s.dataDir, "--log-level", "warn")
+		s.rpc = s.base + "/"
+	case srvPyHost:
+		s.dataDir = o.dataDir
+		if s.dataDir == "" {
+			if s.dataDir, err = os.MkdirTemp(b.work, name+"-data-"); err != nil {
+				return nil, err
+			}
+		}
+		cfg := fmt.Sprintf(`{"host":"127.0.0.1","port":%d,"store":"sqlite","rate_limit":0,"max_streams_per_peer":%d}`, port, max(16, o.clients))
+		cmd = exec.Command(b.cfg.Python, b.cfg.PyHost, "--plugin", filepath.Join(b.cfg.Plugins, "a2a-plugin"),
+			"--data", s.dataDir, "--config", cfg, "--transport", b.cfg.PyTransport, "--log-level", "warn")
 		s.rpc = s.base + "/"
 	case srvGoSDK:
 		cmd = exec.Command(b.cfg.GoSDK, "serve", "--transport", "jsonrpc", "--echo", "--quiet",
@@ -172,7 +194,7 @@ func (s *server) ready(timeout time.Duration) (time.Duration, error) {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				d := time.Since(s.started)
-				if isOurs(s.name) {
+				if runsPlugin(s.name) {
 					s.plugin = childNamed(s.cmd.Process.Pid, "a2a-plugin")
 				}
 				return d, nil

@@ -1,6 +1,6 @@
 """A minimal Python host on agentplugin_host: it runs one plugin and answers
-every inbound message with its own text, as the reference host's echo agent
-does (``agenthost run --agent echo``). make bench-python measures the A2A
+every inbound message with the sender's words, as the reference host's echo
+agent does (``agenthost run --agent echo``). make bench-python measures the A2A
 plugin through it beside the Go reference host.
 
     /usr/bin/python3 host-sdk/python/examples/echo_host.py --plugin bin/plugins/a2a-plugin \\
@@ -25,8 +25,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from agentplugin_host import Manager, Options, Transport, pb  # noqa: E402
 
 
+def sender_text(req: pb.HandleMessageRequest) -> str:
+    """The sender's own words: the text parts of the original message (the
+    flattened text is framed as untrusted input by the A2A plugin)."""
+    texts = [p.text for p in req.parts if p.WhichOneof("content") == "text"]
+    return "\n".join(texts) if req.parts else req.text
+
+
 class EchoHost:
-    """A host whose agent answers each turn with the text it got."""
+    """A host whose agent answers each turn with the sender's words."""
 
     def __init__(self) -> None:
         self.platform = None
@@ -39,7 +46,7 @@ class EchoHost:
         try:
             await self.platform.send(pb.SendRequest(
                 platform=req.platform, chat_id=req.chat_id, task_id=req.task_id,
-                kind=pb.SEND_KIND_FINAL, text=req.text, ends_turn=True))
+                kind=pb.SEND_KIND_FINAL, text=sender_text(req), ends_turn=True))
         except Exception as e:  # the turn stays open; end it as failed
             logging.getLogger("echo").warning("send failed: %s", e)
             await self.platform.processing_complete(pb.ProcessingCompleteRequest(

@@ -90,6 +90,17 @@ run: export RUN_PEER = $(PEER)
 run: build ## serve A2A on loopback: the reference host, the plugin and an echo agent (knobs: AGENT HOSTCFG PORT NAME PEER DATA)
 	$(BIN)/agenthost run --plugins $(PLUGINS) --agent "$$RUN_AGENT" $(if $(DATA),--data '$(DATA)') $(if $(HOSTCFG),--config '$(HOSTCFG)') $(RUN_FLAGS)
 
+## ---- hosts -------------------------------------------------------------
+
+# Where make hermes-plugin installs the Hermes plugin: Hermes' own
+# HERMES_HOME when set, else its default.
+HERMES_HOME ?= $(HOME)/.hermes
+
+.PHONY: hermes-plugin
+
+hermes-plugin: build ## install the Hermes plugin and the binary into $(HERMES_HOME)/plugins/a2a-plugin; prints the config.yaml lines
+	@$(PY) host-sdk/hermes/install.py --hermes-home "$(HERMES_HOME)" --binary $(PLUGINS)/a2a-plugin
+
 ## ---- tests ---------------------------------------------------------------
 
 test: deps lint proto-check test-go test-node test-openclaw fuzz-short ## everything CI runs

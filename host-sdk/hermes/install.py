@@ -39,7 +39,8 @@ gateway:
     a2a:
       enabled: true          # the gateway serves inbound A2A
 platform_toolsets:
-  cli: [hermes-cli, a2a]     # the a2a_* tools in the CLI too (Hermes keeps the a2a toolset off by default)
+  a2a: [web, a2a]            # what a local (loopback) caller's turn may use; peers' trust tiers narrow it
+  cli: [hermes-cli, a2a]     # the a2a_* tools in the CLI too (Hermes keeps the a2a toolset off unless listed)
 """
 
 

@@ -37,11 +37,11 @@ _binary: Optional[str] = None
 
 
 def plugin_binary() -> str:
-    """$A2A_PLUGIN_BIN (the Go test that runs these builds it), else go build."""
+    """$AGENTPLUGIN_A2A_BIN (the Go test that runs these builds it), else go build."""
     global _binary
     if _binary:
         return _binary
-    path = os.environ.get("A2A_PLUGIN_BIN")
+    path = os.environ.get("AGENTPLUGIN_A2A_BIN")
     if not path:
         path = os.path.join(tempfile.gettempdir(), "agentplugin-hermes-tests", "a2a-plugin")
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -75,6 +75,8 @@ def base_config(port: int, a2a: Optional[dict] = None, **extra: Any) -> dict:
         "plugins": {"enabled": ["a2a-plugin"], "disabled": ["a2a-platform"],
                     "entries": {"a2a-plugin": {"settings": settings}}},
         "gateway": {"platforms": {"a2a": {"enabled": True}}},
+        # As install.py prints, plus the terminal for the tests' long job.
+        "platform_toolsets": {"a2a": ["terminal", "web", "a2a"], "cli": ["hermes-cli", "a2a"]},
     }
     cfg.update(extra)
     return cfg

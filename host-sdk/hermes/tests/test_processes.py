@@ -31,7 +31,7 @@ MAIN = os.path.join(support.HERE, "standin_main.py")
 def _env(home: str) -> dict:
     env = dict(os.environ)
     env["HERMES_HOME"] = home
-    env["A2A_PLUGIN_BIN"] = plugin_binary()
+    env["AGENTPLUGIN_A2A_BIN"] = plugin_binary()
     return env
 
 

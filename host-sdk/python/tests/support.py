@@ -28,12 +28,12 @@ _binary: Optional[str] = None
 
 
 def plugin_binary() -> str:
-    """The a2a-plugin binary: $A2A_PLUGIN_BIN (the Go test that runs these
+    """The a2a-plugin binary: $AGENTPLUGIN_A2A_BIN (the Go test that runs these
     tests builds it), else built here once with go build."""
     global _binary
     if _binary:
         return _binary
-    path = os.environ.get("A2A_PLUGIN_BIN")
+    path = os.environ.get("AGENTPLUGIN_A2A_BIN")
     if not path:
         path = os.path.join(tempfile.gettempdir(), "agentplugin-python-tests", "a2a-plugin")
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -16,7 +16,7 @@ import urllib.request
 from support import (ScriptedHost, free_port, jsonrpc, message, plugin_binary, proc_environ, process_alive, stream,
                      task_of, text_of)
 
-from agentplugin_host import Manager, Options, State, Transport, UnknownTool, pb
+from agentplugin_host import PROTOCOL_MINOR, Manager, Options, State, Transport, UnknownTool, pb
 from agentplugin_host import host_service
 
 
@@ -48,7 +48,7 @@ class ContractTest(unittest.IsolatedAsyncioTestCase):
     """Run with AutoMTLS and call streams; subclasses vary both."""
 
     transport = Transport.AUTO_MTLS
-    minor = 2
+    minor = PROTOCOL_MINOR
 
     async def asyncSetUp(self) -> None:
         os.environ["A2A_TEST_MARK"] = "from-the-host"
@@ -85,7 +85,7 @@ class ContractTest(unittest.IsolatedAsyncioTestCase):
     async def test_describe_configure_connect_and_environment(self) -> None:
         p = self.plugin
         self.assertEqual(p.state, State.READY)
-        self.assertEqual(p.protocol_minor, 2)
+        self.assertEqual(p.protocol_minor, PROTOCOL_MINOR)
         self.assertEqual(set(p.describe().capabilities), {pb.CAPABILITY_PLATFORM, pb.CAPABILITY_TOOLSET})
         self.assertEqual(p.endpoints[0], self.url)
         data_dir = os.path.join(self.data, "a2a")
@@ -230,6 +230,39 @@ class UnaryContractTest(ContractTest):
     """A host claiming contract 1.1: unary HandleMessage and Send."""
 
     minor = 1
+
+
+class _NoCancelHost:
+    """A host whose agent cannot stop a running turn: it has no cancel_turn."""
+
+    def __init__(self, inner: ScriptedHost):
+        self.inner = inner
+
+    async def handle_message(self, req):
+        return await self.inner.handle_message(req)
+
+    async def list_tools(self):
+        return await self.inner.list_tools()
+
+
+class CancelUnsupportedTest(unittest.IsolatedAsyncioTestCase):
+    """Contract 1.3: a host without cancel_turn says it cannot stop a
+    running turn, and the plugin refuses to cancel one instead of lying."""
+
+    async def test_cancel_of_a_running_turn_is_refused(self) -> None:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        inner = ScriptedHost()
+        m = Manager(Options(paths=[plugin_binary()], host=_NoCancelHost(inner), config={"a2a": {"port": port, "store": "memory"}}))
+        await m.start()
+        self.addAsyncCleanup(m.close)
+        inner.platform = m.plugin("a2a").platform()
+        slow = task_of(await jsonrpc(url, "SendMessage", {"message": message("slow work"), "configuration": {"returnImmediately": True}}))
+        await asyncio.wait_for(inner.got.get(), 10)
+        resp = await jsonrpc(url, "CancelTask", {"id": slow["id"]})
+        self.assertEqual(resp.get("error", {}).get("code"), -32002, resp)
+        got = task_of(await jsonrpc(url, "GetTask", {"id": slow["id"]}))
+        self.assertNotEqual(got["status"]["state"], "TASK_STATE_CANCELED", "the running turn was reported stopped")
 
 
 class _ListHandler(logging.Handler):

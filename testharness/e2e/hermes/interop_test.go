@@ -58,14 +58,15 @@ func hermesGateway(t *testing.T) string {
 				"peer_toolsets": map[string]any{"trusted": nil},
 			}}},
 		},
-		"gateway": map[string]any{"platforms": map[string]any{"a2a": map[string]any{"enabled": true}}},
+		"gateway":           map[string]any{"platforms": map[string]any{"a2a": map[string]any{"enabled": true}}},
+		"platform_toolsets": map[string]any{"a2a": []string{"terminal", "web", "a2a"}},
 	}
 	b, _ := json.Marshal(cfg)
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(python, filepath.Join(root, "host-sdk", "hermes", "tests", "standin_main.py"), "gateway")
-	cmd.Env = append(os.Environ(), "HERMES_HOME="+home, "A2A_PLUGIN_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "STANDIN_LOG_LEVEL=INFO")
+	cmd.Env = append(os.Environ(), "HERMES_HOME="+home, "AGENTPLUGIN_A2A_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "STANDIN_LOG_LEVEL=INFO")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func runUnittest(t *testing.T, dir, module string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "-v", module)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_PLUGIN_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1")
+	cmd.Env = append(os.Environ(), "AGENTPLUGIN_A2A_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

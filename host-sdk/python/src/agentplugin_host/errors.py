@@ -53,7 +53,12 @@ class StatusError(PluginError):
         self.code = code if code is not None else self.default_code
 
     def __str__(self) -> str:
-        return f"{self.code.name}: {self.message}"
+        """The other side's message as it wrote it; transport and runtime
+        codes keep a word of the code ("unavailable: …"), which says more
+        than their message alone (as the Go side's errors read)."""
+        if self.code in _PLAIN_CODES:
+            return self.message
+        return self.code.name.lower().replace("_", " ") + ": " + self.message
 
 
 class UnknownTool(StatusError):
@@ -100,6 +105,11 @@ class Unavailable(StatusError):
 
     default_code = grpc.StatusCode.UNAVAILABLE
 
+
+_PLAIN_CODES = frozenset({
+    grpc.StatusCode.UNKNOWN, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS,
+})
 
 _BY_CODE = {
     cls.default_code: cls

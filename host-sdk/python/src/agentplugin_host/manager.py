@@ -220,12 +220,19 @@ class Manager:
             info.protocol_minor = self._opts.protocol_minor
         if not info.optional_rpcs:
             info.optional_rpcs.extend(optional_rpcs(self._opts.host))
+        if not callable(getattr(self._opts.host, "cancel_turn", None)):
+            # A host without cancel_turn cannot stop a running turn: say so
+            # (1.3), so the plugin refuses to cancel one instead of
+            # reporting it stopped.
+            info.cancel_turn_unsupported = True
         hs = HostServer(self._opts.host, self._opts.heartbeat_interval, self._log.getChild(name))
         try:
             resp = await inst.configure(
                 self._config_for(name), self._data_dir_for(name), self._opts.log_level, info, hs, self._opts.start_timeout)
         except Exception as e:
-            raise PluginError(f"plugin {name!r} refused its configuration (fix its section of the host config): {e}") from e
+            # The plugin's message names what to fix and where it came from
+            # (its section of the host config, or an environment variable).
+            raise PluginError(f"plugin {name!r} refused its configuration: {e}") from e
         for w in resp.warnings:
             self._log.warning("plugin %s configuration warning: %s", name, w)
         inst.dispense(info.protocol_minor)

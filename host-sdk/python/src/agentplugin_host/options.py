@@ -55,7 +55,10 @@ class Options:
     #: ConfigureRequest.log_level ("trace" … "error"); "" leaves theirs.
     log_level: str = ""
     #: Describes the host to plugins; protocol_minor and optional_rpcs are
-    #: filled in when left empty.
+    #: filled in when left empty. A host whose cancel_turn cannot stop a
+    #: running turn sets cancel_turn_unsupported (contract 1.3; set for it
+    #: when the host has no cancel_turn at all): plugins then refuse to
+    #: cancel what it runs instead of reporting it stopped.
     host_info: Optional[pb.HostInfo] = None
     #: The contract minor the host claims (HostInfo.protocol_minor). Below
     #: 2 neither side uses call streams: the plugin calls the unary

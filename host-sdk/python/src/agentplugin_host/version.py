@@ -16,8 +16,9 @@ PROTOCOL_MAJOR = 1
 
 #: The contract minor this host implements: 1.1 ``SendRequest.ends_turn``,
 #: 1.2 the call streams (``HostService.HandleMessages``,
-#: ``PlatformAdapterService.SendStream``).
-PROTOCOL_MINOR = 2
+#: ``PlatformAdapterService.SendStream``), 1.3
+#: ``HostInfo.cancel_turn_unsupported``.
+PROTOCOL_MINOR = 3
 
 #: go-plugin's core protocol version, the first field of the handshake line.
 CORE_PROTOCOL_VERSION = 1

@@ -42,8 +42,7 @@ logger = logging.getLogger(__name__)
 
 _BUSY_ACK_COOLDOWN = 30
 #: Plugin toolsets that stay off unless a platform lists them (Hermes'
-#: _DEFAULT_OFF_TOOLSETS has a2a among them), except on the platform of the
-#: same name.
+#: _DEFAULT_OFF_TOOLSETS has a2a among them).
 _DEFAULT_OFF_TOOLSETS = {"a2a", "spotify", "discord", "homeassistant"}
 
 
@@ -107,14 +106,14 @@ class GatewayRunner:
     def _platform_tools(self, platform: str, toolsets: Optional[list[str]]) -> set[str]:
         """The tool names a turn may use: the adapter's per-source toolsets,
         else platform_toolsets.<platform>, else every registered toolset
-        but the default-off ones (kept on the platform of their name)."""
+        but the default-off ones (plugin toolsets such as a2a stay off
+        until a platform lists them)."""
         if toolsets is None:
             configured = (self.config.get("platform_toolsets") or {}).get(platform)
             if isinstance(configured, list):
                 toolsets = [str(t) for t in configured]
             else:
-                toolsets = [t for t in registry.get_registered_toolset_names()
-                            if t not in _DEFAULT_OFF_TOOLSETS or t == platform]
+                toolsets = [t for t in registry.get_registered_toolset_names() if t not in _DEFAULT_OFF_TOOLSETS]
         names: set[str] = set()
         for ts in toolsets:
             names.update(registry.get_tool_names_for_toolset(ts))

@@ -247,16 +247,18 @@ class Heartbeat(_message.Message):
     def __init__(self, unix_ms: _Optional[int] = ...) -> None: ...
 
 class HostInfo(_message.Message):
-    __slots__ = ["name", "optional_rpcs", "protocol_minor", "version"]
+    __slots__ = ["cancel_turn_unsupported", "name", "optional_rpcs", "protocol_minor", "version"]
+    CANCEL_TURN_UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPTIONAL_RPCS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_MINOR_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    cancel_turn_unsupported: bool
     name: str
     optional_rpcs: _containers.RepeatedScalarFieldContainer[str]
     protocol_minor: int
     version: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., protocol_minor: _Optional[int] = ..., optional_rpcs: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., protocol_minor: _Optional[int] = ..., optional_rpcs: _Optional[_Iterable[str]] = ..., cancel_turn_unsupported: bool = ...) -> None: ...
 
 class HostServiceListToolsRequest(_message.Message):
     __slots__ = []

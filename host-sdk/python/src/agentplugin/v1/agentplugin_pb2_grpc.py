@@ -564,7 +564,8 @@ class HostServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def CancelTurn(self, request, context):
-        """CancelTurn stops the running turn of a conversation.
+        """CancelTurn stops the running turn of a conversation (a host whose
+        HostInfo.cancel_turn_unsupported is set cannot stop a running one).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

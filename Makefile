@@ -139,11 +139,12 @@ bench-replicas: build ## throughput of 1, 2 and 3 replicas on PostgreSQL against
 	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 30m -run '^$$' \
 	    -bench '^BenchmarkReplicas$$' -benchtime $(BENCH_REPLICAS_N)x ./testharness/e2e/replicas
 
-lint: tools lint-ts ## gofmt, go vet, buf lint, tsc --noEmit of the TypeScript packages
+lint: tools lint-ts python-deps ## gofmt, go vet, buf lint, tsc --noEmit of the TypeScript packages, pyflakes
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	buf lint
+	$(PY) -m pyflakes $$(git ls-files 'host-sdk/*.py' | grep -v '_pb2')
 
 # The targets `make test` runs briefly: everything that parses what the
 # network sends (JSON-RPC decoding, part extraction, both bindings'
@@ -350,11 +351,12 @@ endef
 
 # The Python host SDK's and the Hermes plugin's tests run on Debian's
 # python3-grpcio, python3-protobuf and python3-cryptography (AutoMTLS);
-# the Hermes stand-in reads YAML with python3-yaml.
-python-deps: ## Debian's grpcio, protobuf, cryptography and yaml for /usr/bin/python3
-	@if ! $(PY) -c 'import grpc, google.protobuf, cryptography, yaml' 2>/dev/null; then \
-	  echo "installing Debian's python3-grpcio, python3-protobuf, python3-cryptography and python3-yaml"; \
-	  $(call apt_install,python3-grpcio python3-protobuf python3-cryptography python3-yaml); \
+# the Hermes stand-in reads YAML with python3-yaml; make lint runs
+# python3-pyflakes.
+python-deps: ## Debian's grpcio, protobuf, cryptography, yaml and pyflakes for /usr/bin/python3
+	@if ! $(PY) -c 'import grpc, google.protobuf, cryptography, yaml, pyflakes' 2>/dev/null; then \
+	  echo "installing Debian's python3-grpcio, python3-protobuf, python3-cryptography, python3-yaml and python3-pyflakes"; \
+	  $(call apt_install,python3-grpcio python3-protobuf python3-cryptography python3-yaml python3-pyflakes); \
 	fi
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin

@@ -39,7 +39,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from typing import Any, Callable, Optional
 
 import grpc
@@ -505,13 +504,3 @@ class _ToolProxy(pbg.ToolsetServiceServicer):
         finally:
             task.cancel()
 
-
-def wait_interruptible(seconds: float, interrupted: Callable[[], bool]) -> bool:
-    """Sleep up to seconds, waking early when interrupted(); returns whether
-    it was interrupted."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if interrupted():
-            return True
-        time.sleep(0.05)
-    return interrupted()

@@ -122,6 +122,11 @@ func TestParseBlocks(t *testing.T) {
 // the block's working directory and return NAME=value variables for it and
 // the files they wrote there.
 var setups = map[string]func(t *testing.T, cwd string) (vars, files []string){
+	// A HERMES_HOME of the test's own, so make hermes-plugin installs
+	// there and not into the machine's ~/.hermes.
+	"hermes-home": func(t *testing.T, cwd string) ([]string, []string) {
+		return []string{"HERMES_HOME=" + t.TempDir()}, nil
+	},
 	// A webhook notification as the plugin signs one: body.json, its
 	// timestamp in TS, its signature in SIG, the key in A2A_PUSH_SECRET.
 	"signed-delivery": func(t *testing.T, cwd string) ([]string, []string) {

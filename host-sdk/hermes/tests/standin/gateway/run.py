@@ -33,7 +33,7 @@ from gateway.config import Platform, PlatformConfig
 from gateway.platform_registry import platform_registry
 from gateway.platforms.base import MessageEvent, merge_pending_message_event
 from gateway.session import SessionSource, build_session_key
-from gateway.session_context import clear_session_vars, set_session_vars
+from gateway.session_context import set_session_vars
 from hermes_cli.config import load_config_readonly
 from hermes_cli.plugins import get_plugin_manager
 from tools.registry import registry

@@ -13,6 +13,7 @@ What the peer wrote (inside the binary's untrusted-input frame) decides:
 * ``ask AGENT: TEXT`` → calls ``a2a_call`` {"agent": AGENT, "message": TEXT};
   ``progress …`` → calls ``progress_job``; ``report`` → a reply with a
   ``MEDIA:`` file line; after a tool result → "<tool> said: <result>"
+* ``crash`` → the model provider raises
 * anything else → "echo: <text>"
 
 Every call is recorded (the messages and the tool names offered).
@@ -98,6 +99,8 @@ def brain(messages: list[dict]) -> Any:
     m = re.match(r"ask (\S+): (.+)", text, re.S)
     if m:
         return _call("a2a_call", {"agent": m[1], "message": m[2]})
+    if text.startswith("crash"):
+        raise RuntimeError("the model provider is down")
     if text.startswith("report"):
         fd, path = tempfile.mkstemp(prefix="report-", suffix=".txt", dir=os.environ.get("FAKEMODEL_FILES"))
         with os.fdopen(fd, "w") as f:

@@ -186,6 +186,22 @@ class InboundTest(GatewayTest):
         self.assertEqual([e.message_id for e in self.events], [first["id"], second["id"]])
         self.assertGreater(time.monotonic() - started, 0.3, "the second turn waited for Hermes to finish the first")
 
+    async def test_a_model_failure_is_the_reply_and_a_failed_turn_fails_the_task(self) -> None:
+        # Hermes answers a provider failure with the error as the reply.
+        task = await self.send("crash now")
+        self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
+        self.assertIn("The model call failed", text_of(task["status"]["message"]))
+        # A turn whose handling raises ends FAILURE: the task fails, and
+        # Hermes' error notice (sent after, without reply_to) answers nothing.
+        async def broken(*args, **kw):
+            raise RuntimeError("the session store is corrupt")
+
+        self.runner._run_agent = broken
+        task = await self.send("hello again")
+        self.assertEqual(task["status"]["state"], "TASK_STATE_FAILED")
+        self.assertIn("the Hermes turn failed", json.dumps(task))
+        self.assertNotIn("Sorry, I encountered an error", json.dumps(task))
+
     async def test_files_in_and_out(self) -> None:
         data = b"%PDF-1.4 fake pdf bytes"
         parts = [{"text": "report please"}, {"raw": base64.b64encode(data).decode(), "mediaType": "application/pdf",
@@ -237,12 +253,60 @@ class DelegationTest(GatewayTest):
         await self.second.wait()
 
     async def test_model_delegates_with_a2a_call(self) -> None:
+        calls = []
+        rt = self.adapter._rt
+        orig = rt._call_tool
+
+        async def recording(req, progress):
+            calls.append(req)
+            return await orig(req, progress)
+
+        rt._call_tool = recording
+        events = await asyncio.to_thread(_stream, self.url, message("ask second: summarise the minutes"))
+        task = events[-1]["statusUpdate"]["status"] if "statusUpdate" in events[-1] else None
+        self.assertIsNotNone(task, events)
+        self.assertEqual(task["state"], "TASK_STATE_COMPLETED")
+        answer = text_of(task["message"])
+        self.assertTrue(answer.startswith("a2a_call said: "), answer)
+        self.assertIn("summarise the minutes", answer, "the second agent's echo came back as the tool result")
+        self.assertIn("a2a_call", fakemodel.CALLS.tools_offered(0))
+        # CallTool got the calling conversation: the A2A context, under
+        # the binary's own platform name (so the delegation chain goes on).
+        context_id = events[0].get("task", {}).get("contextId") or events[0].get("contextId")
+        self.assertEqual([(c.name, c.platform, c.chat_id) for c in calls], [("a2a_call", "a2a", context_id)])
+        # While the call ran, its progress kept the inbound task alive.
+        working = [text_of(e["statusUpdate"]["status"].get("message")) for e in events
+                   if "statusUpdate" in e and e["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING"]
+        self.assertIn("still working (a2a_call)", working)
+
+    async def test_model_delegates_blocking(self) -> None:
         task = await self.send("ask second: summarise the minutes")
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
         answer = text_of(task["status"]["message"])
         self.assertTrue(answer.startswith("a2a_call said: "), answer)
         self.assertIn("summarise the minutes", answer, "the second agent's echo came back as the tool result")
         self.assertIn("a2a_call", fakemodel.CALLS.tools_offered(0))
+
+
+class SettingsAndEnvironmentTest(GatewayTest):
+    """The binary's settings come from plugins.entries.a2a-plugin.settings.a2a,
+    and the A2A_* environment wins."""
+
+    a2a_extra = {"agent_name": "From Settings", "agent_description": "Set in config.yaml."}
+
+    async def asyncSetUp(self) -> None:
+        os.environ["A2A_AGENT_NAME"] = "From The Environment"
+        self.addCleanup(os.environ.pop, "A2A_AGENT_NAME", None)
+        await super().asyncSetUp()
+
+    async def test_environment_wins_over_settings(self) -> None:
+        card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
+        self.assertEqual(card["name"], "From The Environment")
+        self.assertEqual(card["description"], "Set in config.yaml.")
+        self.assertTrue(self.adapter.authorization_is_upstream)
+        data_dir = self.adapter._rt.data_dir
+        self.assertTrue(data_dir.startswith(os.path.join(self.home, "plugin-data") + os.sep), data_dir)
+        self.assertTrue(os.path.exists(os.path.join(data_dir, "state", "a2a", "a2a-plugin.db")))
 
 
 class TrustTierTest(GatewayTest):

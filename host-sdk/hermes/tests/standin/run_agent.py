@@ -104,7 +104,14 @@ class AIAgent:
                 kw: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
                 if tools:
                     kw["tools"] = tools
-                resp = self.client.chat.completions.create(**kw)
+                try:
+                    resp = self.client.chat.completions.create(**kw)
+                except Exception as e:
+                    # Hermes answers a provider failure with its error as the
+                    # reply (the turn still ends SUCCESS).
+                    final = f"⚠️ The model call failed: {type(e).__name__}: {e}"
+                    messages.append({"role": "assistant", "content": final})
+                    break
                 api_calls += 1
                 msg = resp.choices[0].message
                 calls = list(getattr(msg, "tool_calls", None) or [])

@@ -51,6 +51,10 @@ from .settings import PLATFORM, Settings
 
 log = logging.getLogger("a2a_plugin.adapter")
 
+# mimetypes reads the system's tables on first use; do it now, at import
+# (register time), not on the gateway loop in the middle of a turn.
+mimetypes.init()
+
 TIER_NAMES = {pb.TRUST_TIER_PUBLIC: "public", pb.TRUST_TIER_TRUSTED: "trusted", pb.TRUST_TIER_LOCAL: "local"}
 
 #: How long a context's next turn waits for Hermes to finish the previous
@@ -92,7 +96,8 @@ class Turn:
     source: Any
     event: Optional[MessageEvent] = None
     final: list[str] = field(default_factory=list)
-    files: list[tuple[str, Optional[str]]] = field(default_factory=list)
+    #: Files of the reply: (local path or None, URL or None, caption).
+    files: list[tuple[Optional[str], Optional[str], Optional[str]]] = field(default_factory=list)
     ended: bool = False
     cancelled: bool = False
     started: asyncio.Event = field(default_factory=asyncio.Event)
@@ -311,30 +316,40 @@ class A2APluginAdapter(BasePlatformAdapter):
             log.warning("a2a-plugin: progress for task %s was not delivered: %s", turn.task_id, e)
         return SendResult(success=True, message_id=mid)
 
-    async def _file(self, chat_id: str, path: str, caption: Optional[str], metadata: Optional[Dict[str, Any]]) -> SendResult:
-        """A file of a turn's reply: kept for the reply (an artifact)."""
+    async def _file(self, chat_id: str, path: Optional[str], caption: Optional[str], url: Optional[str] = None) -> SendResult:
+        """A file of a turn's reply (a local file, or an image by URL that
+        Hermes took out of the reply's text): kept for the reply, sent as an
+        artifact before it."""
         turn = self._live_turn_of_chat(str(chat_id))
         if turn is None:
             return SendResult(success=False, error="no live A2A task in this conversation to attach the file to")
-        turn.files.append((path, caption))
+        turn.files.append((path, url, caption))
         return SendResult(success=True, message_id="a2a-" + uuid.uuid4().hex)
+
+    async def send_image(self, chat_id: str, image_url: str, caption: Optional[str] = None,
+                         reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None) -> SendResult:
+        return await self._file(chat_id, None, caption, url=image_url)
+
+    async def send_animation(self, chat_id: str, animation_url: str, caption: Optional[str] = None,
+                             reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None) -> SendResult:
+        return await self._file(chat_id, None, caption, url=animation_url)
 
     async def send_document(self, chat_id: str, file_path: str, caption: Optional[str] = None,
                             file_name: Optional[str] = None, reply_to: Optional[str] = None,
                             metadata: Optional[Dict[str, Any]] = None, **_: Any) -> SendResult:
-        return await self._file(chat_id, file_path, caption, metadata)
+        return await self._file(chat_id, file_path, caption)
 
     async def send_image_file(self, chat_id: str, image_path: str, caption: Optional[str] = None,
                               reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, **_: Any) -> SendResult:
-        return await self._file(chat_id, image_path, caption, metadata)
+        return await self._file(chat_id, image_path, caption)
 
     async def send_video(self, chat_id: str, video_path: str, caption: Optional[str] = None,
                          reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, **_: Any) -> SendResult:
-        return await self._file(chat_id, video_path, caption, metadata)
+        return await self._file(chat_id, video_path, caption)
 
     async def send_voice(self, chat_id: str, audio_path: str, caption: Optional[str] = None,
                          reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, **_: Any) -> SendResult:
-        return await self._file(chat_id, audio_path, caption, metadata)
+        return await self._file(chat_id, audio_path, caption)
 
     def keepalive(self, chat_id: str, text: str) -> None:
         """Tell the live A2A task of chat_id that work goes on (from any
@@ -366,8 +381,8 @@ class A2APluginAdapter(BasePlatformAdapter):
         turn.ended = True
         kind, text = replies.final_kind("\n\n".join(t for t in turn.final if t))
         try:
-            for i, (path, caption) in enumerate(turn.files):
-                art = _artifact(path, caption, f"{turn.task_id}-file-{i}")
+            for i, (path, url, caption) in enumerate(turn.files):
+                art = _artifact(path, url, caption, f"{turn.task_id}-file-{i}")
                 if art is not None:
                     await self._plugin_send(turn, pb.SEND_KIND_ARTIFACT, artifact=art)
             await self._plugin_send(turn, kind, text, ends_turn=True)
@@ -442,7 +457,12 @@ class A2APluginAdapter(BasePlatformAdapter):
         return paths, types
 
 
-def _artifact(path: str, caption: Optional[str], artifact_id: str) -> Optional[pb.Artifact]:
+def _artifact(path: Optional[str], url: Optional[str], caption: Optional[str], artifact_id: str) -> Optional[pb.Artifact]:
+    if path is None:
+        name = os.path.basename(url.split("?", 1)[0]) or "image"
+        mt = mimetypes.guess_type(name)[0] or "image/*"
+        return pb.Artifact(artifact_id=artifact_id, name=name, description=caption or "",
+                           parts=[pb.Part(url=url, media_type=mt, filename=name)], last_chunk=True)
     try:
         size = os.path.getsize(path)
         if size > MAX_ARTIFACT_BYTES:

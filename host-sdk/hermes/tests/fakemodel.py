@@ -12,7 +12,7 @@ What the peer wrote (inside the binary's untrusted-input frame) decides:
   interrupted)
 * ``ask AGENT: TEXT`` → calls ``a2a_call`` {"agent": AGENT, "message": TEXT};
   ``progress …`` → calls ``progress_job``; ``report`` → a reply with a
-  ``MEDIA:`` file line; after a tool result → "<tool> said: <result>"
+  ``MEDIA:`` file line; ``chart`` → a reply with a Markdown image; after a tool result → "<tool> said: <result>"
 * ``crash`` → the model provider raises
 * anything else → "echo: <text>"
 
@@ -101,6 +101,8 @@ def brain(messages: list[dict]) -> Any:
         return _call("a2a_call", {"agent": m[1], "message": m[2]})
     if text.startswith("crash"):
         raise RuntimeError("the model provider is down")
+    if text.startswith("chart"):
+        return _message("Here is the chart. ![the chart](https://charts.example/q3.png)")
     if text.startswith("report"):
         fd, path = tempfile.mkstemp(prefix="report-", suffix=".txt", dir=os.environ.get("FAKEMODEL_FILES"))
         with os.fdopen(fd, "w") as f:

@@ -216,6 +216,11 @@ class InboundTest(GatewayTest):
         files = [a for a in task["artifacts"] if a.get("name", "").startswith("report-")]
         self.assertEqual(len(files), 1, task["artifacts"])
         self.assertEqual(base64.b64decode(files[0]["parts"][0]["raw"]), b"the quarterly report\n")
+        # An image Hermes takes out of a reply's text is not lost either.
+        chart = await self.send("chart please")
+        self.assertEqual(text_of(chart["status"]["message"]), "Here is the chart.")
+        urls = [p.get("url") for a in chart.get("artifacts", []) for p in a["parts"]]
+        self.assertIn("https://charts.example/q3.png", urls)
 
     async def test_binary_tools_are_hermes_tools_with_their_schemas(self) -> None:
         names = set(registry.get_tool_names_for_toolset("a2a"))

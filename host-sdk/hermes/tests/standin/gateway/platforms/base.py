@@ -228,6 +228,37 @@ class BasePlatformAdapter(ABC):
         """Default: the path as text."""
         return await self.send(chat_id, f"📎 File: {file_path}", reply_to=reply_to, metadata=metadata)
 
+    async def send_image(self, chat_id: str, image_url: str, caption: Optional[str] = None,
+                         reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None) -> SendResult:
+        """Default: the URL as text."""
+        text = f"{caption}\n{image_url}" if caption else image_url
+        return await self.send(chat_id=chat_id, content=text, reply_to=reply_to, metadata=metadata)
+
+    async def send_image_file(self, chat_id: str, image_path: str, caption: Optional[str] = None,
+                              reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
+                              **kwargs: Any) -> SendResult:
+        """Default: as a document."""
+        return await self.send_document(chat_id, image_path, caption=caption, reply_to=reply_to, metadata=metadata)
+
+    async def send_multiple_images(self, chat_id: str, images: List[tuple], metadata: Optional[Dict[str, Any]] = None,
+                                   human_delay: float = 0.0) -> None:
+        """Each image on its own: file:// through send_image_file, others
+        through send_image."""
+        for url, alt in images:
+            if url.startswith("file://"):
+                await self.send_image_file(chat_id=chat_id, image_path=url[7:], caption=alt or None, metadata=metadata)
+            else:
+                await self.send_image(chat_id=chat_id, image_url=url, caption=alt or None, metadata=metadata)
+
+    @staticmethod
+    def extract_images(content: str) -> tuple[list[tuple[str, str]], str]:
+        """Markdown images of a reply, and the reply without them."""
+        import re
+
+        images = [(m[2], m[1]) for m in re.finditer(r"!\[([^\]]*)\]\((https?://[^)\s]+)\)", content or "")]
+        text = re.sub(r"!\[([^\]]*)\]\((https?://[^)\s]+)\)", "", content or "").strip()
+        return images, text
+
     def toolsets_for_source(self, source: SessionSource) -> Optional[List[str]]:
         """Per-source toolsets replacing the platform's; None: the platform's."""
         return None
@@ -404,12 +435,15 @@ class BasePlatformAdapter(ABC):
                 response = None
             if response:
                 files, text = self.extract_media(response)
+                images, text = self.extract_images(text)
                 notify = _mark_notify_metadata(None)
                 if text:
                     result = await self._send_with_retry(event.source.chat_id, text, reply_to=event.message_id,
                                                          metadata=notify)
                     delivery_attempted = True
                     delivery_succeeded = bool(result.success)
+                if images:
+                    await self.send_multiple_images(event.source.chat_id, images, metadata=notify)
                 for path in files:
                     r = await self.send_document(event.source.chat_id, path, metadata=notify)
                     if not r.success:

@@ -47,6 +47,7 @@ from gateway.platforms.base import BasePlatformAdapter, MessageEvent, MessageTyp
 from gateway.session import build_session_key
 
 from . import replies
+from .runtime import OwnedElsewhere
 from .settings import PLATFORM, Settings
 
 log = logging.getLogger("a2a_plugin.adapter")
@@ -141,6 +142,12 @@ class A2APluginAdapter(BasePlatformAdapter):
         self._loop = asyncio.get_running_loop()
         try:
             self.endpoints = await self._rt.serve(self)
+        except OwnedElsewhere as e:
+            # Another gateway of this HERMES_HOME serves A2A (e.g. the one a
+            # `gateway run --replace` replaces, still stopping): worth a retry.
+            log.error("a2a-plugin could not start: %s", e)
+            self._set_fatal_error("a2a_plugin_owned", f"a2a-plugin could not start: {e}", retryable=True)
+            return False
         except Exception as e:
             log.error("a2a-plugin could not start: %s", e)
             self._set_fatal_error("a2a_plugin_start", f"a2a-plugin could not start: {e}", retryable=False)

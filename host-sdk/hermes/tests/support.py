@@ -128,6 +128,13 @@ def text_of(obj: Optional[dict]) -> str:
     return "".join(p.get("text", "") for p in (obj or {}).get("parts", []))
 
 
+def answer_of(task: dict) -> str:
+    """A completed task's answer: its "answer" artifact (the COMPLETED
+    status carries no copy of it)."""
+    answers = [a for a in task.get("artifacts", []) if a.get("name") == "answer"]
+    return text_of(answers[-1]) if answers else ""
+
+
 class LongJob:
     """A tool that works until Hermes interrupts it (tools.interrupt)."""
 

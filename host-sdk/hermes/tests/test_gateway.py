@@ -15,8 +15,8 @@ import time
 import unittest
 
 import support  # noqa: F401  (puts the stand-in on sys.path)
-from support import (LongJob, base_config, free_port, jsonrpc, message, new_hermes_home, register_test_tools,
-                     remove_home, reset_hermes, task_of, text_of)
+from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
+                     register_test_tools, remove_home, reset_hermes, task_of, text_of)
 
 import fakemodel
 import run_agent
@@ -67,7 +67,7 @@ class InboundTest(GatewayTest):
     async def test_send_message_is_answered_by_the_live_session(self) -> None:
         task = await self.send("hello hermes")
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertEqual(text_of(task["status"]["message"]), "echo: hello hermes")
+        self.assertEqual(answer_of(task), "echo: hello hermes")
         ev = self.events[-1]
         self.assertFalse(ev.allow_gateway_control, "peer text must never become a /command")
         self.assertEqual(ev.message_id, task["id"])
@@ -80,21 +80,21 @@ class InboundTest(GatewayTest):
         # The first-contact "No home channel is set…" notice answered
         # nothing: it is neither in the task's status nor in its history.
         got = task_of(await jsonrpc(self.url, "GetTask", {"id": task["id"]}))
-        texts = [text_of(m) for m in got.get("history", [])]
-        self.assertFalse(any("home channel" in t for t in texts), texts)
-        self.assertEqual(len(got.get("history", [])), 2, texts)
+        self.assertNotIn("home channel", json.dumps(got))
+        self.assertEqual([text_of(m) for m in got.get("history", [])], ["hello hermes"], "only the peer's message")
+        self.assertEqual([a["name"] for a in got["artifacts"]], ["answer"])
         # One Hermes session per A2A context, keyed as Hermes keys DMs.
         self.assertIn(f"agent:main:a2a:dm:{task['contextId']}", self.runner._histories)
 
     async def test_two_turns_in_one_context_share_history(self) -> None:
         first = await self.send("remember the word pelican")
-        self.assertEqual(text_of(first["status"]["message"]), "I will remember pelican.")
+        self.assertEqual(answer_of(first), "I will remember pelican.")
         second = await self.send("what word did I ask you to remember?", context_id=first["contextId"])
         self.assertEqual(second["contextId"], first["contextId"])
         self.assertNotEqual(second["id"], first["id"])
-        self.assertEqual(text_of(second["status"]["message"]), "The word was pelican.")
+        self.assertEqual(answer_of(second), "The word was pelican.")
         other = await self.send("what word did I ask you to remember?")
-        self.assertEqual(text_of(other["status"]["message"]), "I know no word.", "another context is another conversation")
+        self.assertEqual(answer_of(other), "I know no word.", "another context is another conversation")
 
     async def test_input_required_round_trip(self) -> None:
         asked = await self.send("book a table for tonight")
@@ -103,7 +103,7 @@ class InboundTest(GatewayTest):
         done = await self.send("4", context_id=asked["contextId"], task_id=asked["id"])
         self.assertEqual(done["id"], asked["id"])
         self.assertEqual(done["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertEqual(text_of(done["status"]["message"]), "Booked a table for 4.")
+        self.assertEqual(answer_of(done), "Booked a table for 4.")
         self.assertTrue(self.events[-1].metadata["a2a_continuation"])
 
     async def test_cancel_task_stops_the_hermes_turn(self) -> None:
@@ -119,7 +119,7 @@ class InboundTest(GatewayTest):
         self.assertEqual(got["status"]["state"], "TASK_STATE_CANCELED", "nothing after the cancel changed the task")
         # The context takes a new turn afterwards.
         again = await self.send("hello after cancel", context_id=task["contextId"])
-        self.assertEqual(text_of(again["status"]["message"]), "echo: hello after cancel")
+        self.assertEqual(answer_of(again), "echo: hello after cancel")
 
     async def test_a_cancel_that_overtakes_its_message_keeps_it_from_hermes(self) -> None:
         """CancelTurn and HandleMessage are separate calls: a cancel may
@@ -140,7 +140,8 @@ class InboundTest(GatewayTest):
                   for e in events if "statusUpdate" in e]
         self.assertIn(("TASK_STATE_WORKING", "50% done"), states)
         self.assertEqual(states[-1][0], "TASK_STATE_COMPLETED")
-        self.assertEqual(states[-1][1], "progress_job said: done")
+        answers = [text_of(e["artifactUpdate"]["artifact"]) for e in events if "artifactUpdate" in e]
+        self.assertEqual(answers, ["progress_job said: done"])
 
     async def test_notices_never_end_or_pollute_a_task(self) -> None:
         task = await self.send("long job again", configuration={"returnImmediately": True})
@@ -180,8 +181,8 @@ class InboundTest(GatewayTest):
         first = await self.send("first message")
         started = time.monotonic()
         second = await self.send("second message", context_id=first["contextId"])
-        self.assertEqual(text_of(first["status"]["message"]), "echo: first message")
-        self.assertEqual(text_of(second["status"]["message"]), "echo: second message")
+        self.assertEqual(answer_of(first), "echo: first message")
+        self.assertEqual(answer_of(second), "echo: second message")
         self.assertEqual(busy_calls, [], "the second message went through the busy-session (interrupt) path")
         self.assertEqual([e.message_id for e in self.events], [first["id"], second["id"]])
         self.assertGreater(time.monotonic() - started, 0.3, "the second turn waited for Hermes to finish the first")
@@ -190,7 +191,7 @@ class InboundTest(GatewayTest):
         # Hermes answers a provider failure with the error as the reply.
         task = await self.send("crash now")
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertIn("The model call failed", text_of(task["status"]["message"]))
+        self.assertIn("The model call failed", answer_of(task))
         # A turn whose handling raises ends FAILURE: the task fails, and
         # Hermes' error notice (sent after, without reply_to) answers nothing.
         async def broken(*args, **kw):
@@ -212,13 +213,13 @@ class InboundTest(GatewayTest):
         with open(ev.media_urls[0], "rb") as f:
             self.assertEqual(f.read(), data)
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertEqual(text_of(task["status"]["message"]), "Here is the report.")
+        self.assertEqual(answer_of(task), "Here is the report.")
         files = [a for a in task["artifacts"] if a.get("name", "").startswith("report-")]
         self.assertEqual(len(files), 1, task["artifacts"])
         self.assertEqual(base64.b64decode(files[0]["parts"][0]["raw"]), b"the quarterly report\n")
         # An image Hermes takes out of a reply's text is not lost either.
         chart = await self.send("chart please")
-        self.assertEqual(text_of(chart["status"]["message"]), "Here is the chart.")
+        self.assertEqual(answer_of(chart), "Here is the chart.")
         urls = [p.get("url") for a in chart.get("artifacts", []) for p in a["parts"]]
         self.assertIn("https://charts.example/q3.png", urls)
 
@@ -268,10 +269,10 @@ class DelegationTest(GatewayTest):
 
         rt._call_tool = recording
         events = await asyncio.to_thread(_stream, self.url, message("ask second: summarise the minutes"))
-        task = events[-1]["statusUpdate"]["status"] if "statusUpdate" in events[-1] else None
-        self.assertIsNotNone(task, events)
-        self.assertEqual(task["state"], "TASK_STATE_COMPLETED")
-        answer = text_of(task["message"])
+        last = events[-1]["statusUpdate"]["status"] if "statusUpdate" in events[-1] else None
+        self.assertIsNotNone(last, events)
+        self.assertEqual(last["state"], "TASK_STATE_COMPLETED")
+        answer = "".join(text_of(e["artifactUpdate"]["artifact"]) for e in events if "artifactUpdate" in e)
         self.assertTrue(answer.startswith("a2a_call said: "), answer)
         self.assertIn("summarise the minutes", answer, "the second agent's echo came back as the tool result")
         self.assertIn("a2a_call", fakemodel.CALLS.tools_offered(0))
@@ -287,7 +288,7 @@ class DelegationTest(GatewayTest):
     async def test_model_delegates_blocking(self) -> None:
         task = await self.send("ask second: summarise the minutes")
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        answer = text_of(task["status"]["message"])
+        answer = answer_of(task)
         self.assertTrue(answer.startswith("a2a_call said: "), answer)
         self.assertIn("summarise the minutes", answer, "the second agent's echo came back as the tool result")
         self.assertIn("a2a_call", fakemodel.CALLS.tools_offered(0))

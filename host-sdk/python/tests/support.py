@@ -109,6 +109,13 @@ def text_of(obj: dict) -> str:
     return "".join(p.get("text", "") for p in obj.get("parts", []))
 
 
+def answer_of(task: dict) -> str:
+    """A completed task's answer: its "answer" artifact (the COMPLETED
+    status carries no copy of it)."""
+    answers = [a for a in task.get("artifacts", []) if a.get("name") == "answer"]
+    return text_of(answers[-1]) if answers else ""
+
+
 class ScriptedHost:
     """A host whose agent does what the inbound text says (the text reaches
     the host framed as untrusted input, so commands are found inside it):

@@ -13,8 +13,8 @@ import tempfile
 import unittest
 import urllib.request
 
-from support import (ScriptedHost, free_port, jsonrpc, message, plugin_binary, proc_environ, process_alive, stream,
-                     task_of, text_of)
+from support import (ScriptedHost, answer_of, free_port, jsonrpc, message, plugin_binary, proc_environ, process_alive,
+                     stream, task_of, text_of)
 
 from agentplugin_host import PROTOCOL_MINOR, Manager, Options, State, Transport, UnknownTool, pb
 from agentplugin_host import host_service
@@ -113,7 +113,7 @@ class ContractTest(unittest.IsolatedAsyncioTestCase):
         resp = await jsonrpc(self.url, "SendMessage", {"message": message("hello there")})
         task = task_of(resp)
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertEqual(text_of(task["status"]["message"]), "echo: hello there")
+        self.assertEqual(answer_of(task), "echo: hello there")
         req = self.host.messages[-1]
         self.assertEqual(req.platform, "a2a")
         self.assertEqual(req.chat_id, task["contextId"])

@@ -15,7 +15,7 @@ import textwrap
 import time
 import unittest
 
-from support import HERE, ScriptedHost, free_port, jsonrpc, message, plugin_binary, process_alive, task_of, text_of
+from support import HERE, ScriptedHost, answer_of, free_port, jsonrpc, message, plugin_binary, process_alive, task_of
 
 from agentplugin_host import EventKind, HandshakeError, Manager, Options, PluginUnavailable, RestartPolicy, State, pb
 
@@ -58,7 +58,7 @@ class RestartTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(kinds.count(EventKind.READY), 2)
         # The same handle works with the new process, inbound and outbound.
         task = task_of(await jsonrpc(self.url, "SendMessage", {"message": message("again")}))
-        self.assertEqual(text_of(task["status"]["message"]), "echo: again")
+        self.assertEqual(answer_of(task), "echo: again")
         tools = await p.toolset().list_tools()
         self.assertIn("a2a_call", {t.name for t in tools})
 

@@ -128,11 +128,22 @@ func TestOfficialClientsAgainstHermes(t *testing.T) {
 	})
 }
 
+// statusText is the text of a task's status message (a question).
 func statusText(task *sdk.Task) string {
 	if task.Status.Message == nil || len(task.Status.Message.Parts) == 0 {
 		return ""
 	}
 	return task.Status.Message.Parts[0].Text()
+}
+
+// answerText is a completed task's answer: its "answer" artifact.
+func answerText(task *sdk.Task) string {
+	for i := len(task.Artifacts) - 1; i >= 0; i-- {
+		if a := task.Artifacts[i]; a.Name == "answer" && len(a.Parts) > 0 {
+			return a.Parts[0].Text()
+		}
+	}
+	return ""
 }
 
 func goSDKSession(t *testing.T, url string) {
@@ -165,14 +176,14 @@ func goSDKSession(t *testing.T, url string) {
 
 	// Answered by the live Hermes session.
 	hello := send("hello from go", "", "", nil)
-	if hello.Status.State != sdk.TaskStateCompleted || statusText(hello) != "echo: hello from go" {
-		t.Fatalf("send = %s %q", hello.Status.State, statusText(hello))
+	if hello.Status.State != sdk.TaskStateCompleted || answerText(hello) != "echo: hello from go" {
+		t.Fatalf("send = %s %q", hello.Status.State, answerText(hello))
 	}
 	// Two turns of one context share the session's history.
 	first := send("remember the word otter", "", "", nil)
 	second := send("what word did I say?", first.ContextID, "", nil)
-	if statusText(second) != "The word was otter." || second.ContextID != first.ContextID {
-		t.Fatalf("second turn = %q in %s (first in %s)", statusText(second), second.ContextID, first.ContextID)
+	if answerText(second) != "The word was otter." || second.ContextID != first.ContextID {
+		t.Fatalf("second turn = %q in %s (first in %s)", answerText(second), second.ContextID, first.ContextID)
 	}
 	// A question and its answer.
 	q := send("book a table for saturday", "", "", nil)
@@ -180,8 +191,8 @@ func goSDKSession(t *testing.T, url string) {
 		t.Fatalf("question = %s %q", q.Status.State, statusText(q))
 	}
 	a := send("3", q.ContextID, q.ID, nil)
-	if a.ID != q.ID || a.Status.State != sdk.TaskStateCompleted || statusText(a) != "Booked a table for 3." {
-		t.Fatalf("answer = %s %s %q", a.ID, a.Status.State, statusText(a))
+	if a.ID != q.ID || a.Status.State != sdk.TaskStateCompleted || answerText(a) != "Booked a table for 3." {
+		t.Fatalf("answer = %s %s %q", a.ID, a.Status.State, answerText(a))
 	}
 	// Streamed.
 	var states []sdk.TaskState

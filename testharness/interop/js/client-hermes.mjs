@@ -42,12 +42,17 @@ const send = (text, { contextId, taskId, configuration } = {}) =>
     ...(configuration ? { configuration } : {}),
   });
 
-const summary = (t) => ({
-  taskId: t.id,
-  contextId: t.contextId,
-  state: stateOf(t),
-  answer: textOf(t.status?.message?.parts),
-});
+// A completed task's answer is its "answer" artifact; a question is the
+// status message.
+const summary = (t) => {
+  const answers = (t.artifacts ?? []).filter((a) => a.name === 'answer');
+  return {
+    taskId: t.id,
+    contextId: t.contextId,
+    state: stateOf(t),
+    answer: answers.length ? textOf(answers[answers.length - 1].parts) : textOf(t.status?.message?.parts),
+  };
+};
 
 const resolver = new DefaultAgentCardResolver({ fetchImpl: authFetch });
 let card;
@@ -97,7 +102,9 @@ await step('stream', async () => {
     const p = ev.payload;
     if (p.$case === 'statusUpdate') {
       events.push(`statusUpdate:${stateOf(p.value)}`);
-      answer = textOf(p.value.status?.message?.parts) || answer;
+    } else if (p.$case === 'artifactUpdate') {
+      events.push('artifactUpdate');
+      answer += textOf(p.value.artifact?.parts);
     } else if (p.$case === 'task') {
       events.push(`task:${stateOf(p.value)}`);
     } else {

@@ -175,6 +175,7 @@ class Manager:
         inst = await Instance.launch(
             p.path, self._env_for(name, prefixes), self._opts.transport, self._opts.start_timeout,
             self._log.getChild(name), p.stderr)
+        p._track(inst)
         if not valid_name(inst.desc.name):
             await inst.kill()
             raise PluginError(

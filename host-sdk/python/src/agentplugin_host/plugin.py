@@ -44,6 +44,10 @@ class Plugin:
         self._restarts: list[float] = []
         self._stopping = False
         self._tasks: set[asyncio.Task] = set()
+        # Every process launched for this plugin and not yet killed, so
+        # that stopping kills them all — also one a cancelled restart
+        # left half brought up.
+        self._live: set[Instance] = set()
 
     # -- what the host reads ---------------------------------------------
 
@@ -156,6 +160,10 @@ class Plugin:
         return True
 
     # -- supervision ---------------------------------------------------------
+
+    def _track(self, inst: Instance) -> None:
+        self._live = {i for i in self._live if not i.killed}
+        self._live.add(inst)
 
     def _spawn_task(self, coro: Awaitable[Any]) -> None:
         t = asyncio.ensure_future(coro)
@@ -285,6 +293,10 @@ class Plugin:
                 await inst.host_server.shutdown_and_wait("the host is closing", 1.0)
             await inst.kill()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Kill what a cancelled restart or kill left running (never an
+        # orphan process, a socket or a gRPC server outliving the host).
+        await asyncio.gather(*(i.kill() for i in self._live), return_exceptions=True)
+        self._live.clear()
         for e in errs:
             self._m._log.warning("plugin %s did not stop cleanly: %s", self._name, e)
         self._m._emit(Event(self._name, EventKind.STOPPED))

@@ -239,6 +239,11 @@ class Instance:
     def alive(self) -> bool:
         return not self.exited.done()
 
+    @property
+    def killed(self) -> bool:
+        """Whether kill has finished."""
+        return self._killing is not None and self._killing.done()
+
     def exit_status(self) -> str:
         """How the process ended (after exited is done)."""
         if not self.exited.done():
@@ -259,12 +264,16 @@ class Instance:
                 await goplugin_pb2_grpc.GRPCControllerStub(self.channel).Shutdown(goplugin_pb2.Empty(), timeout=grace)
             except (grpc.RpcError, asyncio.TimeoutError):
                 pass  # Shutdown stops the server under its own call
-        if self.platform is not None:
-            await self.platform.close()
-        if self.broker is not None:
-            await self.broker.close()
-        if self.channel is not None:
-            await self.channel.close()
+        # Every resource is released whatever the steps before did.
+        for step in (self.platform.close if self.platform is not None else None,
+                     self.broker.close if self.broker is not None else None,
+                     self.channel.close if self.channel is not None else None):
+            if step is None:
+                continue
+            try:
+                await step()
+            except Exception as e:  # pragma: no cover - defensive
+                self.log.debug("releasing the plugin's connection: %s", e)
         if self.proc is not None and self.channel is None and self.alive:
             # Never got as far as a connection (not a plugin, or a failed
             # handshake): nothing to stop gracefully.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,11 +59,16 @@ func pluginBinary(t *testing.T) string {
 // when a test fails.
 func runUnittest(t *testing.T, dir, module string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "-v", module)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTPLUGIN_A2A_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1")
+	// A suite that hangs is stopped with SIGABRT, on which Python's fault
+	// handler prints every thread's stack into the output.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGABRT) }
+	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = append(os.Environ(), "AGENTPLUGIN_A2A_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
+		"PYTHONFAULTHANDLER=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

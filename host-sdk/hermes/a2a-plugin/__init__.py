@@ -47,10 +47,10 @@ def register(ctx) -> None:
     rt = Runtime.get(settings, str(ctx.state.data_dir))
     ctx.on_unload(rt.close)
 
-    def keepalive(chat_id: str, text: str) -> None:
+    async def keepalive(chat_id: str, text: str) -> None:
         adapter = rt.bridge.adapter
         if adapter is not None:
-            adapter.keepalive(chat_id, text)
+            await adapter.keepalive(chat_id, text)
 
     names = register_tools(ctx, rt, keepalive)
 

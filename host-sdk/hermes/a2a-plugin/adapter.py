@@ -358,23 +358,18 @@ class A2APluginAdapter(BasePlatformAdapter):
                          reply_to: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, **_: Any) -> SendResult:
         return await self._file(chat_id, audio_path, caption)
 
-    def keepalive(self, chat_id: str, text: str) -> None:
-        """Tell the live A2A task of chat_id that work goes on (from any
-        thread): a tool call it made is still waiting."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
+    async def keepalive(self, chat_id: str, text: str) -> None:
+        """Tell the live A2A task of chat_id that work goes on: a tool call
+        it made is still waiting. Runs on the SDK's loop, inside the tool
+        call's progress callback, so the update is delivered before the
+        call's result can reach the model (and so before the reply)."""
+        turn = self._live_turn_of_chat(chat_id)
+        if turn is None:
             return
-
-        def go() -> None:
-            turn = self._live_turn_of_chat(chat_id)
-            if turn is not None:
-                asyncio.ensure_future(self._keepalive(turn, text))
-
-        loop.call_soon_threadsafe(go)
-
-    async def _keepalive(self, turn: Turn, text: str) -> None:
+        req = pb.SendRequest(platform=turn.platform, chat_id=turn.chat_id, task_id=turn.task_id,
+                             kind=pb.SEND_KIND_PROGRESS, text=text)
         try:
-            await self._plugin_send(turn, pb.SEND_KIND_PROGRESS, text)
+            await self._rt.platform().send(req, timeout=30)
         except PluginError as e:
             log.debug("a2a-plugin: keep-alive for task %s: %s", turn.task_id, e)
 

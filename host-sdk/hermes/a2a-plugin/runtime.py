@@ -247,7 +247,7 @@ class Runtime:
 
     # -- tool calls -----------------------------------------------------------
 
-    def call_tool(self, req: pb.CallToolRequest, progress: Optional[Callable[[pb.ToolProgress], None]] = None,
+    def call_tool(self, req: pb.CallToolRequest, progress: Optional[Callable[[pb.ToolProgress], Any]] = None,
                   interrupted: Optional[Callable[[], bool]] = None) -> pb.ToolResult:
         """Run a tool from a Hermes worker thread; blocks that thread. When
         interrupted() turns true (Hermes interrupted the turn) the call is

@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from agentplugin_host import PluginError, pb
 
@@ -53,7 +53,11 @@ def _interrupted() -> bool:
     return is_interrupted()
 
 
-def make_handler(rt: Runtime, name: str, keepalive: Optional[Callable[[str, str], None]] = None) -> Callable[..., str]:
+#: Tells the A2A task of a conversation that its turn's tool call goes on.
+Keepalive = Callable[[str, str], Awaitable[None]]
+
+
+def make_handler(rt: Runtime, name: str, keepalive: Optional[Keepalive] = None) -> Callable[..., str]:
     """The Hermes handler of tool name."""
 
     def handler(args: dict, **kwargs: Any) -> str:
@@ -66,16 +70,18 @@ def make_handler(rt: Runtime, name: str, keepalive: Optional[Callable[[str, str]
         last = [0.0]
         lock = threading.Lock()
 
-        def progress(p: pb.ToolProgress) -> None:
+        def progress(p: pb.ToolProgress) -> Optional[Awaitable[None]]:
+            # Called on the SDK's loop; what it returns is awaited there
+            # before the call goes on.
             log.debug("%s progress: %s", name, p.message)
             if keepalive is None or platform != BINARY_PLUGIN or not chat_id:
-                return
+                return None
             with lock:
                 now = time.monotonic()
                 if now - last[0] < PROGRESS_EVERY:
-                    return
+                    return None
                 last[0] = now
-            keepalive(chat_id, f"still working ({name})")
+            return keepalive(chat_id, f"still working ({name})")
 
         try:
             res = rt.call_tool(req, progress, _interrupted)
@@ -92,7 +98,7 @@ def make_handler(rt: Runtime, name: str, keepalive: Optional[Callable[[str, str]
     return handler
 
 
-def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Callable[[str, str], None]] = None) -> list[str]:
+def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Keepalive] = None) -> list[str]:
     """Register every tool of the binary; raises ToolClash when Hermes
     refuses one because another plugin (Hermes' bundled a2a-platform)
     registered it first."""

@@ -65,7 +65,7 @@ PREVIOUS_TURN_WAIT = 30.0
 #: processing task is cancelled.
 CANCEL_GRACE = 5.0
 #: How long Hermes may take to start an injected turn before it is failed.
-START_GRACE = 10.0
+START_GRACE = 30.0
 #: How long a CancelTurn for a task this adapter has not seen yet is
 #: remembered: CancelTurn and HandleMessage are separate calls, so a cancel
 #: may overtake the message it cancels.

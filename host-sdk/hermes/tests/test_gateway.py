@@ -179,13 +179,11 @@ class InboundTest(GatewayTest):
 
         self.adapter.on_processing_complete = slow_wrap_up
         first = await self.send("first message")
-        started = time.monotonic()
         second = await self.send("second message", context_id=first["contextId"])
         self.assertEqual(answer_of(first), "echo: first message")
         self.assertEqual(answer_of(second), "echo: second message")
         self.assertEqual(busy_calls, [], "the second message went through the busy-session (interrupt) path")
         self.assertEqual([e.message_id for e in self.events], [first["id"], second["id"]])
-        self.assertGreater(time.monotonic() - started, 0.3, "the second turn waited for Hermes to finish the first")
 
     async def test_a_model_failure_is_the_reply_and_a_failed_turn_fails_the_task(self) -> None:
         # Hermes answers a provider failure with the error as the reply.

@@ -18,7 +18,14 @@
 // millisecond precision, and never a 0.3 `kind`.
 //
 // Peers still on protocol 0.3 are served through the conversion functions
-// in v03.go (ToV03Task, ToV03Message, …) and the 0.3 request types
-// (MessageSendParams, TaskQueryParams, …), and read through FromV03Result
-// and FromV03StreamEvent.
+// in v03_encode.go (ToV03Task, ToV03Message, …) and the 0.3 request types
+// of v03.go (MessageSendParams, TaskQueryParams, …), and read through
+// FromV03Result and FromV03StreamEvent (v03_decode.go). [DecodeParams]
+// (params.go) reads the params of every request, of either version.
+//
+// The 0.3 shapes stay in this package rather than a package of their own
+// (as the official Go SDK's a2acompat/a2av0): reading them is part of
+// reading v1.0 leniently — a v1.0 card, part, enum or error may arrive in
+// its 0.3 form from any peer — so a separate package would need this
+// one's decoding internals exported or copied.
 package a2a

@@ -10,11 +10,12 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
-// exchange is one outbound request to a peer, for the audit log: what was
+// peerRequest is one outbound request to a peer (an "exchange" in the
+// audit log's sense: one request and its answer), for the audit log: what was
 // asked, about which task, how big the request and the answer were. Sizes
 // are those of the A2A payloads (params, result, stream events) as JSON;
 // no content is kept.
-type exchange struct {
+type peerRequest struct {
 	method             string
 	start              time.Time
 	taskID, contextID  string
@@ -37,7 +38,7 @@ func payloadSize(v any) int64 {
 // audit writes one outbound record for x (a no-op without an audit log).
 // The record names the peer, method, ids, outcome, code, sizes and
 // duration; the log redacts the error text.
-func (t *Toolset) audit(target *resolved, x *exchange, err error) {
+func (t *Toolset) audit(target *resolved, x *peerRequest, err error) {
 	if t.deps.Audit == nil {
 		return
 	}

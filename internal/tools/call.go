@@ -171,7 +171,7 @@ func guessType(mt, name string) string {
 	return "application/octet-stream"
 }
 
-// send delivers a prepared message and records the exchange. A task that
+// send delivers a prepared message and records the conversation (what went each way, for a2a_history). A task that
 // stops at AUTH_REQUIRED is resumed once with refreshed credentials when
 // the peer's configuration allows it (see resumeAfterAuth). When the
 // delegation ended, the host's memory is told (RecordDelegation). stop, if

@@ -72,7 +72,7 @@ func peerLine(s string, n int) string {
 	return oneLine(clean, n)
 }
 
-// errText renders the error of an exchange with the peer. Only what the
+// errText renders the error of a call to the peer. Only what the
 // peer wrote — the cause of a *client.Error that carries its words (its
 // JSON-RPC error message, a snippet of its answer, its WWW-Authenticate
 // header, its card's fields: client.Error.PeerWrote) — is the peer's text,

@@ -13,9 +13,11 @@ import (
 	"time"
 )
 
-// goCLI is the official A2A Go CLI at the version go.mod pins
-// (github.com/a2aproject/a2a-go/v2 cmd/a2a, a tool directive), built once
-// per test binary.
+// goCLI is the official A2A Go CLI at the version of
+// github.com/a2aproject/a2a-go/v2 that go.mod pins (its cmd/a2a), built
+// once per test binary inside that module, with the dependencies its own
+// go.mod pins — as make bench-tools builds it — so the CLI's dependencies
+// stay out of this module's graph.
 var goCLI struct {
 	once sync.Once
 	path string
@@ -38,7 +40,14 @@ func buildGoCLI(t *testing.T) string {
 				gobin = filepath.Join(root, "bin", "go")
 			}
 		}
-		cmd := exec.Command(gobin, "build", "-o", goCLI.path, "github.com/a2aproject/a2a-go/v2/cmd/a2a")
+		list := exec.Command(gobin, "list", "-m", "-f", "{{.Dir}}", "github.com/a2aproject/a2a-go/v2")
+		var modDir []byte
+		if modDir, goCLI.err = list.Output(); goCLI.err != nil {
+			goCLI.out = modDir
+			return
+		}
+		cmd := exec.Command(gobin, "build", "-o", goCLI.path, "./cmd/a2a")
+		cmd.Dir = strings.TrimSpace(string(modDir))
 		goCLI.out, goCLI.err = cmd.CombinedOutput()
 	})
 	if goCLI.err != nil {

@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,11 +30,15 @@ func TestArchitecturePackageMapMatchesTheCode(t *testing.T) {
 	}
 	layers := packageLayers(t, string(doc))
 
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	var out []byte
+	for _, dir := range goModules(t, root) {
+		cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+		cmd.Dir = dir
+		o, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v", dir, err)
+		}
+		out = append(out, o...)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
@@ -59,7 +64,7 @@ func TestArchitecturePackageMapMatchesTheCode(t *testing.T) {
 
 	// Every "`path/file.go: Type.Method`" (or "Func") hop names a function
 	// that exists in that file.
-	hop := regexp.MustCompile("([a-z0-9_\\-/]+\\.go):\\s+([A-Za-z_][A-Za-z0-9_]*)(?:\\.([A-Za-z_][A-Za-z0-9_]*))?")
+	hop := regexp.MustCompile(`([a-z0-9_\-/]+\.go):\s+([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?`)
 	n := 0
 	for _, m := range hop.FindAllStringSubmatch(string(doc), -1) {
 		file, typ, fn := m[1], m[2], m[3]
@@ -85,6 +90,32 @@ func TestArchitecturePackageMapMatchesTheCode(t *testing.T) {
 	if n < 20 {
 		t.Fatalf("found only %d file:function hops in docs/architecture.md", n)
 	}
+}
+
+// goModules returns the directories of the repository's Go modules (the
+// plugin's and any nested one, such as cmd/a2a-bench's).
+func goModules(t *testing.T, root string) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "go.mod" {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 2 {
+		t.Fatalf("found the Go modules %v; want the plugin's and cmd/a2a-bench's", dirs)
+	}
+	return dirs
 }
 
 // helperPackage is a package that exists for tests or tools only and is

@@ -35,6 +35,22 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 # different code.
 PROTOC_VERSION             := 3.21.12
 GRPC_PYTHON_PLUGIN_VERSION := 1.51.1
+STATICCHECK_VERSION        := 2026.2.2
+STATICCHECK_MODULE_VERSION := v0.8.2
+
+# The Go modules of this repository: the plugin's, and the benchmark's own
+# (cmd/a2a-bench keeps its chart libraries out of the plugin's graph; it
+# uses this checkout's plugin module through a replace directive). Tools
+# are no module's dependency: each is installed at its pinned version into
+# .tools/bin by `go install pkg@version`, in its own module graph.
+GO_MODULES := . cmd/a2a-bench
+
+# The contract as last released; `make lint` fails on any change to
+# proto/ that would break a host or plugin built against it (buf breaking,
+# FILE rules). `make proto-release` writes the image of the contract as it
+# is now, named after its protocol-version header: run it when a minor is
+# released, and point RELEASED_CONTRACT at the new image.
+RELEASED_CONTRACT := proto/released/agentplugin-v1.3.binpb
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
@@ -64,7 +80,7 @@ FUZZTIME      ?= 60s
 
 .PHONY: postgres-up postgres-down bench-replicas
 .PHONY: node-sdk openclaw-deps openclaw-manifest openclaw-plugin-package openclaw-plugin test-node test-openclaw lint-ts bench-openclaw
-.PHONY: all build run test test-go lint proto proto-check tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
+.PHONY: all build run test test-go lint proto proto-check proto-release tools deps npm-deps browser-deps fuzz fuzz-short bench clean help
 .PHONY: proto-python proto-python-tools python-deps
 
 all: build
@@ -112,6 +128,7 @@ test-go: build ## the Go test suite (unit, end-to-end, interop), with a throwawa
 	  pg=$$(testharness/pg/up.sh); trap 'testharness/pg/down.sh "$$pg"' EXIT; trap 'exit 130' INT TERM; \
 	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 15m ./...; \
 	fi
+	cd cmd/a2a-bench && $(GO) test -count=1 ./...
 
 # PostgreSQL for the replica tests (internal/store, internal/cluster,
 # testharness/e2e/replicas): test-go starts a throwaway server on 127.0.0.1
@@ -139,11 +156,16 @@ bench-replicas: build ## throughput of 1, 2 and 3 replicas on PostgreSQL against
 	  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")" $(GO) test -count=1 -timeout 30m -run '^$$' \
 	    -bench '^BenchmarkReplicas$$' -benchtime $(BENCH_REPLICAS_N)x ./testharness/e2e/replicas
 
-lint: tools lint-ts python-deps ## gofmt, go vet, buf lint, tsc --noEmit of the TypeScript packages, pyflakes
+lint: tools lint-ts python-deps ## gofmt, go vet, staticcheck, tidy go.mod files, buf lint, buf breaking against the released contract, tsc --noEmit of the TypeScript packages, pyflakes
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	@for m in $(GO_MODULES); do \
+	  echo "go vet, staticcheck, go mod tidy: module $$m"; \
+	  (cd $$m && $(GO) vet ./... && staticcheck ./...) || exit 1; \
+	  (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod is not tidy: run 'go mod tidy' in $$m and commit go.mod and go.sum"; exit 1; }; \
+	done
 	buf lint
+	buf breaking --against $(RELEASED_CONTRACT)
 	$(PY) -m pyflakes $$(git ls-files 'host-sdk/*.py' | grep -v '_pb2')
 
 # The targets `make test` runs briefly: everything that parses what the
@@ -297,7 +319,7 @@ bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, wit
 bench-tools: ## a2a-load, a2a-bench and the official Go SDK's a2a CLI (bin/, bin/bench/)
 	@mkdir -p $(BIN)/bench
 	$(GO) build -trimpath -o $(BIN)/a2a-load ./cmd/a2a-load
-	$(GO) build -trimpath -o $(BIN)/a2a-bench ./cmd/a2a-bench
+	cd cmd/a2a-bench && $(GO) build -trimpath -o $(BIN)/a2a-bench .
 	@# Built inside its own module (its go.mod pins its dependencies), from the module cache.
 	cd "$$($(GO) list -m -f '{{.Dir}}' github.com/a2aproject/a2a-go/v2)" && $(GO) build -trimpath -o $(BIN)/bench/a2a-go-sdk ./cmd/a2a
 
@@ -337,6 +359,12 @@ proto-check: proto ## fail when regeneration changes the committed code
 	@new=$$(git status --porcelain --untracked-files=all -- proto/ $(PY_GENERATED) | grep '^??' || true); \
 	  if [ -n "$$new" ]; then echo "make proto generated files that are not committed:"; echo "$$new"; exit 1; fi
 
+proto-release: tools ## write the image of the contract as it is now to proto/released (when a minor is released)
+	@v=$$(sed -n 's|^// *protocol-version: *\([0-9]*\.[0-9]*\) *$$|\1|p' proto/agentplugin/v1/agentplugin.proto); \
+	  test -n "$$v" || { echo "agentplugin.proto has no protocol-version header"; exit 1; }; \
+	  buf build -o proto/released/agentplugin-v$$v.binpb && \
+	  echo "wrote proto/released/agentplugin-v$$v.binpb: set RELEASED_CONTRACT to it and commit both"
+
 ## ---- dependencies --------------------------------------------------------
 
 deps: tools npm-deps browser-deps python-deps openclaw-deps node-sdk $(OCPLUGIN)/node_modules/.package-lock.json ## everything the tests need
@@ -359,7 +387,7 @@ python-deps: ## Debian's grpcio, protobuf, cryptography, yaml and pyflakes for /
 	  $(call apt_install,python3-grpcio python3-protobuf python3-cryptography python3-yaml python3-pyflakes); \
 	fi
 
-tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## pinned buf and protoc plugins in .tools/bin
+tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## pinned buf, protoc plugins and staticcheck in .tools/bin
 
 $(TOOLS)/buf:
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -367,6 +395,10 @@ $(TOOLS)/protoc-gen-go:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+# A stamp per version, so that a new pin replaces an older staticcheck.
+$(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_MODULE_VERSION)
+	@touch $@
 
 npm-deps: $(JSDIR)/node_modules/.package-lock.json ## the official A2A JS SDK for interop tests
 

@@ -183,7 +183,7 @@ type goPluginLogger struct {
 
 // Named returns the logger of the plugin's stderr lines.
 func (l goPluginLogger) Named(string) hclog.Logger {
-	return pluginLineLogger{Logger: l.Logger, fallback: l.fallback}
+	return pluginLineLogger(l)
 }
 
 // pluginLineLogger logs one parsed stderr line of a plugin.

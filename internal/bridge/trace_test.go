@@ -100,7 +100,7 @@ func TestExportRecordsTheHostCallAndTheHostGetsItsSpan(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range s.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["a2a.task_id"] != req.GetTaskId() || attrs["a2a.context_id"] != req.GetChatId() || attrs["a2a.peer"] != peer.ID {
 		t.Errorf("span attributes %v", attrs)

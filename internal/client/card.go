@@ -179,7 +179,7 @@ func (c *Client) fetchCard(ctx context.Context, p *Peer, refresh bool) (*CardInf
 	ctx, cancel := context.WithTimeout(ctx, p.timeout(c.opts.Timeout))
 	defer cancel()
 
-	candidates := []string{p.ep.URL}
+	var candidates []string
 	if e.info != nil {
 		// Revalidate where the card was found last time.
 		candidates = []string{e.info.CardURL}

@@ -70,7 +70,7 @@ func TestExportRecordsEachRequestAsTheTurnsParent(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range send.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["a2a.task_id"] != turn.TaskID || attrs["a2a.context_id"] != turn.ContextID || attrs["a2a.peer"] != "peer:alice" || attrs["http.response.status_code"] != "200" {
 		t.Errorf("SendMessage span attributes %v", attrs)

@@ -278,10 +278,7 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 			continue
 		}
 		_, _ = w.rollback.Exec()
-		if len(reqs) > 1 {
-			return false
-		}
-		return true
+		return len(reqs) <= 1
 	}
 	if _, err := w.commit.Exec(); err != nil {
 		_, _ = w.rollback.Exec()

@@ -72,9 +72,9 @@ type variant struct {
 }
 
 var (
-	goodPlugin     = variant{"testplugin", ""}
-	wrongProtocol  = variant{"wrongproto", "-X main.protocolVersion=2"}
-	versionTwo     = variant{"testplugin-v2", "-X main.version=2.0.0"}
+	goodPlugin     = variant{"testplugin", "-X main.name=testplugin"}
+	wrongProtocol  = variant{"wrongproto", "-X main.name=testplugin -X main.protocolVersion=2"}
+	versionTwo     = variant{"testplugin-v2", "-X main.name=testplugin -X main.version=2.0.0"}
 	otherNamed     = variant{"other", "-X main.name=other"}
 	buildsMu       sync.Mutex
 	builds         = map[variant]func() (string, error){}
@@ -167,7 +167,7 @@ func (h *testHost) HandleMessage(_ context.Context, req *pb.HandleMessageRequest
 	go func() {
 		_, _ = pf.Send(context.Background(), &pb.SendRequest{
 			Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
-			Kind: pb.SendKind_SEND_KIND_FINAL, Text: "echo: " + req.GetText(),
+			Kind: pb.SendKind_SEND_KIND_FINAL, Text: "echo: " + req.GetText(), EndsTurn: true,
 		})
 	}()
 	return &pb.HandleMessageResponse{TurnId: "turn-" + req.GetTaskId()}, nil

@@ -26,10 +26,11 @@ type Binary struct {
 // PluginBinary is the A2A plugin binary, which Start builds by default.
 var PluginBinary = Binary{Name: "a2a-plugin", Package: "./cmd/a2a-plugin"}
 
-// TestPluginBinary is the harness's own tiny platform+toolset plugin
-// (testharness/internal/testplugin), for testing hosts without the A2A
-// plugin. See that package's doc for its tools.
-var TestPluginBinary = Binary{Name: "testplugin", Package: "./testharness/internal/testplugin"}
+// TestPluginBinary is the tiny platform+toolset plugin for testing hosts
+// without the A2A plugin: host-sdk/internal/testplugin, the one test
+// plugin host-sdk's own tests use too. See that package's doc for its
+// tools.
+var TestPluginBinary = Binary{Name: "testplugin", Package: "./host-sdk/internal/testplugin/cmd/testplugin"}
 
 // ModuleRoot finds the directory of the go.mod that contains dir (the
 // current directory when dir is empty).

@@ -14,10 +14,10 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// These tests launch the harness's own test plugin (testharness/internal/
-// testplugin) as a real process through host-sdk; its "inject" tool plays
-// an inbound message, so a tool call exercises the whole loop
-// Host.HandleMessage → agent → PlatformAdapter.Send.
+// These tests launch the test plugin (host-sdk/internal/testplugin) as a
+// real process through host-sdk; its "inject" tool plays an inbound
+// message, so a tool call exercises the whole loop Host.HandleMessage →
+// agent → PlatformAdapter.Send.
 
 func startTestPlugin(t *testing.T, opts Options) *Host {
 	t.Helper()
@@ -214,7 +214,7 @@ func TestRefusedConfigurationFailsStartWithTheReason(t *testing.T) {
 	}
 	h := startTestPlugin(t, Options{
 		AllowFailures: true,
-		PluginConfigs: map[string]any{"testplugin": `{"fail_configure":"no token set"}`},
+		PluginConfigs: map[string]any{"testplugin": `{"refuse":"no token set"}`},
 	})
 	p := h.Plugin("testplugin")
 	if p.State() != hostsdk.StateFailed || !strings.Contains(fmt.Sprint(p.LastError()), "no token set") {
@@ -236,7 +236,7 @@ func TestRefusedConfigurationFailsStartWithTheReason(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err = StartHost(ctx, Options{PluginsDir: dir, Logger: t, DataDir: t.TempDir(),
-		PluginConfigs: map[string]any{"testplugin": map[string]string{"fail_configure": "no token set"}}})
+		PluginConfigs: map[string]any{"testplugin": map[string]string{"refuse": "no token set"}}})
 	if err == nil || !strings.Contains(err.Error(), "no token set") {
 		t.Fatalf("StartHost error = %v", err)
 	}

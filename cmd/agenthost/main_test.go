@@ -20,7 +20,7 @@ import (
 )
 
 // These tests run the real agenthost binary against the harness's test
-// plugin (testharness/internal/testplugin) in a plugins directory.
+// plugin (host-sdk/internal/testplugin) in a plugins directory.
 
 type fixture struct {
 	agenthost  string
@@ -107,7 +107,7 @@ func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
 		t.Fatalf("plugins = %+v", got.Plugins)
 	}
 	p := got.Plugins[0]
-	if p.Name != "testplugin" || p.Version != "0.1.0" || p.ProtocolMinor != plugin.ProtocolMinor || p.State != "ready" ||
+	if p.Name != "testplugin" || p.Version != "1.0.0" || p.ProtocolMinor != plugin.ProtocolMinor || p.State != "ready" ||
 		strings.Join(p.Capabilities, ",") != "platform,toolset" || p.Path != filepath.Join(f.pluginsDir, "testplugin") {
 		t.Fatalf("plugin = %+v", p)
 	}
@@ -118,7 +118,7 @@ func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
 	}
 
 	table, _, code := f.run(t, nil, "plugins", "--plugins", "plugins")
-	if code != 0 || !strings.Contains(table, fmt.Sprintf("testplugin  0.1.0    1.%d       platform,toolset  ready", plugin.ProtocolMinor)) ||
+	if code != 0 || !strings.Contains(table, fmt.Sprintf("testplugin  1.0.0    1.%d       platform,toolset  ready", plugin.ProtocolMinor)) ||
 		!strings.Contains(table, "skipped:\n  "+filepath.Join(f.pluginsDir, "README.txt")) {
 		t.Fatalf("table:\n%s", table)
 	}
@@ -126,9 +126,9 @@ func TestPluginsCommandListsPluginsAndExplainsSkippedFiles(t *testing.T) {
 
 func TestPluginsCommandShowsARefusedConfiguration(t *testing.T) {
 	f := newFixture(t)
-	cfg := f.write(t, "host.yaml", "plugins:\n  testplugin:\n    fail_configure: missing token\n")
+	cfg := f.write(t, "host.yaml", "plugins:\n  testplugin:\n    refuse: missing token\n")
 	stdout, stderr, code := f.run(t, nil, "plugins", "--plugins", "plugins", "--config", cfg)
-	if code != 0 || !strings.Contains(stdout, "failed") || !strings.Contains(stdout, "configured to fail: missing token") {
+	if code != 0 || !strings.Contains(stdout, "failed") || !strings.Contains(stdout, "config.refuse is set (missing token)") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

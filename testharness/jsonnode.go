@@ -102,3 +102,53 @@ func jsonToNode(data []byte) (*yaml.Node, error) {
 	}
 	return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}, Line: 1, Column: 1}, nil
 }
+
+// JSONValue decodes a YAML node into the value encoding/json would decode
+// from the same document (maps with string keys, slices, scalars), so that
+// YAML configuration and scenarios become JSON one way: the scenario
+// parser's values and cmd/agenthost's plugin sections.
+func JSONValue(n *yaml.Node) (any, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return jsonValue(v)
+}
+
+func jsonValue(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			c, err := jsonValue(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = c
+		}
+		return x, nil
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("key %v is not a string", k)
+			}
+			c, err := jsonValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[ks] = c
+		}
+		return out, nil
+	case []any:
+		for i, e := range x {
+			c, err := jsonValue(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = c
+		}
+		return x, nil
+	}
+	return v, nil
+}

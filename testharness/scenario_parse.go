@@ -265,57 +265,11 @@ func (p *parser) list(n *yaml.Node, path string) []*yaml.Node {
 
 // anyValue decodes a node into a JSON-compatible value.
 func (p *parser) anyValue(n *yaml.Node, path string) any {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		p.errf(n, path, "%v", err)
-		return nil
-	}
-	v, err := jsonCompatible(v)
+	v, err := JSONValue(n)
 	if err != nil {
 		p.errf(n, path, "%v", err)
 	}
 	return v
-}
-
-// jsonCompatible turns YAML's decoded values into ones encoding/json takes
-// (map keys must be strings).
-func jsonCompatible(v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			c, err := jsonCompatible(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = c
-		}
-		return x, nil
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("map key %v is not a string", k)
-			}
-			c, err := jsonCompatible(e)
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = c
-		}
-		return out, nil
-	case []any:
-		for i, e := range x {
-			c, err := jsonCompatible(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = c
-		}
-		return x, nil
-	default:
-		return v, nil
-	}
 }
 
 func (p *parser) scenario(root *yaml.Node) *Scenario {

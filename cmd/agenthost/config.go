@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
 // hostConfig is host.yaml: see host.example.yaml for the format.
@@ -442,11 +443,7 @@ func sectionJSON(n yaml.Node) (json.RawMessage, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("want a mapping (the plugin's configuration), got %s", kindName(&n))
 	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil, err
-	}
-	v, err := jsonable(v)
+	v, err := testharness.JSONValue(&n)
 	if err != nil {
 		return nil, err
 	}
@@ -457,43 +454,4 @@ func sectionJSON(n yaml.Node) (json.RawMessage, error) {
 		return nil, err
 	}
 	return bytes.TrimSpace(buf.Bytes()), nil
-}
-
-// jsonable turns YAML's decoded values into ones encoding/json takes.
-func jsonable(v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = c
-		}
-		return x, nil
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("key %v is not a string", k)
-			}
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = c
-		}
-		return out, nil
-	case []any:
-		for i, e := range x {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = c
-		}
-		return x, nil
-	}
-	return v, nil
 }

@@ -1,6 +1,9 @@
 package a2a
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Task is the unit of work an agent performs for a client.
 type Task struct {
@@ -89,6 +92,41 @@ func partsText(ps []Part) string {
 		b.WriteString(*ps[i].Text)
 	}
 	return b.String()
+}
+
+// FlattenParts renders parts as text for readers of text only — a host
+// that reads the flattened text, a model reading a tool result: text parts
+// verbatim, files and data as short bracketed notes, one part a line.
+func FlattenParts(parts []Part) string {
+	var sb strings.Builder
+	for i := range parts {
+		p := &parts[i]
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		switch p.Kind() {
+		case PartText:
+			sb.WriteString(*p.Text)
+		case PartRaw:
+			fmt.Fprintf(&sb, "[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(p.Raw))
+		case PartURL:
+			fmt.Fprintf(&sb, "[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), *p.URL)
+		case PartData:
+			d := string(p.Data)
+			if len(d) > 2000 {
+				d = d[:2000] + "…"
+			}
+			fmt.Fprintf(&sb, "[data %s]", d)
+		}
+	}
+	return sb.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // Artifact is an output of a task: a document, an image, a data set.

@@ -237,3 +237,19 @@ func TestMessageTextJoinsTextParts(t *testing.T) {
 		t.Errorf("message = %+v, text %q", m, m.Text())
 	}
 }
+
+// TestFlattenPartsDescribesFilesAndData pins the one text rendering of
+// parts that the bridge gives hosts and the tools give the model.
+func TestFlattenPartsDescribesFilesAndData(t *testing.T) {
+	u := "https://example.com/a.pdf"
+	parts := []Part{
+		TextPart("hello"),
+		{Raw: []byte("0123456789"), Filename: "notes.txt", MediaType: "text/plain"},
+		{URL: &u, MediaType: "application/pdf"},
+		DataPart(map[string]any{"k": 1}),
+	}
+	want := "hello\n[file notes.txt (text/plain, 10 bytes)]\n[file - (application/pdf) at https://example.com/a.pdf]\n[data {\"k\":1}]"
+	if got := FlattenParts(parts); got != want {
+		t.Errorf("FlattenParts =\n%s\nwant\n%s", got, want)
+	}
+}

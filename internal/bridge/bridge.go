@@ -274,7 +274,7 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 	// FrameUntrusted filters the flattened text once more, on purpose:
 	// joining parts that were clean one by one can make a pattern across
 	// their boundary.
-	clean := FlattenParts(inParts)
+	clean := a2a.FlattenParts(inParts)
 	md, err := toStruct(filterValue(t.Message.Metadata, filter).(map[string]any))
 	if err != nil {
 		return nil, 0, fmt.Errorf("message metadata: %w", err)
@@ -549,40 +549,6 @@ func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompl
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &pb.ProcessingCompleteResponse{}, nil
-}
-
-// FlattenParts renders parts as text for hosts that only read text: text
-// parts verbatim, files and data as short bracketed notes.
-func FlattenParts(parts []a2a.Part) string {
-	var sb strings.Builder
-	for i := range parts {
-		p := &parts[i]
-		if sb.Len() > 0 {
-			sb.WriteByte('\n')
-		}
-		switch p.Kind() {
-		case a2a.PartText:
-			sb.WriteString(*p.Text)
-		case a2a.PartRaw:
-			fmt.Fprintf(&sb, "[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(p.Raw))
-		case a2a.PartURL:
-			fmt.Fprintf(&sb, "[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), *p.URL)
-		case a2a.PartData:
-			d := string(p.Data)
-			if len(d) > 2000 {
-				d = d[:2000] + "…"
-			}
-			fmt.Fprintf(&sb, "[data %s]", d)
-		}
-	}
-	return sb.String()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // PartsToProto converts A2A parts to the contract's parts.

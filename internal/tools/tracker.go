@@ -136,7 +136,7 @@ func (tr *tracker) apply(ev client.Event) string {
 		line := stateName(u.Status.State)
 		if u.Status.Message != nil {
 			tr.statusMsg = u.Status.Message
-			if txt := strings.TrimSpace(partsText(u.Status.Message.Parts)); txt != "" {
+			if txt := strings.TrimSpace(a2a.FlattenParts(u.Status.Message.Parts)); txt != "" {
 				line += ": " + peerLine(txt, maxProgressChars)
 			}
 		}
@@ -186,23 +186,23 @@ func (tr *tracker) mergeArtifact(a a2a.Artifact, appendParts bool) {
 // artifacts, else its status message, else its last message in history.
 func (tr *tracker) answer() string {
 	if tr.message != nil {
-		return partsText(tr.message.Parts)
+		return a2a.FlattenParts(tr.message.Parts)
 	}
 	var parts []string
 	for _, a := range tr.artifacts {
-		if s := strings.TrimSpace(partsText(a.Parts)); s != "" {
+		if s := strings.TrimSpace(a2a.FlattenParts(a.Parts)); s != "" {
 			parts = append(parts, s)
 		}
 	}
 	status := ""
 	if tr.statusMsg != nil {
-		status = strings.TrimSpace(partsText(tr.statusMsg.Parts))
+		status = strings.TrimSpace(a2a.FlattenParts(tr.statusMsg.Parts))
 	}
 	if status != "" && !contains(parts, status) {
 		parts = append(parts, status)
 	}
 	if len(parts) == 0 && tr.lastAgentMsg != nil {
-		parts = append(parts, strings.TrimSpace(partsText(tr.lastAgentMsg.Parts)))
+		parts = append(parts, strings.TrimSpace(a2a.FlattenParts(tr.lastAgentMsg.Parts)))
 	}
 	return strings.Join(parts, "\n")
 }
@@ -210,40 +210,9 @@ func (tr *tracker) answer() string {
 // question is the text of an input-required status.
 func (tr *tracker) question() string {
 	if tr.statusMsg != nil {
-		return strings.TrimSpace(partsText(tr.statusMsg.Parts))
+		return strings.TrimSpace(a2a.FlattenParts(tr.statusMsg.Parts))
 	}
 	return ""
-}
-
-// partsText flattens parts for a model: text as is, files and data
-// described.
-func partsText(ps []a2a.Part) string {
-	var out []string
-	for i := range ps {
-		p := &ps[i]
-		switch p.Kind() {
-		case a2a.PartText:
-			out = append(out, p.TextValue())
-		case a2a.PartRaw:
-			out = append(out, fmt.Sprintf("[file %s, %s, %d bytes]", orDash(p.Filename), orDash(p.MediaType), len(p.Raw)))
-		case a2a.PartURL:
-			out = append(out, fmt.Sprintf("[file %s at %s]", orDash(p.Filename), p.URLValue()))
-		case a2a.PartData:
-			d := string(p.Data)
-			if len(d) > 2000 {
-				d = d[:2000] + "…"
-			}
-			out = append(out, "[data "+d+"]")
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // stateName shortens TASK_STATE_INPUT_REQUIRED to INPUT_REQUIRED.

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -145,48 +143,22 @@ func dispenseViews(inst *instance) error {
 	return nil
 }
 
-// spawnInProcess runs plugin.Serve in test mode and attaches a client.
+// spawnInProcess runs plugin.Serve in test mode and attaches a client
+// (plugin.ConnectInProcess).
 func (m *Manager) spawnInProcess(ctx context.Context, serve plugin.ServeOpts) (*instance, error) {
-	sctx, stopServing := context.WithCancel(context.Background())
-	reattach := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	serve.Test = &goplugin.ServeTestConfig{Context: sctx, ReattachConfigCh: reattach, CloseCh: closed}
 	if serve.Logger == nil {
 		// Its own logger: Configure's log_level must not change the host's.
 		serve.Logger = hclog.New(&hclog.LoggerOptions{
 			Name: "in-process-plugin", Level: hclog.Warn, Output: os.Stderr, JSONFormat: true,
 		})
 	}
-	go plugin.Serve(serve)
-
-	var rc *goplugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case <-closed:
-		stopServing()
-		return nil, errors.New("plugin.Serve returned before serving")
-	case <-time.After(m.opts.StartTimeout):
-		stopServing()
-		return nil, fmt.Errorf("plugin.Serve did not start serving within %s", m.opts.StartTimeout)
+	client, err := plugin.ConnectInProcess(serve, m.log.Named("in-process"), m.opts.StartTimeout)
+	if err != nil {
+		return nil, err
 	}
-	// Not go-plugin's "test" reattach: that one never kills, and polls our
-	// own pid forever. This runner ends with the served plugin.
-	rc.Test = false
-	rc.ReattachFunc = func() (runner.AttachedRunner, error) {
-		return &inProcessRunner{closed: closed, stop: stopServing}, nil
-	}
-	plog := m.log.Named("in-process")
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  plugin.Handshake,
-		Plugins:          plugin.PluginMap(plog),
-		Reattach:         rc,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           plog,
-		GRPCDialOptions:  plugin.DialOptions(),
-	})
 	rpc, err := client.Client()
 	if err != nil {
-		stopServing()
+		client.Kill()
 		return nil, fmt.Errorf("connect to the in-process plugin: %w", err)
 	}
 	inst, err := describe(ctx, m, client, rpc)
@@ -196,25 +168,4 @@ func (m *Manager) spawnInProcess(ctx context.Context, serve plugin.ServeOpts) (*
 	}
 	inst.exitState = "the in-process plugin stopped serving"
 	return inst, nil
-}
-
-// inProcessRunner is go-plugin's view of an in-process plugin: Wait ends
-// when plugin.Serve returned, Kill makes it return.
-type inProcessRunner struct {
-	closed chan struct{}
-	stop   context.CancelFunc
-}
-
-func (r *inProcessRunner) Wait(context.Context) error { <-r.closed; return nil }
-func (r *inProcessRunner) Kill(context.Context) error {
-	r.stop()
-	<-r.closed
-	return nil
-}
-func (r *inProcessRunner) ID() string { return "in-process" }
-func (r *inProcessRunner) PluginToHost(network, addr string) (string, string, error) {
-	return network, addr, nil
-}
-func (r *inProcessRunner) HostToPlugin(network, addr string) (string, string, error) {
-	return network, addr, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	hclog "github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -71,74 +70,36 @@ func dispense[T any](t *testing.T, rpc goplugin.ClientProtocol, name string) T {
 }
 
 // serveInProcess serves opts with plugin.Serve in test mode and connects a
-// go-plugin client to it through a ReattachConfig, as host-sdk does.
+// go-plugin client to it through a ReattachConfig, as host-sdk does
+// (plugin.ConnectInProcess).
 func serveInProcess(t *testing.T, opts plugin.ServeOpts) *conn {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	reattach := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
 	logs := &syncBuffer{}
 	if opts.Logger == nil {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug, JSONFormat: true})
 	}
-	opts.Test = &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}
-	go plugin.Serve(opts)
-
-	var rc *goplugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case <-time.After(10 * time.Second):
-		cancel()
-		t.Fatal("plugin.Serve sent no ReattachConfig within 10s")
+	client, err := plugin.ConnectInProcess(opts, hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// go-plugin's default reattach runner polls the pid (our own) forever;
-	// this one ends with the served plugin.
-	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return &testRunner{closed: closed}, nil }
-
-	hostLog := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  plugin.Handshake,
-		Plugins:          plugin.PluginMap(hostLog),
-		Reattach:         rc,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           hostLog,
-		GRPCDialOptions:  plugin.DialOptions(),
-	})
 	rpc, err := client.Client()
 	if err != nil {
-		cancel()
+		client.Kill()
 		t.Fatalf("connect to the in-process plugin: %v", err)
 	}
 	t.Cleanup(func() {
 		// Closing the client stops the plugin's server (go-plugin's
-		// controller); cancelling only afterwards avoids a race inside
-		// go-plugin between its two Stop paths.
+		// controller), and Serve returns.
 		_ = rpc.Close()
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			cancel()
-			select {
-			case <-closed:
-			case <-time.After(5 * time.Second):
+		for deadline := time.Now().Add(10 * time.Second); !client.Exited(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
 				t.Error("plugin.Serve did not return within 10s of the host closing")
+				break
 			}
 		}
-		cancel()
+		client.Kill()
 	})
 	return &conn{rpc: rpc, pluginLog: logs}
-}
-
-type testRunner struct{ closed chan struct{} }
-
-func (r *testRunner) Wait(context.Context) error { <-r.closed; return nil }
-func (r *testRunner) Kill(context.Context) error { return nil }
-func (r *testRunner) ID() string                 { return "in-process" }
-func (r *testRunner) PluginToHost(n, a string) (string, string, error) {
-	return n, a, nil
-}
-func (r *testRunner) HostToPlugin(n, a string) (string, string, error) {
-	return n, a, nil
 }
 
 // fakePlugin implements Lifecycle, Platform and Toolset; a nil hook gives a

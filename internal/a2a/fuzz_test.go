@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -143,6 +144,38 @@ func FuzzSendConfigDecodersAgree(f *testing.F) {
 		}
 		if ferr == nil && !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%s:\nfast %#v\nslow %#v", b, fast, slow)
+		}
+	})
+}
+
+// FuzzEnvelopeMatchesParseRequest checks ParseRequest's fast path against
+// encoding/json's: whenever the fast path accepts a body, the full parser
+// accepts it too and reads the same members.
+func FuzzEnvelopeMatchesParseRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m3","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tasks/pushNotificationConfig/create","params":{"taskId":"t","url":"https://h/"}}`,
+		`{"method":"GetTask","jsonrpc":"2.0","extra":{"a":[1,"}"]},"id":"x\"y","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"ListTasks"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"Get\u0054ask"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"GetTask"}`,
+		"\ufeff{\"jsonrpc\":\"2.0\",\"method\":\"GetTask\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := parseRequestFast(body)
+		if !ok {
+			return
+		}
+		full, err := parseRequest(body)
+		if err != nil {
+			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, body)
+		}
+		if fast.Method != full.Method || string(fast.ID) != string(full.ID) || (fast.ID == nil) != (full.ID == nil) ||
+			!bytes.Equal(fast.Params, full.Params) {
+			t.Fatalf("fast %+v != full %+v for %q", fast, full, body)
 		}
 	})
 }

@@ -52,7 +52,21 @@ func (r *Request) ResponseID() json.RawMessage {
 // `method`, an `id` that is not a string, number or null, or `params`
 // that is not an object or array. On -32600 the returned Request, when
 // not nil, carries the id to echo (see ResponseID).
+//
+// A well-formed body takes a fast path that scans the envelope without
+// allocating and slices its members out of the body (Params and ID alias
+// body); anything unusual — escaped keys or method, an unknown method,
+// duplicate members, a member of the wrong type — is left to
+// encoding/json, so the result and the errors are exactly the same.
 func ParseRequest(body []byte) (*Request, *Error) {
+	if req, ok := parseRequestFast(body); ok {
+		return req, nil
+	}
+	return parseRequest(body)
+}
+
+// parseRequest is ParseRequest through encoding/json.
+func parseRequest(body []byte) (*Request, *Error) {
 	b := bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
 	if len(b) == 0 {
 		return nil, ErrParse("the body is empty")
@@ -109,6 +123,77 @@ func ParseRequest(body []byte) (*Request, *Error) {
 		req.Params = w.Params
 	}
 	return req, nil
+}
+
+// Members of the envelope, as bits.
+const (
+	memberJSONRPC = 1 << iota
+	memberID
+	memberMethod
+	memberParams
+)
+
+// envelopeMembers are the members' names, for foldsToAny.
+var envelopeMembers = [...]string{"jsonrpc", "id", "method", "params"}
+
+// parseRequestFast is ParseRequest's allocation-light path; ok is false
+// when the body needs encoding/json.
+func parseRequestFast(b []byte) (*Request, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	req := &Request{JSONRPC: JSONRPCVersion}
+	seen := 0
+	handled, _ := objectMembers(b, func(key, val []byte) (bool, error) {
+		var bit int
+		switch string(key) {
+		case "jsonrpc":
+			if string(val) != `"2.0"` {
+				return false, nil
+			}
+			bit = memberJSONRPC
+		case "id":
+			switch c := val[0]; {
+			case c == '"', c == '-', c >= '0' && c <= '9', string(val) == "null":
+				req.ID = val
+			default:
+				return false, nil
+			}
+			bit = memberID
+		case "method":
+			if val[0] != '"' {
+				return false, nil
+			}
+			e, ok := methodTable[string(val[1:len(val)-1])]
+			if !ok {
+				return false, nil // unknown or escaped: encoding/json decides
+			}
+			req.Method = e.name
+			bit = memberMethod
+		case "params":
+			switch val[0] {
+			case '{', '[':
+				req.Params = val
+			case 'n':
+				// null: absent
+			default:
+				return false, nil
+			}
+			bit = memberParams
+		default:
+			// encoding/json matches member names case-insensitively.
+			return !foldsToAny(key, envelopeMembers[:]), nil
+		}
+		if seen&bit != 0 {
+			return false, nil // a duplicate member: encoding/json's rule
+		}
+		seen |= bit
+		return true, nil
+	})
+	if !handled || seen&memberJSONRPC == 0 || seen&memberMethod == 0 {
+		return nil, false
+	}
+	return req, true
 }
 
 // DecodeParams decodes the params leniently (see Unmarshal) into v;

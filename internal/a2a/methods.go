@@ -68,27 +68,37 @@ var opNamesV03 = [...]string{
 
 // methodEntry is what a method name resolves to.
 type methodEntry struct {
-	op  Operation
-	v03 bool
+	// name is the method name itself, so that ParseRequest's fast path
+	// sets Request.Method without allocating a string per request.
+	name string
+	op   Operation
+	v03  bool
+}
+
+// aliases are the slash-style and pre-release method names some 1.0-era
+// peers use; they take v1.0 shapes.
+var aliases = map[string]Operation{
+	"tasks/list":                          OpListTasks,
+	"tasks/subscribe":                     OpSubscribeToTask,
+	"tasks/pushNotificationConfig/create": OpCreatePushConfig,
+	"ListTaskPushNotificationConfig":      OpListPushConfigs,
+	"SetTaskPushNotificationConfig":       OpCreatePushConfig,
 }
 
 // methodTable maps every accepted method name to its operation and
-// whether it selects 0.3 shapes.
+// whether it selects 0.3 shapes: the one table of method names, for
+// LookupMethod and ParseRequest alike.
 var methodTable = func() map[string]methodEntry {
 	m := make(map[string]methodEntry, 32)
 	for op := OpSendMessage; op <= OpGetExtendedCard; op++ {
-		m[opNames[op]] = methodEntry{op, false}
+		m[opNames[op]] = methodEntry{opNames[op], op, false}
 		if n := opNamesV03[op]; n != "" {
-			m[n] = methodEntry{op, true}
+			m[n] = methodEntry{n, op, true}
 		}
 	}
-	// Slash-style and pre-release aliases some 1.0-era peers use; they take
-	// v1.0 shapes.
-	m["tasks/list"] = methodEntry{OpListTasks, false}
-	m["tasks/subscribe"] = methodEntry{OpSubscribeToTask, false}
-	m["tasks/pushNotificationConfig/create"] = methodEntry{OpCreatePushConfig, false}
-	m["ListTaskPushNotificationConfig"] = methodEntry{OpListPushConfigs, false}
-	m["SetTaskPushNotificationConfig"] = methodEntry{OpCreatePushConfig, false}
+	for name, op := range aliases {
+		m[name] = methodEntry{name, op, false}
+	}
 	return m
 }()
 

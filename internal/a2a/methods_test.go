@@ -117,3 +117,29 @@ func stringsTrim(s string) string {
 	}
 	return s
 }
+
+// TestEveryMethodNameTakesTheFastEnvelopePath keeps ParseRequest's fast
+// path and LookupMethod on one table: a request naming any accepted method
+// — v1.0, 0.3 or an alias — is read without encoding/json, and the name
+// resolves.
+func TestEveryMethodNameTakesTheFastEnvelopePath(t *testing.T) {
+	if len(methodTable) < 11+10+len(aliases) {
+		t.Fatalf("the method table has %d names", len(methodTable))
+	}
+	for name := range methodTable {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + name + `","params":{}}`)
+		req, ok := parseRequestFast(body)
+		if !ok || req.Method != name {
+			t.Errorf("%s: the fast path did not read it (%v, %+v)", name, ok, req)
+		}
+		if _, _, ok := LookupMethod(name); !ok {
+			t.Errorf("%s: LookupMethod does not know it", name)
+		}
+	}
+	for _, alias := range []string{"tasks/list", "tasks/subscribe", "tasks/pushNotificationConfig/create",
+		"ListTaskPushNotificationConfig", "SetTaskPushNotificationConfig"} {
+		if op, v03, ok := LookupMethod(alias); !ok || v03 || op == 0 {
+			t.Errorf("alias %s: %v %v %v", alias, op, v03, ok)
+		}
+	}
+}

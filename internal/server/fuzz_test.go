@@ -103,29 +103,3 @@ func validHeaderValue(v string) bool {
 	}
 	return true
 }
-
-// FuzzEnvelopeMatchesParseRequest checks the fast envelope path against
-// a2a.ParseRequest: whenever the fast path accepts a body, the full parser
-// accepts it too and reads the same members.
-func FuzzEnvelopeMatchesParseRequest(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add([]byte(s))
-	}
-	f.Add([]byte(`{"method":"GetTask","jsonrpc":"2.0","extra":{"a":[1,"}"]},"id":"x\"y","params":null}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"ListTasks"}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"Get\u0054ask"}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, ok := fastEnvelope(body)
-		if !ok {
-			return
-		}
-		full, err := a2a.ParseRequest(body)
-		if err != nil {
-			t.Fatalf("fast path accepted what ParseRequest refuses (%v): %q", err, body)
-		}
-		if fast.Method != full.Method || string(fast.ID) != string(full.ID) || (fast.ID == nil) != (full.ID == nil) ||
-			!bytes.Equal(fast.Params, full.Params) {
-			t.Fatalf("fast %+v != full %+v for %q", fast, full, body)
-		}
-	})
-}

@@ -122,7 +122,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ex.bytesIn = int64(len(body))
 
 	if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONContentType(ct) {
-		if req, _ := parseEnvelope(body); req != nil {
+		if req, _ := a2a.ParseRequest(body); req != nil {
 			ex.id = req.ResponseID()
 			ex.method = req.Method
 		}
@@ -133,7 +133,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, ex, http.StatusOK, e)
 		return
 	}
-	req, perr := parseEnvelope(body)
+	req, perr := a2a.ParseRequest(body)
 	if perr != nil {
 		if req != nil {
 			ex.id = req.ResponseID()

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -47,81 +45,16 @@ const (
 	restAccept   = "application/a2a+json, application/json"
 )
 
-// restRoute maps an operation and its v1.0 request to the binding's route:
-// HTTP method, path (ids escaped), query and JSON body (nil for none).
-func restRoute(op a2a.Operation, params any) (method, path string, query url.Values, body any, err error) {
-	esc := url.PathEscape
-	switch r := params.(type) {
-	case *a2a.SendMessageRequest:
-		switch op {
-		case a2a.OpSendMessage:
-			return http.MethodPost, "/message:send", nil, r, nil
-		case a2a.OpSendStreamingMessage:
-			return http.MethodPost, "/message:stream", nil, r, nil
-		}
-	case *a2a.GetTaskRequest:
-		q := url.Values{}
-		if r.HistoryLength != nil {
-			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
-		}
-		return http.MethodGet, "/tasks/" + esc(r.ID), q, nil, nil
-	case *a2a.ListTasksRequest:
-		q := url.Values{}
-		if r.ContextID != "" {
-			q.Set("contextId", r.ContextID)
-		}
-		if r.Status != "" {
-			q.Set("status", string(r.Status))
-		}
-		if r.PageSize != nil {
-			q.Set("pageSize", strconv.Itoa(int(*r.PageSize)))
-		}
-		if r.PageToken != "" {
-			q.Set("pageToken", r.PageToken)
-		}
-		if r.HistoryLength != nil {
-			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
-		}
-		if r.StatusTimestampAfter != nil {
-			b, err := a2a.Marshal(r.StatusTimestampAfter)
-			if err != nil {
-				return "", "", nil, nil, err
-			}
-			q.Set("statusTimestampAfter", strings.Trim(string(b), `"`))
-		}
-		if r.IncludeArtifacts {
-			q.Set("includeArtifacts", "true")
-		}
-		return http.MethodGet, "/tasks", q, nil, nil
-	case *a2a.CancelTaskRequest:
-		var b any
-		if len(r.Metadata) > 0 {
-			b = map[string]any{"metadata": r.Metadata}
-		}
-		return http.MethodPost, "/tasks/" + esc(r.ID) + ":cancel", nil, b, nil
-	case *a2a.SubscribeToTaskRequest:
-		// The specification text says POST (the proto GET); servers of both
-		// official SDKs, and ours, accept POST.
-		return http.MethodPost, "/tasks/" + esc(r.ID) + ":subscribe", nil, nil, nil
-	}
-	return "", "", nil, nil, fmt.Errorf("%s has no HTTP+JSON route in this client (request %T)", op, params)
-}
-
 // newRESTRequest builds the HTTP request of one HTTP+JSON call: the route
 // under the interface URL (and the interface's tenant, as a path prefix).
 func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, error) {
-	method, path, query, body, err := restRoute(op, params)
+	call, err := a2a.RESTRequest(op, params)
 	if err != nil {
 		return nil, cn.fail(ErrUnsupported, op, 0, err)
 	}
-	u := strings.TrimRight(cn.info.Interface.URL, "/")
-	if t := cn.info.Interface.Tenant; t != "" {
-		u += "/" + url.PathEscape(t)
-	}
-	u += path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
+	// The interface's tenant is in the request (conn.params), so the
+	// route is under /{tenant}.
+	u := call.URL(cn.info.Interface.URL)
 	if err := cn.prepare(op); err != nil {
 		return nil, err
 	}
@@ -129,24 +62,16 @@ func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any
 	if err := cn.p.c.checkURL(ctx, u); err != nil {
 		return nil, cn.fail(ErrBlocked, op, 0, err)
 	}
-	var rd *bytes.Reader
-	if body != nil {
-		b, err := a2a.Marshal(body)
-		if err != nil {
-			return nil, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
-		}
-		rd = bytes.NewReader(b)
-	}
 	var req *http.Request
-	if rd != nil {
-		req, err = http.NewRequestWithContext(ctx, method, u, rd)
+	if call.Body != nil {
+		req, err = http.NewRequestWithContext(ctx, call.Method, u, bytes.NewReader(call.Body))
 	} else {
-		req, err = http.NewRequestWithContext(ctx, method, u, nil)
+		req, err = http.NewRequestWithContext(ctx, call.Method, u, nil)
 	}
 	if err != nil {
 		return nil, cn.fail(ErrBadCard, op, 0, err)
 	}
-	if rd != nil {
+	if call.Body != nil {
 		req.Header.Set("Content-Type", mediaA2AJSON)
 	}
 	if stream {

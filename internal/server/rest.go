@@ -21,26 +21,8 @@ import (
 // the HTTP status of the specification's mapping, SSE events holding the
 // bare StreamResponse. See doc.go for the routes and the decisions.
 
-// restRoute is a matched HTTP+JSON route.
-type restRoute struct {
-	op a2a.Operation
-	// tenant is the optional /{tenant} prefix (accepted and ignored, as a
-	// tenant field is in JSON-RPC params).
-	tenant string
-	// path holds the path parameters by request field: "id", "taskId".
-	path [2]pathParam
-	// hasBody says the route takes a JSON body (POST routes).
-	hasBody bool
-}
-
-// pathParam is one path parameter: the request field it fills and its
-// (unescaped) value.
-type pathParam struct{ field, value string }
-
-// Route names of the HTTP+JSON binding, for error messages.
-const restRoutes = "POST /message:send, POST /message:stream, GET /tasks/{id}, GET /tasks, POST /tasks/{id}:cancel, " +
-	"GET or POST /tasks/{id}:subscribe, POST or GET /tasks/{taskId}/pushNotificationConfigs, " +
-	"GET or DELETE /tasks/{taskId}/pushNotificationConfigs/{id}, GET /extendedAgentCard (each optionally under /{tenant})"
+// restRoutes names the routes of the HTTP+JSON binding, for error messages.
+var restRoutes = a2a.RESTRoutesText()
 
 // Response media types of the HTTP+JSON binding.
 var (
@@ -55,7 +37,7 @@ var (
 // UTF-8, version, extensions, capability, permission, params, dispatch.
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	rt, allow := matchREST(r.Method, r.URL.EscapedPath())
-	if rt.op == 0 {
+	if rt.Op == 0 {
 		restRouteMiss(w, r, allow)
 		return
 	}
@@ -66,10 +48,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	}
 	// Named only once admitted, as a JSON-RPC method is only read then:
 	// both bindings leave the same audit record.
-	ex.op, ex.method = rt.op, rt.op.String()
+	ex.op, ex.method = rt.Op, rt.Op.String()
 	rc := http.NewResponseController(w)
 	var body []byte
-	if rt.hasBody {
+	if rt.HasBody {
 		buf, release := pooledBody()
 		defer release()
 		if status, e := s.readBody(w, r, buf); e != nil {
@@ -106,7 +88,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var query url.Values
-	if !rt.hasBody && r.URL.RawQuery != "" {
+	if !rt.HasBody && r.URL.RawQuery != "" {
 		query = r.URL.Query()
 	}
 	params, e := restParams(&rt, query, body)
@@ -117,106 +99,20 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	s.dispatch(w, r, rc, ex, params)
 }
 
-// matchREST resolves an HTTP method and escaped path to a route. When the
-// path is a route but not for this method, op is 0 and allow lists the
-// methods it takes; when it is no route at all, both are zero.
-func matchREST(method, escapedPath string) (restRoute, string) {
-	p := strings.TrimPrefix(escapedPath, "/")
-	if len(p) > 1 {
-		p = strings.TrimSuffix(p, "/")
-	}
-	segs := strings.Split(p, "/")
-	rt, allow, found := matchSegments(method, segs)
-	if !found && len(segs) > 1 {
-		// An optional /{tenant} prefix.
-		if tenant, err := url.PathUnescape(segs[0]); err == nil && tenant != "" {
-			rt, allow, found = matchSegments(method, segs[1:])
-			rt.tenant = tenant
-		}
-	}
+// matchREST resolves an HTTP method and escaped path to a route
+// (a2a.MatchREST). When the path is a route but not for this method, Op is
+// 0 and allow lists the methods it takes; the JSON-RPC endpoint's paths
+// take POST; any other path is no route and both are zero.
+func matchREST(method, escapedPath string) (a2a.RESTMatch, string) {
+	rt, allow, found := a2a.MatchREST(method, escapedPath)
 	if !found {
 		switch escapedPath {
 		case "/", "/a2a", "/rpc": // the JSON-RPC endpoint
-			return restRoute{}, http.MethodPost
+			return a2a.RESTMatch{}, http.MethodPost
 		}
-		return restRoute{}, ""
+		return a2a.RESTMatch{}, ""
 	}
 	return rt, allow
-}
-
-// matchSegments matches the path segments (still escaped) of a route
-// without tenant. found says the path is a route; rt.op is 0 when method
-// is not one it takes, and allow then lists those.
-func matchSegments(method string, segs []string) (rt restRoute, allow string, found bool) {
-	// pick returns the operation of the route for method.
-	pick := func(ops ...any) (restRoute, string, bool) {
-		var methods []string
-		for i := 0; i < len(ops); i += 2 {
-			m, op := ops[i].(string), ops[i+1].(a2a.Operation)
-			methods = append(methods, m)
-			if m == method {
-				rt.op, rt.hasBody = op, m == http.MethodPost
-				return rt, "", true
-			}
-		}
-		return restRoute{}, strings.Join(methods, ", "), true
-	}
-	unescape := func(i int, field, seg string) bool {
-		v, err := url.PathUnescape(seg)
-		if err != nil || v == "" {
-			return false
-		}
-		rt.path[i] = pathParam{field, v}
-		return true
-	}
-	switch len(segs) {
-	case 1:
-		switch segs[0] {
-		case "message:send":
-			return pick(http.MethodPost, a2a.OpSendMessage)
-		case "message:stream":
-			return pick(http.MethodPost, a2a.OpSendStreamingMessage)
-		case "tasks":
-			return pick(http.MethodGet, a2a.OpListTasks)
-		case "extendedAgentCard":
-			return pick(http.MethodGet, a2a.OpGetExtendedCard)
-		}
-	case 2:
-		if segs[0] != "tasks" {
-			break
-		}
-		// The custom verbs are matched on the escaped segment, so an id
-		// holding an escaped colon stays an id.
-		if id, ok := strings.CutSuffix(segs[1], ":cancel"); ok {
-			if !unescape(0, "id", id) {
-				break
-			}
-			return pick(http.MethodPost, a2a.OpCancelTask)
-		}
-		if id, ok := strings.CutSuffix(segs[1], ":subscribe"); ok {
-			if !unescape(0, "id", id) {
-				break
-			}
-			// The proto says GET, the specification text POST: both.
-			return pick(http.MethodGet, a2a.OpSubscribeToTask, http.MethodPost, a2a.OpSubscribeToTask)
-		}
-		if !unescape(0, "id", segs[1]) {
-			break
-		}
-		return pick(http.MethodGet, a2a.OpGetTask)
-	case 3, 4:
-		if segs[0] != "tasks" || segs[2] != "pushNotificationConfigs" || !unescape(0, "taskId", segs[1]) {
-			break
-		}
-		if len(segs) == 3 {
-			return pick(http.MethodPost, a2a.OpCreatePushConfig, http.MethodGet, a2a.OpListPushConfigs)
-		}
-		if !unescape(1, "id", segs[3]) {
-			break
-		}
-		return pick(http.MethodGet, a2a.OpGetPushConfig, http.MethodDelete, a2a.OpDeletePushConfig)
-	}
-	return restRoute{}, "", false
 }
 
 // restRouteMiss answers a path that is no route (404) or a route used with
@@ -241,7 +137,7 @@ func restRouteMiss(w http.ResponseWriter, r *http.Request, allow string) {
 // refuse them with the same errors. Query values are JSON strings, which
 // the decoder reads as numbers, enums and timestamps where the field
 // wants one; booleans are converted here.
-func restParams(rt *restRoute, query url.Values, body []byte) (any, *a2a.Error) {
+func restParams(rt *a2a.RESTMatch, query url.Values, body []byte) (any, *a2a.Error) {
 	if len(bytes.TrimSpace(body)) > 0 {
 		if !json.Valid(body) {
 			e := a2a.ErrParse("")
@@ -252,8 +148,8 @@ func restParams(rt *restRoute, query url.Values, body []byte) (any, *a2a.Error) 
 			return nil, a2a.ErrInvalidRequest("the request body must be a JSON object holding the request's fields (or be empty where the route takes no fields)")
 		}
 	}
-	if rt.path[0].field == "" && len(query) == 0 {
-		return a2a.DecodeParams(rt.op, false, body) // the body is the whole request
+	if len(rt.Path) == 0 && len(query) == 0 {
+		return a2a.DecodeParams(rt.Op, false, body) // the body is the whole request
 	}
 	obj := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -282,31 +178,28 @@ func restParams(rt *restRoute, query url.Values, body []byte) (any, *a2a.Error) 
 		}
 		obj[key] = jsonString(v)
 	}
-	for _, p := range rt.path {
-		if p.field == "" {
-			continue
-		}
+	for _, p := range rt.Path {
 		// The path wins; a body or query value that says otherwise is an
 		// error rather than silently ignored.
-		for _, k := range []string{p.field, snakeCase(p.field)} {
+		for _, k := range []string{p.Field, snakeCase(p.Field)} {
 			raw, ok := obj[k]
 			if !ok {
 				continue
 			}
 			var v string
-			if json.Unmarshal(raw, &v) == nil && v != "" && v != p.value {
-				return nil, a2a.ErrInvalidParams(p.field, fmt.Sprintf(
-					"is %q in the request but %q in the URL path; leave it out of the body and query, or make them agree", v, p.value))
+			if json.Unmarshal(raw, &v) == nil && v != "" && v != p.Value {
+				return nil, a2a.ErrInvalidParams(p.Field, fmt.Sprintf(
+					"is %q in the request but %q in the URL path; leave it out of the body and query, or make them agree", v, p.Value))
 			}
 			delete(obj, k)
 		}
-		obj[p.field] = jsonString(p.value)
+		obj[p.Field] = jsonString(p.Value)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, a2a.ErrInvalidRequest("the request could not be assembled: " + err.Error())
 	}
-	return a2a.DecodeParams(rt.op, false, raw)
+	return a2a.DecodeParams(rt.Op, false, raw)
 }
 
 // jsonString encodes s as a JSON string.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -95,90 +93,16 @@ func parseStatusBody(t testing.TB, b []byte) (int, *a2a.Error) {
 	return *w.Error.Code, e
 }
 
-// restRequest is the HTTP+JSON request of an operation with v1.0 params,
-// built here from the specification's routes (independently of the
-// server's router).
+// restRequest is the HTTP+JSON request of an operation with v1.0 params
+// (a2a.RESTRequest, the client's; the routes themselves are pinned by
+// a2a's TestRESTRequestFollowsTheSpecificationsRoutes).
 func restRequest(t testing.TB, op a2a.Operation, params any) (method, path string, body []byte) {
 	t.Helper()
-	esc := url.PathEscape
-	query := func(path string, q url.Values) string {
-		if len(q) == 0 {
-			return path
-		}
-		return path + "?" + q.Encode()
+	call, err := a2a.RESTRequest(op, params)
+	if err != nil {
+		t.Fatal(err)
 	}
-	switch op {
-	case a2a.OpSendMessage:
-		return http.MethodPost, "/message:send", mustJSON(params)
-	case a2a.OpSendStreamingMessage:
-		return http.MethodPost, "/message:stream", mustJSON(params)
-	case a2a.OpGetTask:
-		r := params.(*a2a.GetTaskRequest)
-		q := url.Values{}
-		if r.HistoryLength != nil {
-			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
-		}
-		return http.MethodGet, query("/tasks/"+esc(r.ID), q), nil
-	case a2a.OpListTasks:
-		r := params.(*a2a.ListTasksRequest)
-		q := url.Values{}
-		if r.ContextID != "" {
-			q.Set("contextId", r.ContextID)
-		}
-		if r.Status != "" {
-			q.Set("status", string(r.Status))
-		}
-		if r.PageSize != nil {
-			q.Set("pageSize", strconv.Itoa(int(*r.PageSize)))
-		}
-		if r.PageToken != "" {
-			q.Set("pageToken", r.PageToken)
-		}
-		if r.HistoryLength != nil {
-			q.Set("historyLength", strconv.Itoa(int(*r.HistoryLength)))
-		}
-		if r.StatusTimestampAfter != nil {
-			ts, _ := json.Marshal(r.StatusTimestampAfter)
-			q.Set("statusTimestampAfter", strings.Trim(string(ts), `"`))
-		}
-		if r.IncludeArtifacts {
-			q.Set("includeArtifacts", "true")
-		}
-		return http.MethodGet, query("/tasks", q), nil
-	case a2a.OpCancelTask:
-		r := params.(*a2a.CancelTaskRequest)
-		var b []byte
-		if len(r.Metadata) > 0 {
-			b = mustJSON(map[string]any{"metadata": r.Metadata})
-		}
-		return http.MethodPost, "/tasks/" + esc(r.ID) + ":cancel", b
-	case a2a.OpSubscribeToTask:
-		r := params.(*a2a.SubscribeToTaskRequest)
-		return http.MethodPost, "/tasks/" + esc(r.ID) + ":subscribe", nil
-	case a2a.OpCreatePushConfig:
-		r := params.(*a2a.TaskPushNotificationConfig)
-		return http.MethodPost, "/tasks/" + esc(r.TaskID) + "/pushNotificationConfigs", mustJSON(r)
-	case a2a.OpGetPushConfig:
-		r := params.(*a2a.GetTaskPushNotificationConfigRequest)
-		return http.MethodGet, "/tasks/" + esc(r.TaskID) + "/pushNotificationConfigs/" + esc(r.ID), nil
-	case a2a.OpListPushConfigs:
-		r := params.(*a2a.ListTaskPushNotificationConfigsRequest)
-		q := url.Values{}
-		if r.PageSize != 0 {
-			q.Set("pageSize", strconv.Itoa(int(r.PageSize)))
-		}
-		if r.PageToken != "" {
-			q.Set("pageToken", r.PageToken)
-		}
-		return http.MethodGet, query("/tasks/"+esc(r.TaskID)+"/pushNotificationConfigs", q), nil
-	case a2a.OpDeletePushConfig:
-		r := params.(*a2a.DeleteTaskPushNotificationConfigRequest)
-		return http.MethodDelete, "/tasks/" + esc(r.TaskID) + "/pushNotificationConfigs/" + esc(r.ID), nil
-	case a2a.OpGetExtendedCard:
-		return http.MethodGet, "/extendedAgentCard", nil
-	}
-	t.Fatalf("no HTTP+JSON route for %v", op)
-	return "", "", nil
+	return call.Method, call.URL(""), call.Body
 }
 
 // bindingClient calls one server through one binding, so that a scenario

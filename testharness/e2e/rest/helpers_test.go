@@ -301,67 +301,15 @@ func checkMapping(t *testing.T, status int, body []byte, e *a2a.Error) {
 	}
 }
 
-// restRequest is the HTTP+JSON request of an operation, built from the
-// specification's routes.
+// restRequest is the HTTP+JSON request of an operation (a2a.RESTRequest,
+// the one table of the binding's routes).
 func restRequest(t *testing.T, op a2a.Operation, params any) (method, path string, body []byte) {
 	t.Helper()
-	enc := func(v any) []byte {
-		b, err := a2a.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+	call, err := a2a.RESTRequest(op, params)
+	if err != nil {
+		t.Fatal(err)
 	}
-	q := func(kv ...string) string {
-		var parts []string
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i+1] != "" {
-				parts = append(parts, kv[i]+"="+kv[i+1])
-			}
-		}
-		if len(parts) == 0 {
-			return ""
-		}
-		return "?" + strings.Join(parts, "&")
-	}
-	num := func(p *int32) string {
-		if p == nil {
-			return ""
-		}
-		return fmt.Sprint(*p)
-	}
-	switch r := params.(type) {
-	case *a2a.SendMessageRequest:
-		if op == a2a.OpSendStreamingMessage {
-			return http.MethodPost, "/message:stream", enc(r)
-		}
-		return http.MethodPost, "/message:send", enc(r)
-	case *a2a.GetTaskRequest:
-		return http.MethodGet, "/tasks/" + r.ID + q("historyLength", num(r.HistoryLength)), nil
-	case *a2a.ListTasksRequest:
-		ia := ""
-		if r.IncludeArtifacts {
-			ia = "true"
-		}
-		return http.MethodGet, "/tasks" + q("contextId", r.ContextID, "status", string(r.Status), "pageSize", num(r.PageSize),
-			"pageToken", r.PageToken, "historyLength", num(r.HistoryLength), "includeArtifacts", ia), nil
-	case *a2a.CancelTaskRequest:
-		return http.MethodPost, "/tasks/" + r.ID + ":cancel", nil
-	case *a2a.SubscribeToTaskRequest:
-		return http.MethodGet, "/tasks/" + r.ID + ":subscribe", nil
-	case *a2a.TaskPushNotificationConfig:
-		return http.MethodPost, "/tasks/" + r.TaskID + "/pushNotificationConfigs", enc(r)
-	case *a2a.GetTaskPushNotificationConfigRequest:
-		return http.MethodGet, "/tasks/" + r.TaskID + "/pushNotificationConfigs/" + r.ID, nil
-	case *a2a.ListTaskPushNotificationConfigsRequest:
-		return http.MethodGet, "/tasks/" + r.TaskID + "/pushNotificationConfigs", nil
-	case *a2a.DeleteTaskPushNotificationConfigRequest:
-		return http.MethodDelete, "/tasks/" + r.TaskID + "/pushNotificationConfigs/" + r.ID, nil
-	case *a2a.GetExtendedAgentCardRequest:
-		return http.MethodGet, "/extendedAgentCard", nil
-	}
-	t.Fatalf("no route for %v %T", op, params)
-	return "", "", nil
+	return call.Method, call.URL(""), call.Body
 }
 
 // events is an open SSE stream of either binding.

@@ -283,7 +283,7 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	refuse := func(format string, a ...any) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: "+format, append([]any{ErrUnauthorized}, a...)...)
 	}
-	jws, err := jose.ParseSigned(token, acceptedAlgs)
+	jws, err := jose.ParseSignedCompact(token, acceptedAlgs) // a bearer JWT is compact
 	if err != nil {
 		if alg := headerAlg(token); alg != "" {
 			if strings.EqualFold(alg, "none") {

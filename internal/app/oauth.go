@@ -5,7 +5,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
-	"github.com/a2a-plugin/a2a-plugin/internal/tools"
 )
 
 // oauthVerifier builds the verifier of inbound OAuth access tokens from
@@ -24,16 +23,4 @@ func oauthVerifier(cfg *config.Config) (*security.OAuthVerifier, error) {
 		})
 	}
 	return security.NewOAuthVerifier(oc)
-}
-
-// peerOAuth is a peer's oauth2 setting for the tools, or nil.
-func peerOAuth(p config.Peer) *tools.OAuthClient {
-	o := p.OAuth2
-	if o == nil {
-		return nil
-	}
-	return &tools.OAuthClient{
-		TokenURL: o.TokenURL, ClientID: o.ClientID, SecretFile: o.ClientSecretFile, SecretEnv: o.ClientSecretEnv,
-		SecretCommand: o.ClientSecretCommand, Scopes: o.Scopes, Audience: o.Audience,
-	}
 }

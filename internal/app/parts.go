@@ -155,10 +155,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		DefaultTimeout: time.Duration(cfg.CallTimeout), MaxDepth: cfg.MaxDelegationDepth, UserAgent: "a2a-plugin",
 		TrustedKeys: cfg.CardTrustedKeys, AttachmentRoots: cfg.AttachmentRoots,
 		MaxCallsPerTask: noLimit(cfg.MaxCallsPerTask), MaxCallsPerMinute: noLimit(cfg.MaxCallsPerMinute),
-	}
-	for _, a := range cfg.Agents {
-		tcfg.Agents = append(tcfg.Agents, tools.Peer{Name: a.Name, URL: a.URL, Token: a.Token, TokenFile: a.TokenFile, TokenCommand: a.TokenCommand,
-			Header: a.Header, Trust: a.Trust, Timeout: time.Duration(a.Timeout), Signed: a.Signed, CardKeys: a.CardKeys, OAuth2: peerOAuth(a)})
+		Agents: cfg.Agents, // as config.Validate passed them
 	}
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs})
 	if err != nil {

@@ -299,37 +299,6 @@ type Auth struct {
 	HeaderName, HeaderValue string
 }
 
-// ParseHeader parses "Name: value" into an Auth header. It refuses a
-// missing colon, an empty or invalid name, and line breaks.
-func ParseHeader(s string) (name, value string, err error) {
-	n, v, ok := strings.Cut(s, ":")
-	n, v = strings.TrimSpace(n), strings.TrimSpace(v)
-	if !ok || n == "" {
-		return "", "", fmt.Errorf("header %q must have the form \"Name: value\"", redactHeader(s))
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return "", "", fmt.Errorf("header name %q contains an invalid character %q", n, c)
-		}
-	}
-	if strings.ContainsAny(v, "\r\n\x00") {
-		return "", "", fmt.Errorf("header %q: value must not contain line breaks", n)
-	}
-	return n, v, nil
-}
-
-// redactHeader keeps a header's name for an error message, never its value.
-func redactHeader(s string) string {
-	if n, _, ok := strings.Cut(s, ":"); ok {
-		return n + ": …"
-	}
-	if len(s) > 8 {
-		return s[:4] + "…"
-	}
-	return "…"
-}
-
 // Endpoint identifies one remote agent and how to call it.
 type Endpoint struct {
 	// Name is the configured peer name ("" for an ad-hoc URL); used in

@@ -658,16 +658,3 @@ func TestGuardRefusalIsBlocked(t *testing.T) {
 		t.Fatalf("want ErrBlocked, got %v", err)
 	}
 }
-
-func TestParseHeader(t *testing.T) {
-	if n, v, err := client.ParseHeader("X-Api-Key: abc: def"); err != nil || n != "X-Api-Key" || v != "abc: def" {
-		t.Fatalf("%q %q %v", n, v, err)
-	}
-	for _, bad := range []string{"novalue", ": v", "Bad Name: v", "X: a\nb"} {
-		if _, _, err := client.ParseHeader(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		} else if strings.Contains(err.Error(), "abc") {
-			t.Errorf("error leaks the value: %v", err)
-		}
-	}
-}

@@ -344,9 +344,13 @@ func setFromString(f reflect.Value, s string) error {
 		}
 		*p = is
 	case *[]Peer:
-		if err := json.Unmarshal([]byte(s), p); err != nil {
-			return fmt.Errorf("want a JSON list of peers like [{\"name\":\"bob\",\"url\":\"https://bob.example\"}]: %w", err)
+		// As strictly as in the host's section: a misspelled key is an
+		// error, not a dropped credential.
+		peers, err := decodePeers([]byte(s))
+		if err != nil {
+			return err
 		}
+		*p = peers
 	default:
 		return fmt.Errorf("cannot be set from text (%s)", f.Type())
 	}
@@ -487,37 +491,7 @@ func (c *Config) Validate() error {
 			bad("trusted peer %q has no token in peer_tokens (A2A_PEER_TOKENS); trusted peers are named by their token", tp)
 		}
 	}
-	seen := map[string]bool{}
-	for i, p := range c.Agents {
-		switch {
-		case p.Name == "":
-			bad("a2a_agents[%d] has no name", i)
-		case seen[p.Name]:
-			bad("a2a_agents: the name %q is used twice", p.Name)
-		}
-		seen[p.Name] = true
-		if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("a2a_agents[%q].url %q is not an http(s) URL", p.Name, p.URL)
-		}
-		if p.Trust != "" && p.Trust != "trusted" && p.Trust != "public" {
-			bad("a2a_agents[%q].trust %q must be trusted or public", p.Name, p.Trust)
-		}
-		var creds []string
-		for _, c := range []struct{ key, value string }{{"token", p.Token}, {"token_file", p.TokenFile}, {"token_command", p.TokenCommand}, {"header", p.Header}} {
-			if strings.TrimSpace(c.value) != "" {
-				creds = append(creds, c.key)
-			}
-		}
-		if len(creds) > 1 {
-			bad("a2a_agents[%q] sets %s; use one", p.Name, strings.Join(creds, " and "))
-		}
-		if p.Header != "" && !strings.Contains(p.Header, ":") {
-			bad("a2a_agents[%q].header must look like \"Name: value\"", p.Name)
-		}
-		if p.Signed && len(p.CardKeys) == 0 && len(c.CardTrustedKeys) == 0 {
-			bad("a2a_agents[%q] is signed but no key can verify its card: set its card_keys or card_trusted_keys (A2A_CARD_TRUSTED_KEYS) to the peer's public key file", p.Name)
-		}
-	}
+	c.validatePeers(bad)
 	c.validateOAuth(bad)
 	if c.CardSigningKey == "" && (c.CardSigningKID != "" || c.CardSigningJKU != "") {
 		bad("card_signing_kid and card_signing_jku need card_signing_key (A2A_CARD_SIGNING_KEY), the private key file that signs the card")

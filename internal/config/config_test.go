@@ -57,9 +57,9 @@ func TestBadSettingsNameWhatToFix(t *testing.T) {
 		{"replicas with a bearer token but no push secret", `{"store": "postgres", "postgres_dsn": "postgres://db/a2a", "bearer_token": "a-token-of-sufficient-length"}`, nil, "A2A_PUSH_SECRET"},
 		{"trusted without token", ``, map[string]string{"A2A_TRUSTED_PEERS": "carol"}, `"carol" has no token`},
 		{"malformed pairs", ``, map[string]string{"A2A_PEER_TOKENS": "alice"}, "name:value"},
-		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "used twice"},
-		{"bad peer url", `{"a2a_agents":[{"name":"a","url":"ftp://x"}]}`, nil, "not an http(s) URL"},
-		{"two peer credentials", `{"a2a_agents":[{"name":"a","url":"http://x","token":"t","token_file":"/run/a.token"}]}`, nil, `a2a_agents["a"] sets token and token_file; use one`},
+		{"duplicate peer", `{"a2a_agents":[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]}`, nil, "is already used by a2a_agents[0]"},
+		{"bad peer url", `{"a2a_agents":[{"name":"a","url":"ftp://x"}]}`, nil, `a2a_agents[0] ("a").url: "ftp://x" must start with http:// or https://`},
+		{"two peer credentials", `{"a2a_agents":[{"name":"a","url":"http://x","token":"t","token_file":"/run/a.token"}]}`, nil, `a2a_agents[0] ("a") sets token and token_file; use one`},
 		{"command and header", `{"a2a_agents":[{"name":"a","url":"http://x","token_command":"pass a","header":"X-K: v"}]}`, nil, "sets token_command and header; use one"},
 		{"bad duration", ``, map[string]string{"A2A_REQUEST_TIMEOUT": "soon"}, "duration"},
 		{"bad otel endpoint", ``, map[string]string{"A2A_OTEL_ENDPOINT": "127.0.0.1:4318"}, "A2A_OTEL_ENDPOINT"},
@@ -163,5 +163,58 @@ func TestPeerTokenFileAndCommand(t *testing.T) {
 	}
 	if c.Agents[0].TokenFile != "/run/f.token" || c.Agents[1].TokenCommand != "vault read -field=token a2a/c" {
 		t.Fatalf("peers %+v", c.Agents)
+	}
+}
+
+// TestPeersFollowOneRuleSet pins the rules for a2a_agents that the tools
+// rely on (they take the peers as config passed them): names unique
+// case-insensitively and of the characters tools accept, http(s) URLs
+// without credentials, trust in any case, one credential, a bare token, a
+// well-formed header. The same peers come through the environment.
+func TestPeersFollowOneRuleSet(t *testing.T) {
+	bad := `[{"name":"a","url":"http://x"},{"name":"A","url":"http://y"},{"name":"b c","url":"ftp://z"},` +
+		`{"name":"d","url":"http://d","trust":"sometimes","header":"novalue"},{"url":"http://e"},` +
+		`{"name":"f","url":"https://user:pw@f.example"},{"name":"g","url":"http://g","token":"Bearer x"},` +
+		`{"name":"h","url":"http://h","token":"t","header":"X-Key: v"}]`
+	for _, src := range []struct {
+		section string
+		env     map[string]string
+	}{{`{"a2a_agents":` + bad + `}`, nil}, {"", map[string]string{"A2A_AGENTS": bad}}} {
+		_, err := Load([]byte(src.section), env(src.env))
+		if err == nil {
+			t.Fatal("invalid peers accepted")
+		}
+		for _, want := range []string{`the name "A" is already used by a2a_agents[0]`, `the name "b c" may only use`, "must start with http:// or https://",
+			`trust "sometimes" must be trusted or public`, `"Name: value"`, "a2a_agents[4] has no name", "must not carry credentials",
+			"token must not contain spaces", "sets token and header; use one credential"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q: %v", want, err)
+			}
+		}
+	}
+	c, err := Load([]byte(`{"a2a_agents":[{"name":"ok","url":"https://agent.example","trust":"Trusted","header":"X-Key: v"}]}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Agents[0]; p.TrustTier() != TrustTrusted {
+		t.Errorf("trust %q reads as %q", p.Trust, p.TrustTier())
+	} else if n, v := p.HeaderField(); n != "X-Key" || v != "v" {
+		t.Errorf("header field %q %q", n, v)
+	}
+	if _, err := Load(nil, env(map[string]string{"A2A_AGENTS": `[{"name":"a","url":"http://x","tokn":"t"}]`})); err == nil || !strings.Contains(err.Error(), `did you mean "token"`) {
+		t.Errorf("a misspelled key in A2A_AGENTS: %v", err)
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	if n, v, err := ParseHeader("X-Api-Key: abc: def"); err != nil || n != "X-Api-Key" || v != "abc: def" {
+		t.Fatalf("ParseHeader = %q %q %v", n, v, err)
+	}
+	for _, bad := range []string{"novalue", ": v", "Bad Name: v", "X-K: a\r\nInjected: 1"} {
+		if _, _, err := ParseHeader(bad); err == nil {
+			t.Errorf("ParseHeader(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "Injected") {
+			t.Errorf("ParseHeader(%q) error shows the value: %v", bad, err)
+		}
 	}
 }

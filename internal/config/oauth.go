@@ -118,7 +118,8 @@ func checkPeerOAuthKeys(peer map[string]json.RawMessage) error {
 	return nil
 }
 
-// validateOAuth checks oauth_issuers and every peer's oauth2.
+// validateOAuth checks oauth_issuers (a peer's oauth2 is checked with the
+// peer, validatePeers).
 func (c *Config) validateOAuth(bad func(string, ...any)) {
 	names := map[string]int{}
 	for i, is := range c.OAuthIssuers {
@@ -152,41 +153,6 @@ func (c *Config) validateOAuth(bad func(string, ...any)) {
 	}
 	if c.OAuthClockSkew < 0 || c.OAuthClockSkew > Duration(10*60e9) {
 		bad("oauth_clock_skew must be between 0 and 10m (A2A_OAUTH_CLOCK_SKEW; default 30s)")
-	}
-	for _, p := range c.Agents {
-		o := p.OAuth2
-		if o == nil {
-			continue
-		}
-		where := fmt.Sprintf("a2a_agents[%q].oauth2", p.Name)
-		if strings.TrimSpace(o.TokenURL) == "" {
-			bad("%s.token_url is missing: give the token endpoint of the peer's issuer (its card's clientCredentials tokenUrl, once you trust it)", where)
-		} else if err := checkIdPURL(o.TokenURL, c.OAuthAllowLoopbackHTTP); err != nil {
-			bad("%s.token_url: %v", where, err)
-		}
-		if strings.TrimSpace(o.ClientID) == "" {
-			bad("%s.client_id is missing", where)
-		}
-		var secrets []string
-		for _, s := range []struct{ key, value string }{{"client_secret_file", o.ClientSecretFile}, {"client_secret_env", o.ClientSecretEnv}, {"client_secret_command", o.ClientSecretCommand}} {
-			if strings.TrimSpace(s.value) != "" {
-				secrets = append(secrets, s.key)
-			}
-		}
-		switch {
-		case len(secrets) == 0:
-			bad("%s needs the client secret: set client_secret_file, client_secret_env or client_secret_command", where)
-		case len(secrets) > 1:
-			bad("%s sets %s; use one", where, strings.Join(secrets, " and "))
-		}
-		for _, s := range o.Scopes {
-			if s == "" || strings.ContainsAny(s, " \t\"\\") {
-				bad("%s.scopes: %q is not a scope (no spaces, quotes or backslashes)", where, s)
-			}
-		}
-		if p.Token != "" || p.TokenFile != "" || p.TokenCommand != "" || p.Header != "" {
-			bad("a2a_agents[%q] sets oauth2 and a static credential (token, token_file, token_command or header); use one", p.Name)
-		}
 	}
 }
 

@@ -51,7 +51,7 @@ func TestOAuthMistakesNameWhatToFix(t *testing.T) {
 		{"peer without token url", peer(`{"client_id":"a","client_secret_env":"S"}`), nil, "token_url is missing"},
 		{"peer with http token url", peer(`{"token_url":"http://idp.example/token","client_id":"a","client_secret_env":"S"}`), nil, "must be https"},
 		{"peer misspelled key", peer(`{"token_url":"https://idp.example/token","client_id":"a","client_secret_evn":"S"}`), nil, `did you mean "client_secret_env"`},
-		{"peer oauth2 and a token", `{"a2a_agents":[{"name":"bob","url":"https://bob.example","token":"t","oauth2":{"token_url":"https://i/t","client_id":"a","client_secret_env":"S"}}]}`, nil, "sets oauth2 and a static credential"},
+		{"peer oauth2 and a token", `{"a2a_agents":[{"name":"bob","url":"https://bob.example","token":"t","oauth2":{"token_url":"https://i/t","client_id":"a","client_secret_env":"S"}}]}`, nil, "sets token and oauth2; use one credential"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load([]byte(tc.section), env(tc.env))

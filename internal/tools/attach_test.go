@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // TestFilePathsMustLieInsideTheAttachmentRoots: a2a_call's files[].path
@@ -42,12 +44,12 @@ func TestFilePathsMustLieInsideTheAttachmentRoots(t *testing.T) {
 		return r.Content, r.IsError
 	}
 
-	none, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}}, nil)
+	none, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}}, nil)
 	if out, isErr := call(none, inside); !isErr || !strings.Contains(out, "attachment_roots") || !strings.Contains(out, "A2A_ATTACHMENT_ROOTS") {
 		t.Errorf("without attachment roots a path was not refused naming the setting: %s", out)
 	}
 
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}, AttachmentRoots: []string{root}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}, AttachmentRoots: []string{root}}, nil)
 	for _, ok := range []string{inside, "docs/report.txt", filepath.Join(outside, "into-root", "report.txt")} {
 		if out, isErr := call(ts, ok); isErr || !strings.Contains(out, "got it") {
 			t.Errorf("path %s inside the root was refused: %s", ok, out)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -130,7 +131,7 @@ func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
 	name := f.Filename
 	switch {
 	case f.URL != "":
-		if err := checkPeerURL(f.URL); err != nil {
+		if err := config.CheckPeerURL(f.URL); err != nil {
 			return a2a.Part{}, fmt.Errorf("url: %v", err)
 		}
 		if name == "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // endlessStreamer streams one task's artifact in 64 KiB chunks until the
@@ -57,7 +58,7 @@ func fakeStreamingPeer(t *testing.T, mux *http.ServeMux) string {
 func TestAStreamedCallKeepsAtMostItsByteLimit(t *testing.T) {
 	var sent atomic.Int64
 	url := endlessStreamer(t, &sent)
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "big", URL: url}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "big", URL: url}}}, nil)
 	ts.maxCallBytes = 1 << 20
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

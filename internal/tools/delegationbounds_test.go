@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // TestDelegationBoundsNeedNoMetadata: while the host answers an inbound
@@ -13,7 +15,7 @@ import (
 // for are not counted.
 func TestDelegationBoundsNeedNoMetadata(t *testing.T) {
 	c := newCapture(t)
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}, MaxCallsPerTask: 3, MaxCallsPerMinute: 4}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}, MaxCallsPerTask: 3, MaxCallsPerMinute: 4}, nil)
 	call := func(ctx context.Context) (string, bool) {
 		r := callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "go on"}, nil)
 		return r.Content, r.IsError

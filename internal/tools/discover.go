@@ -85,14 +85,12 @@ func writeCard(b *strings.Builder, target *resolved, info *client.CardInfo) {
 	if target.conf != nil {
 		cred := "none"
 		switch {
-		case target.conf.Token != "" && target.conf.Header != "":
-			cred = "bearer token and a custom header"
 		case target.conf.Token != "":
 			cred = "bearer token"
 		case target.conf.tokens != nil:
 			cred = "bearer token from " + target.conf.tokens.what() + " (renewed when the peer refuses it or asks for credentials)"
 		case target.conf.Header != "":
-			h, _, _ := client.ParseHeader(target.conf.Header)
+			h, _ := target.conf.HeaderField()
 			cred = "header " + h
 		}
 		fmt.Fprintf(b, "Credential configured for it: %s\n", cred)

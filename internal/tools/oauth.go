@@ -17,27 +17,9 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
-
-// OAuthClient is a peer's OAuth 2.0 client credentials: the tools get its
-// bearer tokens from TokenURL with the client-credentials grant
-// (golang.org/x/oauth2/clientcredentials).
-type OAuthClient struct {
-	// TokenURL is the token endpoint (the operator's choice, never the
-	// peer card's: the secret goes only there).
-	TokenURL string
-	// ClientID is the client's id.
-	ClientID string
-	// The client secret comes from one of a file (read at each token
-	// request), an environment variable of the plugin, or a command
-	// (sh -c, at most TokenCommandTimeout; its standard output).
-	SecretFile, SecretEnv, SecretCommand string
-	// Scopes are asked for.
-	Scopes []string
-	// Audience is sent as the token request's audience parameter.
-	Audience string
-}
 
 // oauthTokenTimeout bounds one token request.
 const oauthTokenTimeout = 15 * time.Second
@@ -56,7 +38,7 @@ func refreshEarly(lifetime time.Duration) time.Duration {
 // Neither the token nor the secret is ever logged or put into an error.
 type oauthSource struct {
 	peer string
-	cfg  OAuthClient
+	cfg  config.PeerOAuth
 	hc   *http.Client
 	log  hclog.Logger
 	now  func() time.Time
@@ -70,7 +52,7 @@ type oauthSource struct {
 // newOAuthSource returns the token source of p, or nil when p has no
 // OAuth client. hc carries the token requests (redirects are refused: a
 // token endpoint has no business moving the secret elsewhere).
-func newOAuthSource(p Peer, hc *http.Client, log hclog.Logger, now func() time.Time) *oauthSource {
+func newOAuthSource(p config.Peer, hc *http.Client, log hclog.Logger, now func() time.Time) *oauthSource {
 	if p.OAuth2 == nil {
 		return nil
 	}
@@ -189,20 +171,20 @@ func tokenError(err error) error {
 // secret reads the client secret from its source.
 func (s *oauthSource) secret(ctx context.Context) (string, error) {
 	switch {
-	case s.cfg.SecretFile != "":
-		sec, err := readTokenFile(s.cfg.SecretFile)
+	case s.cfg.ClientSecretFile != "":
+		sec, err := readTokenFile(s.cfg.ClientSecretFile)
 		if err != nil {
-			return "", fmt.Errorf("client_secret_file %s: %w", s.cfg.SecretFile, err)
+			return "", fmt.Errorf("client_secret_file %s: %w", s.cfg.ClientSecretFile, err)
 		}
 		return sec, nil
-	case s.cfg.SecretEnv != "":
-		sec := strings.TrimSpace(os.Getenv(s.cfg.SecretEnv))
+	case s.cfg.ClientSecretEnv != "":
+		sec := strings.TrimSpace(os.Getenv(s.cfg.ClientSecretEnv))
 		if sec == "" {
-			return "", fmt.Errorf("client_secret_env: the environment variable %s is empty or not set (a host passes the plugin only the variables it allows, e.g. A2A_*)", s.cfg.SecretEnv)
+			return "", fmt.Errorf("client_secret_env: the environment variable %s is empty or not set (a host passes the plugin only the variables it allows, e.g. A2A_*)", s.cfg.ClientSecretEnv)
 		}
 		return sec, nil
-	case s.cfg.SecretCommand != "":
-		sec, err := runTokenCommand(ctx, s.cfg.SecretCommand, s.peer, TokenCommandTimeout)
+	case s.cfg.ClientSecretCommand != "":
+		sec, err := runTokenCommand(ctx, s.cfg.ClientSecretCommand, s.peer, TokenCommandTimeout)
 		if err != nil {
 			return "", fmt.Errorf("client_secret_command: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/testharness/oidcop"
@@ -85,8 +86,8 @@ func TestOAuthPeerTokensAreFetchedCachedAndRefreshed(t *testing.T) {
 	now := time.Now()
 	clock.Store(&now)
 	counter := &countTokens{}
-	ts, err := New(Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, OAuth2: &OAuthClient{
-		TokenURL: op.TokenURL, ClientID: "alice", SecretFile: secretFile, Scopes: []string{"a2a:send", "a2a:get"}, Audience: peerAudience,
+	ts, err := New(Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, OAuth2: &config.PeerOAuth{
+		TokenURL: op.TokenURL, ClientID: "alice", ClientSecretFile: secretFile, Scopes: []string{"a2a:send", "a2a:get"}, Audience: peerAudience,
 	}}}}, Deps{Store: store.NewMemory(100), tokenClient: &http.Client{Transport: counter}, Now: func() time.Time { return *clock.Load() }})
 	if err != nil {
 		t.Fatal(err)
@@ -144,16 +145,16 @@ func TestOAuthPeerTokenFailuresSayWhy(t *testing.T) {
 	op.AddClient(oidcop.Client{ID: "alice", Secret: "right-secret", Scopes: []string{"a2a:send"}, Audiences: []string{peerAudience}})
 	p := newOAuthPeer(t, op)
 	t.Setenv("A2A_TEST_ALICE_SECRET", "wrong-secret-value")
-	oc := func(mod func(*OAuthClient)) *OAuthClient {
-		c := &OAuthClient{TokenURL: op.TokenURL, ClientID: "alice", Scopes: []string{"a2a:send"}, Audience: peerAudience}
+	oc := func(mod func(*config.PeerOAuth)) *config.PeerOAuth {
+		c := &config.PeerOAuth{TokenURL: op.TokenURL, ClientID: "alice", Scopes: []string{"a2a:send"}, Audience: peerAudience}
 		mod(c)
 		return c
 	}
-	ts, _ := newToolset(t, Config{Agents: []Peer{
-		{Name: "wrong", URL: p.srv.URL, OAuth2: oc(func(c *OAuthClient) { c.SecretEnv = "A2A_TEST_ALICE_SECRET" })},
-		{Name: "unset", URL: p.srv.URL, OAuth2: oc(func(c *OAuthClient) { c.SecretEnv = "A2A_TEST_UNSET_SECRET" })},
-		{Name: "cmd", URL: p.srv.URL, OAuth2: oc(func(c *OAuthClient) { c.SecretCommand = "echo vault sealed >&2; exit 2" })},
-		{Name: "good", URL: p.srv.URL, OAuth2: oc(func(c *OAuthClient) { c.SecretCommand = "printf right-secret" })},
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{
+		{Name: "wrong", URL: p.srv.URL, OAuth2: oc(func(c *config.PeerOAuth) { c.ClientSecretEnv = "A2A_TEST_ALICE_SECRET" })},
+		{Name: "unset", URL: p.srv.URL, OAuth2: oc(func(c *config.PeerOAuth) { c.ClientSecretEnv = "A2A_TEST_UNSET_SECRET" })},
+		{Name: "cmd", URL: p.srv.URL, OAuth2: oc(func(c *config.PeerOAuth) { c.ClientSecretCommand = "echo vault sealed >&2; exit 2" })},
+		{Name: "good", URL: p.srv.URL, OAuth2: oc(func(c *config.PeerOAuth) { c.ClientSecretCommand = "printf right-secret" })},
 	}}, nil)
 	for _, tc := range []struct{ peer, want string }{
 		{"wrong", "invalid_client"},
@@ -188,7 +189,7 @@ func TestPeerAskingForOAuthWithoutCredentialsSaysWhatToSet(t *testing.T) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="a2a"`)
 		w.WriteHeader(http.StatusUnauthorized)
 	})
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "vault", URL: srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "vault", URL: srv.URL}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "vault", "message": "hi"}, nil)
 	mustErr(t, r, "authentication refused (HTTP 401)",
 		`The peer's card asks for OAuth 2.0 client credentials at token URL "https://idp.corp.test/token" or OpenID Connect tokens (discovery "https://idp.corp.test/.well-known/openid-configuration"), and no credentials are configured for it`,

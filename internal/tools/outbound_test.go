@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
@@ -48,7 +49,7 @@ func quietAgent(quiet time.Duration, answer string) func(context.Context, *ownPe
 func TestStreamTimeoutBeforeThePeersFirstEventIsAReceipt(t *testing.T) {
 	t.Parallel()
 	peer := startOwnPeer(t, nil, quietAgent(4*time.Second, "quiet answer"))
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: peer.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "own", URL: peer.URL}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "quiet job", "timeout_s": 0.3}, nil)
 	mustOK(t, r, "own is still working on it", `a2a_task agent="own" task_id=`)
 	m := jsonLine(t, r)
@@ -82,7 +83,7 @@ func TestStreamThatNeverNamesItsTaskFailsAfterTheGrace(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "own", URL: srv.URL}}}, nil)
 	ts.ackGrace = 200 * time.Millisecond
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "quiet job", "timeout_s": 0.2}, nil)
 	mustErr(t, r, "own did not name a task within 200ms of the end of the wait")
@@ -97,7 +98,7 @@ func TestOrchestrateFirstCancelsAPeerThatHasNotNamedItsTask(t *testing.T) {
 		p.say(turn, tasks.UpdateFinal, "fast answer")
 	})
 	silent := startOwnPeer(t, nil, quietAgent(time.Minute, "too late"))
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "silent", URL: silent.URL}, {Name: "fast", URL: fast.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "silent", URL: silent.URL}, {Name: "fast", URL: fast.URL}}}, nil)
 	r := callTool(t, ts, ToolOrchestrate, map[string]any{"capability": "chat", "message": "anyone?", "mode": "first", "timeout_s": 30}, nil)
 	mustOK(t, r, "First successful reply, from fast", "fast answer", "Cancelled the others: silent (request cancelled; CancelTask sent for task ")
 	select {
@@ -115,13 +116,13 @@ func TestOrchestrateFirstCancelsAPeerThatHasNotNamedItsTask(t *testing.T) {
 // peer failed is an is_error result that lists every failure.
 func TestOrchestrateCountsFailedTasksAsFailures(t *testing.T) {
 	t.Parallel()
-	ended := func(name, state, why string) Peer {
+	ended := func(name, state, why string) config.Peer {
 		srv := fakePeer(t, name, "research", func(w http.ResponseWriter, r *http.Request, req *a2a.Request) {
 			writeTaskState(w, req, "ctx-"+name, state, why)
 		})
-		return Peer{Name: name, URL: srv.URL}
+		return config.Peer{Name: name, URL: srv.URL}
 	}
-	failing := Config{Agents: []Peer{ended("f1", "TASK_STATE_FAILED", "the lab is on fire"), ended("f2", "TASK_STATE_REJECTED", "not my job"),
+	failing := Config{Agents: []config.Peer{ended("f1", "TASK_STATE_FAILED", "the lab is on fire"), ended("f2", "TASK_STATE_REJECTED", "not my job"),
 		ended("f3", "TASK_STATE_CANCELED", "stopped")}}
 	ts, _ := newToolset(t, failing, nil)
 	for _, mode := range []string{"all", "first", "best"} {
@@ -167,7 +168,7 @@ func TestListAsksEveryTimeAndCheaply(t *testing.T) {
 		fmt.Fprintf(w, `{"name":"L","description":"d","version":"1","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
 		 "capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"S","description":"d","tags":["t"]}]}`, srv.URL)
 	})
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "l", URL: srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "l", URL: srv.URL}}}, nil)
 	mustOK(t, callTool(t, ts, ToolList, map[string]any{}, nil), "- l ("+srv.URL+", trust public): reachable", `card: "L"`)
 	mustOK(t, callTool(t, ts, ToolList, map[string]any{}, nil), "): reachable")
 	if hits.Load() != 2 || notModified.Load() != 1 {
@@ -196,7 +197,7 @@ func TestDataArgumentIsRedacted(t *testing.T) {
 		mu.Unlock()
 		writeTask(w, req, "ctx-cap", "ok")
 	})
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: srv.URL}}}, nil)
 	key := "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "cap", "message": "see data",
 		"data":  map[string]any{"note": "use " + key, "password": "hunter2", "n": json.Number("12345678901234567890"), "list": []any{"plain", key}},
@@ -230,7 +231,7 @@ func TestOutboundExchangesAreAudited(t *testing.T) {
 	}
 	defer audit.Close()
 	const token = "peer-token-0123456789abcdef"
-	ts, err := New(Config{Agents: []Peer{{Name: "own", URL: streamer.URL}, {Name: "cap", URL: c.srv.URL, Token: token}}},
+	ts, err := New(Config{Agents: []config.Peer{{Name: "own", URL: streamer.URL}, {Name: "cap", URL: c.srv.URL, Token: token}}},
 		Deps{Store: store.NewMemory(100), Audit: audit})
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +357,7 @@ func TestTokenFileIsReadAgainOnA401(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "token")
 	writeFile(t, file, "old-token\n")
 	p := newTokenPeer(t, "old-token")
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, TokenFile: file}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, TokenFile: file}}}, nil)
 	mustOK(t, callTool(t, ts, ToolCall, map[string]any{"agent": "mail", "message": "hi"}, nil), "hello")
 	p.accept.Store("new-token")
 	writeFile(t, file, "new-token")
@@ -368,7 +369,7 @@ func TestTokenFileIsReadAgainOnA401(t *testing.T) {
 	p.accept.Store("newer-token")
 	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": "mail", "message": "hi"}, nil), "authentication refused (HTTP 401)")
 	// A file that cannot be read is named, without its content.
-	ts2, _ := newToolset(t, Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, TokenFile: file + ".missing"}}}, nil)
+	ts2, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, TokenFile: file + ".missing"}}}, nil)
 	mustErr(t, callTool(t, ts2, ToolCall, map[string]any{"agent": "mail", "message": "hi"}, nil), "token_file "+file+".missing", "cannot read the token")
 }
 
@@ -383,7 +384,7 @@ func TestAuthRequiredRefreshesTheTokenAndResumesTheTask(t *testing.T) {
 	writeFile(t, file, "first-token")
 	p := newTokenPeer(t, "first-token")
 	p.onAuth = func() { p.accept.Store("second-token"); writeFile(t, file, "second-token") }
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, TokenCommand: "cat '" + file + "'"}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, TokenCommand: "cat '" + file + "'"}}}, nil)
 	ctx := WithChain(context.Background(), security.Chain{ID: "chain-42", Depth: 1})
 	prog := newProgress()
 	r := callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "mail", "message": "mail me my inbox"}, prog)
@@ -412,7 +413,7 @@ func TestAuthRequiredRefreshesTheTokenAndResumesTheTask(t *testing.T) {
 func TestAuthRequiredWithoutATokenSourceSaysHowToResume(t *testing.T) {
 	t.Parallel()
 	p := newTokenPeer(t, "static")
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "mail", URL: p.srv.URL, Token: "static"}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, Token: "static"}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "mail", "message": "mail me"}, nil)
 	mustOK(t, r, "mail needs authentication before it can continue", "state AUTH_REQUIRED", "What mail needs:\n[A2A UNTRUSTED INPUT BEGIN from mail]", "sign in to the mail service\n[A2A UNTRUSTED INPUT END from mail]",
 		"No token_file, token_command or oauth2 is configured for mail",
@@ -462,7 +463,7 @@ func TestAuthRequiredOverAStreamIsResumedOnOurOwnServer(t *testing.T) {
 		}
 		p.say(turn, tasks.UpdateFinal, "resumed by "+turn.Sender.ID+": "+turn.Message.Text())
 	})
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "own", URL: peer.URL, TokenFile: file}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "own", URL: peer.URL, TokenFile: file}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "fetch my mail", "timeout_s": 20}, nil)
 	mustOK(t, r, "own completed the task", "resumed by peer:one: "+AuthResumeText)
 	if rotated.Load() == 0 {
@@ -528,7 +529,7 @@ func TestFinishedDelegationsAreToldToTheHost(t *testing.T) {
 		}
 		p.say(turn, tasks.UpdateFinal, "done: "+turn.Message.Text()+" with key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789")
 	})
-	cfg := Config{Agents: []Peer{{Name: "own", URL: peer.URL}}}
+	cfg := Config{Agents: []config.Peer{{Name: "own", URL: peer.URL}}}
 	host := &delegationHost{}
 	ts, _ := newToolset(t, cfg, host)
 	call := func(ts *Toolset, args map[string]any) *pb.ToolResult {
@@ -601,7 +602,7 @@ func argsJSON(args map[string]any) string {
 func TestAnswerToANonStreamingPeerGetsItsReply(t *testing.T) {
 	t.Parallel()
 	plain := clienttest.StartGoV1(t, "Plain", false)
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "plain", URL: plain.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "plain", URL: plain.URL}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "plain", "message": "ask me"}, nil)
 	mustOK(t, r, "needs more input", clienttest.Question)
 	m := jsonLine(t, r)
@@ -622,7 +623,7 @@ func TestTokenCommandFailuresAreReportedNotLogged(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(b)
 	})})
-	cfg := Config{Agents: []Peer{
+	cfg := Config{Agents: []config.Peer{
 		{Name: "ok", URL: p.srv.URL, TokenCommand: "printf '%s\\n' tok-from-command-0123456789"},
 		{Name: "failing", URL: p.srv.URL, TokenCommand: "echo 'vault: permission denied for sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' >&2; exit 3"},
 		{Name: "empty", URL: p.srv.URL, TokenCommand: "true"},

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // innerService stands for a service on the plugin's machine (Redis on
@@ -73,7 +75,7 @@ func TestConfiguredPeerIsExemptOnlyOnItsOwnOrigin(t *testing.T) {
 	viaCard := pointingPeer(t, nil, func(string) string { return inner.srv.URL + "/rpc" }, "")
 	viaRedirect := pointingPeer(t, nil, func(self string) string { return self + "/rpc" }, inner.srv.URL+"/rpc")
 	ok := newCapture(t)
-	ts, _ := newToolset(t, Config{AllowUnconfigured: true, Agents: []Peer{
+	ts, _ := newToolset(t, Config{AllowUnconfigured: true, Agents: []config.Peer{
 		{Name: "card", URL: viaCard.URL},
 		{Name: "redirect", URL: viaRedirect.URL, Token: "tok-redirect"},
 		{Name: "good", URL: ok.srv.URL, Token: "tok-good"},
@@ -122,7 +124,7 @@ func TestUnconfiguredAgentCannotUseAConfiguredPeersExemption(t *testing.T) {
 	configured := newCapture(t) // on loopback, like the brief's http://127.0.0.1:41241
 	viaCard := pointingPeer(t, listen(), func(string) string { return inner.srv.URL + "/rpc" }, "")
 	viaRedirect := pointingPeer(t, listen(), func(self string) string { return self + "/rpc" }, inner.srv.URL+"/rpc")
-	ts, _ := newToolset(t, Config{AllowUnconfigured: true, AllowPrivate: true, Agents: []Peer{{Name: "self", URL: configured.srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{AllowUnconfigured: true, AllowPrivate: true, Agents: []config.Peer{{Name: "self", URL: configured.srv.URL}}}, nil)
 
 	mustOK(t, callTool(t, ts, ToolCall, map[string]any{"agent": "self", "message": "hi"}, nil), "got it")
 	mustErr(t, callTool(t, ts, ToolCall, map[string]any{"agent": viaCard.URL, "message": "hi"}, nil), "loopback")

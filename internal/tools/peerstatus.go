@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // PeerStatus is what an operator's view shows about one configured peer:
@@ -47,7 +48,7 @@ func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
 		ps := PeerStatus{Name: pc.Name, URL: pc.URL, Trust: pc.Trust, Signed: pc.Signed || len(pc.CardKeys) > 0,
 			Reachable: r.ok, RateLimited: r.rateLimited, Error: r.err, Checked: r.checked, Card: pc.peer.CachedCard()}
 		if ps.Trust == "" {
-			ps.Trust = TrustPublic
+			ps.Trust = config.TrustPublic
 		}
 		switch {
 		case pc.Token != "":

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // TestPeersTellRateLimitedFromUnreachable: a peer that answers its card
@@ -20,7 +22,7 @@ func TestPeersTellRateLimitedFromUnreachable(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	downURL := down.URL
 	down.Close()
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "busy", URL: busy.URL}, {Name: "down", URL: downURL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "busy", URL: busy.URL}, {Name: "down", URL: downURL}}}, nil)
 	got := map[string]PeerStatus{}
 	for _, p := range ts.Peers(context.Background()) {
 		got[p.Name] = p

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -51,7 +52,7 @@ const retryLoadAfter = 30 * time.Second
 
 // newTokenSource returns the token source of p, or nil when p has neither
 // token_file nor token_command.
-func newTokenSource(p Peer, log hclog.Logger) *tokenSource {
+func newTokenSource(p config.Peer, log hclog.Logger) *tokenSource {
 	file, command := strings.TrimSpace(p.TokenFile), strings.TrimSpace(p.TokenCommand)
 	if file == "" && command == "" {
 		return nil

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,20 +26,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
-)
-
-// Trust tiers of a configured peer.
-const (
-	// TrustTrusted marks a peer whose answers the operator vouches for.
-	TrustTrusted = "trusted"
-	// TrustPublic (the default) marks a peer whose answers are untrusted
-	// input for the model.
-	TrustPublic = "public"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -52,49 +43,12 @@ const (
 	MaxFileBytes = 10 << 20
 )
 
-// Peer is one configured remote agent (the host's a2a_agents entries).
-type Peer struct {
-	// Name is how the model refers to the peer (letters, digits, "-",
-	// "_", "."; unique, case-insensitive).
-	Name string
-	// URL is the agent's base URL or the URL of its agent card.
-	URL string
-	// Token is sent as "Authorization: Bearer <Token>".
-	Token string
-	// TokenFile is a file holding the bearer token (instead of Token). It
-	// is read on first use and read again when the peer refuses the token
-	// (HTTP 401) or asks for credentials (AUTH_REQUIRED), so the token can
-	// be rotated without a restart.
-	TokenFile string
-	// TokenCommand is a command (run with /bin/sh -c, at most
-	// TokenCommandTimeout) whose standard output is the bearer token
-	// (instead of Token); it runs when TokenFile would be read.
-	TokenCommand string
-	// Header is an extra header "Name: value" sent on every request.
-	Header string
-	// Trust is TrustTrusted or TrustPublic ("" means public).
-	Trust string
-	// Timeout bounds each request to the peer and is the default wait of
-	// a2a_call (0: Config.DefaultTimeout).
-	Timeout time.Duration
-	// Signed requires the peer's card to be signed by one of CardKeys or
-	// Config.TrustedKeys; an unsigned or tampered card makes every tool
-	// refuse the peer. CardKeys imply Signed.
-	Signed bool
-	// CardKeys are public key files for the peer's card signatures (see
-	// cardsign.LoadKeySet: PEM, JWK or JWK Set, "KID=PATH").
-	CardKeys []string
-	// OAuth2 gets the bearer token with the OAuth 2.0 client-credentials
-	// grant (instead of Token, TokenFile or TokenCommand); it is renewed
-	// shortly before it expires and when the peer refuses it or asks for
-	// credentials.
-	OAuth2 *OAuthClient
-}
-
 // Config configures the tools.
 type Config struct {
-	// Agents are the configured peers.
-	Agents []Peer
+	// Agents are the configured peers (a2a_agents), as config.Validate
+	// passed them: the one rule set for peers is there, and New does not
+	// check them again.
+	Agents []config.Peer
 	// AllowUnconfigured lets the model call and discover agents by URL,
 	// not only configured peers.
 	AllowUnconfigured bool
@@ -188,9 +142,10 @@ type Toolset struct {
 	delegations *security.DelegationGuard
 }
 
-// peerConf is a validated configured peer.
+// peerConf is a configured peer (its Trust in lower case) with what the
+// tools built for it.
 type peerConf struct {
-	Peer
+	config.Peer
 	ep   client.Endpoint
 	peer *client.Peer
 	// tokens supplies the token of a peer with TokenFile, TokenCommand
@@ -213,63 +168,10 @@ type credentialSource interface {
 	what() string
 }
 
-var peerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// Validate checks the configuration and returns every problem found, each
-// naming the offending entry and how to fix it.
+// Validate checks the tools' own options; the peers were checked by
+// config.Validate.
 func (cfg *Config) Validate() error {
 	var errs []error
-	seen := map[string]int{}
-	for i, p := range cfg.Agents {
-		where := fmt.Sprintf("a2a_agents[%d]", i)
-		if p.Name != "" {
-			where = fmt.Sprintf("a2a_agents[%d] (%q)", i, p.Name)
-		}
-		switch {
-		case p.Name == "":
-			errs = append(errs, fmt.Errorf("%s: name is missing; give every peer a short unique name such as \"research\"", where))
-		case !peerNameRe.MatchString(p.Name):
-			errs = append(errs, fmt.Errorf("%s: name %q may only use letters, digits, '-', '_' and '.' (at most 64, starting with a letter or digit)", where, p.Name))
-		default:
-			key := strings.ToLower(p.Name)
-			if j, dup := seen[key]; dup {
-				errs = append(errs, fmt.Errorf("%s: name %q is already used by a2a_agents[%d]; peer names must be unique (case-insensitive)", where, p.Name, j))
-			} else {
-				seen[key] = i
-			}
-		}
-		if err := checkPeerURL(p.URL); err != nil {
-			errs = append(errs, fmt.Errorf("%s: url: %w", where, err))
-		}
-		if p.Header != "" {
-			if _, _, err := client.ParseHeader(p.Header); err != nil {
-				errs = append(errs, fmt.Errorf("%s: header: %w", where, err))
-			}
-		}
-		if strings.ContainsAny(p.Token, " \t\r\n") {
-			errs = append(errs, fmt.Errorf("%s: token must not contain spaces or line breaks (give the bare token, without \"Bearer \")", where))
-		}
-		sources := 0
-		for _, v := range []string{p.Token, p.TokenFile, p.TokenCommand} {
-			if strings.TrimSpace(v) != "" {
-				sources++
-			}
-		}
-		if sources > 1 {
-			errs = append(errs, fmt.Errorf("%s: give only one of token, token_file and token_command", where))
-		}
-		switch strings.ToLower(p.Trust) {
-		case "", TrustTrusted, TrustPublic:
-		default:
-			errs = append(errs, fmt.Errorf("%s: trust %q is unknown; use \"trusted\" or \"public\"", where, p.Trust))
-		}
-		if p.Timeout < 0 {
-			errs = append(errs, fmt.Errorf("%s: timeout must not be negative", where))
-		}
-		if p.Signed && len(p.CardKeys) == 0 && len(cfg.TrustedKeys) == 0 {
-			errs = append(errs, fmt.Errorf("%s: signed, but no key can verify its card: give the peer's public key file in card_keys (or card_trusted_keys)", where))
-		}
-	}
 	if cfg.DefaultTimeout < 0 || cfg.MaxWait < 0 {
 		errs = append(errs, errors.New("a2a tools: default timeout and max wait must not be negative"))
 	}
@@ -277,28 +179,6 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("a2a tools: max delegation depth must not be negative"))
 	}
 	return errors.Join(errs...)
-}
-
-// checkPeerURL accepts absolute http(s) URLs with a host and no
-// credentials in them.
-func checkPeerURL(raw string) error {
-	if strings.TrimSpace(raw) == "" {
-		return errors.New("missing; give the agent's base URL, e.g. https://agent.example.com")
-	}
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return fmt.Errorf("%q is not a valid URL: %v", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q must start with http:// or https://", raw)
-	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("%q has no host", raw)
-	}
-	if u.User != nil {
-		return fmt.Errorf("%q must not carry credentials; use token or header instead", u.Redacted())
-	}
-	return nil
 }
 
 // New validates cfg and returns the toolset. It is all the plugin binary
@@ -371,7 +251,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	}
 	t.client = client.New(opts)
 	for i, p := range cfg.Agents {
-		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: p.Timeout, CardKeys: keys[i], Configured: true}
+		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: time.Duration(p.Timeout), CardKeys: keys[i], Configured: true}
 		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
 		var tokens credentialSource
@@ -383,13 +263,8 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		if tokens != nil {
 			ep.Auth.TokenFunc = tokens.current
 		}
-		if p.Header != "" {
-			ep.Auth.HeaderName, ep.Auth.HeaderValue, _ = client.ParseHeader(p.Header)
-		}
-		if p.Trust == "" {
-			p.Trust = TrustPublic
-		}
-		p.Trust = strings.ToLower(p.Trust)
+		ep.Auth.HeaderName, ep.Auth.HeaderValue = p.HeaderField()
+		p.Trust = p.TrustTier()
 		pc := &peerConf{Peer: p, ep: ep, peer: t.client.Peer(ep), tokens: tokens}
 		t.peers = append(t.peers, pc)
 		t.byName[strings.ToLower(p.Name)] = pc
@@ -499,7 +374,7 @@ func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolv
 	if !strings.Contains(arg, "://") {
 		return nil, fmt.Errorf("argument %q: no configured peer is named %q; configured peers: %s%s", argName, arg, t.peerNames(), t.urlHint())
 	}
-	if err := checkPeerURL(arg); err != nil {
+	if err := config.CheckPeerURL(arg); err != nil {
 		return nil, fmt.Errorf("argument %q: %v", argName, err)
 	}
 	// A URL of a configured peer is that peer (with its credentials).
@@ -572,7 +447,7 @@ func (t *Toolset) clampWait(timeoutS *float64, def time.Duration) (time.Duration
 // defaultWait is how long a2a_call waits for a peer by default.
 func (t *Toolset) defaultWait(r *resolved) time.Duration {
 	if r.conf != nil && r.conf.Timeout > 0 {
-		return r.conf.Timeout
+		return time.Duration(r.conf.Timeout)
 	}
 	return t.cfg.DefaultTimeout
 }

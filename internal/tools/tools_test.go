@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
@@ -116,28 +117,6 @@ func jsonLine(t *testing.T, r *pb.ToolResult) map[string]any {
 	return m
 }
 
-func TestConfigValidation(t *testing.T) {
-	bad := Config{Agents: []Peer{
-		{Name: "a", URL: "http://x"},
-		{Name: "A", URL: "http://y"},
-		{Name: "b c", URL: "ftp://z"},
-		{Name: "d", URL: "http://d", Trust: "sometimes", Header: "novalue"},
-		{URL: "http://e"},
-	}}
-	_, err := New(bad, Deps{})
-	if err == nil {
-		t.Fatal("invalid config accepted")
-	}
-	for _, want := range []string{"already used", "may only use", "http:// or https://", `trust "sometimes"`, "Name: value", "name is missing"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
-		}
-	}
-	if _, err := New(Config{Agents: []Peer{{Name: "ok", URL: "https://agent.example", Trust: "trusted", Header: "X-Key: v"}}}, Deps{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestToolSchemas(t *testing.T) {
 	ts, _ := newToolset(t, Config{}, nil)
 	defs, _ := ts.ListTools(context.Background())
@@ -165,7 +144,7 @@ func TestToolSchemas(t *testing.T) {
 func TestDiscoverV1AndV03Cards(t *testing.T) {
 	v1 := clienttest.StartGoV1(t, "Go Echo", true)
 	v03 := clienttest.StartGoV03(t, "Old Echo")
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "v1", URL: v1.URL}, {Name: "old", URL: v03.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "v1", URL: v1.URL}, {Name: "old", URL: v03.URL}}}, nil)
 	r := callTool(t, ts, ToolDiscover, map[string]any{"url": "v1"}, nil)
 	mustOK(t, r, `Agent "Go Echo"`, "protocol 1.0", "streaming yes", "- echo (Echo)", "tags: echo, repeat", "Authentication: none required", "fetched now")
 	r = callTool(t, ts, ToolDiscover, map[string]any{"url": "v1"}, nil)
@@ -179,7 +158,7 @@ func TestDiscoverV1AndV03Cards(t *testing.T) {
 func TestCallBlockingStreamingAndReceipts(t *testing.T) {
 	plain := clienttest.StartGoV1(t, "Plain", false)
 	streamer := clienttest.StartGoV1(t, "Streamer", true)
-	ts, st := newToolset(t, Config{Agents: []Peer{{Name: "plain", URL: plain.URL}, {Name: "streamer", URL: streamer.URL}}}, nil)
+	ts, st := newToolset(t, Config{Agents: []config.Peer{{Name: "plain", URL: plain.URL}, {Name: "streamer", URL: streamer.URL}}}, nil)
 
 	t.Run("blocking", func(t *testing.T) {
 		r := callTool(t, ts, ToolCall, map[string]any{"agent": "plain", "message": "hello"}, nil)
@@ -230,7 +209,7 @@ func TestCallBlockingStreamingAndReceipts(t *testing.T) {
 
 func TestCallInputRequiredAndHistory(t *testing.T) {
 	js := clienttest.StartJS(t, "JS Echo")
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "js", URL: js.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "js", URL: js.URL}}}, nil)
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "js", "message": "ask me"}, newProgress())
 	mustOK(t, r, "needs more input", clienttest.Question, "To answer: a2a_call")
 	m := jsonLine(t, r)
@@ -262,7 +241,7 @@ func TestCallFilesAndDataOn03Peer(t *testing.T) {
 	v1 := clienttest.StartGoV1(t, "Files", false)
 	old := clienttest.StartGoV03(t, "Old")
 	dir := t.TempDir()
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "files", URL: v1.URL}, {Name: "old", URL: old.URL}}, AttachmentRoots: []string{dir}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "files", URL: v1.URL}, {Name: "old", URL: old.URL}}, AttachmentRoots: []string{dir}}, nil)
 	path := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
 		t.Fatal(err)
@@ -336,7 +315,7 @@ func writeTask(w http.ResponseWriter, req *a2a.Request, contextID, answer string
 
 func TestRedactionBeforeSending(t *testing.T) {
 	c := newCapture(t)
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}}, nil)
 	secret := "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "cap", "message": "use key " + secret + " please"}, nil)
 	mustOK(t, r, "1 secret(s) were redacted")
@@ -349,7 +328,7 @@ func TestRedactionBeforeSending(t *testing.T) {
 
 func TestDelegationDepthLimit(t *testing.T) {
 	c := newCapture(t)
-	ts, _ := newToolset(t, Config{Agents: []Peer{{Name: "cap", URL: c.srv.URL}}, MaxDepth: 2}, nil)
+	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}, MaxDepth: 2}, nil)
 	ctx := WithChain(context.Background(), security.Chain{ID: "chain-1", Depth: 2})
 	mustErr(t, callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "loop"}, nil), "refused", "depth 3")
 	ctx = WithChain(context.Background(), security.Chain{ID: "chain-1", Depth: 1})
@@ -402,7 +381,7 @@ func TestRoute(t *testing.T) {
 	weather := fakePeer(t, "meteo", "forecast", func(w http.ResponseWriter, r *http.Request, req *a2a.Request) {
 		writeTask(w, req, "ctx-wx", "sunny")
 	})
-	cfg := Config{Agents: []Peer{{Name: "translator", URL: trans.URL}, {Name: "meteo", URL: weather.URL}}}
+	cfg := Config{Agents: []config.Peer{{Name: "translator", URL: trans.URL}, {Name: "meteo", URL: weather.URL}}}
 
 	ts, _ := newToolset(t, cfg, nil)
 	mustOK(t, callTool(t, ts, ToolRoute, map[string]any{"message": "ask meteo whether to bring an umbrella"}, nil), "Route: meteo", "matched by name")
@@ -463,7 +442,7 @@ func newOrchestra(t *testing.T) *orchestra {
 			close(o.release)
 		}
 	})
-	o.cfg = Config{Agents: []Peer{{Name: "good", URL: good.URL}, {Name: "bad", URL: bad.URL}, {Name: "slow", URL: slow.URL, Timeout: 30 * time.Second}}}
+	o.cfg = Config{Agents: []config.Peer{{Name: "good", URL: good.URL}, {Name: "bad", URL: bad.URL}, {Name: "slow", URL: slow.URL, Timeout: config.Duration(30 * time.Second)}}}
 	return o
 }
 
@@ -523,7 +502,7 @@ func TestOrchestrateBest(t *testing.T) {
 	mustOK(t, r, "Best reply, from slow", "thorough", "- bad: error", "- good: COMPLETED")
 
 	failing := fakePeer(t, "bad2", "broken", func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { w.WriteHeader(500) })
-	ts2, _ := newToolset(t, Config{Agents: []Peer{{Name: "bad2", URL: failing.URL}}}, nil)
+	ts2, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "bad2", URL: failing.URL}}}, nil)
 	mustErr(t, callTool(t, ts2, ToolOrchestrate, map[string]any{"capability": "broken", "message": "x", "mode": "best"}, nil), "Every peer failed", "bad2 failed")
 	mustErr(t, callTool(t, ts2, ToolOrchestrate, map[string]any{"capability": "nothing", "message": "x", "mode": "all"}, nil), "no configured peer advertises")
 	mustErr(t, callTool(t, ts2, ToolOrchestrate, map[string]any{"capability": "broken", "message": "x", "mode": "most"}, nil), `"mode" must be`)

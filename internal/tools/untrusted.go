@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -34,14 +35,14 @@ type peerVoice struct {
 // voiceOf is the voice of a call's target: trusted only for a configured
 // peer with trust: trusted.
 func voiceOf(target *resolved) peerVoice {
-	return peerVoice{name: target.name, trusted: target.conf != nil && target.conf.Trust == TrustTrusted}
+	return peerVoice{name: target.name, trusted: target.conf != nil && target.conf.Trust == config.TrustTrusted}
 }
 
 // voiceOfName is the voice of a peer named in a stored conversation: a
 // configured peer's name, else the URL an agent was called by.
 func (t *Toolset) voiceOfName(name string) peerVoice {
 	pc := t.byName[strings.ToLower(name)]
-	return peerVoice{name: name, trusted: pc != nil && pc.Trust == TrustTrusted}
+	return peerVoice{name: name, trusted: pc != nil && pc.Trust == config.TrustTrusted}
 }
 
 // text prepares a text the peer wrote for a tool result: framed for an

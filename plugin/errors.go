@@ -10,9 +10,11 @@ import (
 )
 
 // Errors an implementation returns (wrapped with %w and a message saying what
-// to fix) so the other side sees the right gRPC code. The client halves turn
-// those codes back into errors that match these values with errors.Is, and
-// that still carry the gRPC status for status.Code.
+// to fix, or marked with Mark) so the other side sees the right gRPC code:
+// the one rule for the codes a peer of the contract sees. Implementations
+// never build a status by hand. The client halves turn those codes back
+// into errors that match these values with errors.Is, and that still carry
+// the gRPC status for status.Code.
 var (
 	// ErrUnknownTool: CallTool named a tool the toolset does not have
 	// (codes.NotFound).
@@ -26,7 +28,26 @@ var (
 	// ErrUnimplemented: an optional RPC the implementation does not offer,
 	// e.g. Host.Complete on a host without a model (codes.Unimplemented).
 	ErrUnimplemented = errors.New("not implemented")
+	// ErrInternal: the implementation failed on its own side, not because
+	// of the request (codes.Internal).
+	ErrInternal = errors.New("internal error")
 )
+
+// Mark returns err marked as kind, one of the errors above: its message
+// stays err's own (nothing is appended), and errors.Is(…, kind) holds, so
+// the other side sees kind's code with err's message. A nil err stays nil.
+func Mark(kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &marked{err: err, kind: kind}
+}
+
+// marked is an error of Mark.
+type marked struct{ err, kind error }
+
+func (m *marked) Error() string   { return m.err.Error() }
+func (m *marked) Unwrap() []error { return []error{m.err, m.kind} }
 
 // sentinels maps the exported errors to the gRPC codes that carry them.
 var sentinels = []struct {
@@ -37,17 +58,27 @@ var sentinels = []struct {
 	{ErrInvalidArgument, codes.InvalidArgument},
 	{ErrNotReady, codes.FailedPrecondition},
 	{ErrUnimplemented, codes.Unimplemented},
+	{ErrInternal, codes.Internal},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }
 
 // toStatus turns an implementation's error into a gRPC status error on the
-// server half. An error that already carries a status keeps its code; the
-// sentinels above and context errors map to their codes; anything else is
-// codes.Unknown. The message is always the full err.Error().
+// server half. An error marked with Mark has its kind's code; one that
+// already carries a status keeps its code; the sentinels above and context
+// errors map to their codes; anything else is codes.Unknown. The message is
+// always the full err.Error().
 func toStatus(err error) error {
 	if err == nil {
 		return nil
+	}
+	var m *marked
+	if errors.As(err, &m) {
+		for _, s := range sentinels {
+			if m.kind == s.err {
+				return status.Error(s.code, err.Error())
+			}
+		}
 	}
 	if st, ok := status.FromError(err); ok {
 		return st.Err()

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
@@ -97,12 +95,12 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err != nil {
 		// The host shows the message as it is: it names the setting, its
 		// source (the host's section or an environment variable) and the fix.
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tasks != nil {
-		return nil, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration")
+		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration"))
 	}
 	// Whatever was built is taken down again when a later step fails, so
 	// a failed Configure leaves nothing running (Configure may be retried).
@@ -122,14 +120,16 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	warnings = append(warnings, w...)
 	p, err := newParts(cfg, req.GetDataDir(), a.version, host, hostRPCs(req), st, a.log)
 	if err != nil {
-		return nil, err
+		// A setting the checks let through that cannot be used (a key
+		// file, a policy, a peer's card keys): the configuration is wrong.
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
 	}
 	undo = append(undo, func() { _ = p.close(context.WithoutCancel(ctx)) })
 	if hostCannotCancel(req) {
 		p.srvOpts.Card.Extensions = append(p.srvOpts.Card.Extensions, noRunningCancel)
 	}
 	if host == nil {
-		return nil, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages")
+		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages"))
 	}
 	mgr, err := tasks.NewManager(tasks.Options{
 		Store: st, Logger: a.log.Named("tasks"),
@@ -266,7 +266,7 @@ func (a *App) configured() (*parts, *bridge.Bridge, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tasks == nil {
-		return nil, nil, errors.New("a2a plugin: not configured (the host must call Configure first)")
+		return nil, nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: not configured (the host must call Configure first)"))
 	}
 	return a.parts, a.bridge, nil
 }

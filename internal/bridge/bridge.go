@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -382,11 +381,11 @@ func TierToProto(t security.Tier) pb.TrustTier {
 // Send turns one piece of host output into a task update.
 func (b *Bridge) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
 	if req.GetTaskId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "send: task_id is required; every A2A reply answers the task named in HandleMessage")
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, errors.New("send: task_id is required; every A2A reply answers the task named in HandleMessage"))
 	}
 	u, apply, released, err := b.update(req)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, "send: "+err.Error())
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, fmt.Errorf("send: %w", err))
 	}
 	for _, r := range released {
 		b.applyReleased(ctx, r.task, []tasks.Update{r.u})
@@ -399,16 +398,23 @@ func (b *Bridge) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendRespons
 		b.applyReleased(ctx, req.GetTaskId(), b.releaseFor(req.GetTaskId()))
 	}
 	if err := b.tasks.Apply(ctx, req.GetTaskId(), u); err != nil {
-		if errors.Is(err, tasks.ErrTaskNotRunning) {
-			return nil, status.Error(codes.FailedPrecondition, err.Error())
-		}
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, taskError(err)
 	}
 	var id string
 	if u.Message != nil {
 		id = u.Message.MessageID
 	}
 	return &pb.SendResponse{MessageId: id}, nil
+}
+
+// taskError marks the task manager's refusal of the host's output with the
+// code the host sees: FailedPrecondition for a task without a running turn
+// (unknown, finished, or waiting for its client), Internal otherwise.
+func taskError(err error) error {
+	if errors.Is(err, tasks.ErrTaskNotRunning) {
+		return plugin.Mark(plugin.ErrNotReady, err)
+	}
+	return plugin.Mark(plugin.ErrInternal, err)
 }
 
 // ends reports whether a send of this kind ends (or interrupts) the turn.
@@ -526,7 +532,7 @@ func (b *Bridge) updateFor(req *pb.SendRequest, artifact func(pa *pb.Artifact, a
 // ProcessingComplete ends a turn.
 func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
 	if req.GetTaskId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "processing complete: task_id is required")
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, errors.New("processing complete: task_id is required"))
 	}
 	var o tasks.Outcome
 	switch req.GetOutcome() {
@@ -539,14 +545,14 @@ func (b *Bridge) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompl
 	case pb.Outcome_OUTCOME_REJECTED:
 		o = tasks.OutcomeRejected
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "processing complete: outcome %s is not SUCCESS, FAILURE, CANCELLED or REJECTED", req.GetOutcome())
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, fmt.Errorf("processing complete: outcome %s is not SUCCESS, FAILURE, CANCELLED or REJECTED", req.GetOutcome()))
 	}
 	errText, _ := security.Redact(req.GetError())
 	b.applyReleased(ctx, req.GetTaskId(), b.releaseFor(req.GetTaskId()))
 	err := b.tasks.EndTurn(ctx, req.GetTaskId(), o, errText)
 	b.turnEnded(req.GetChatId())
 	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, taskError(err)
 	}
 	return &pb.ProcessingCompleteResponse{}, nil
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -206,22 +208,25 @@ func TestProcessingCompleteOutcomes(t *testing.T) {
 	}
 }
 
+// TestBadSendsAreRefusedClearly: the bridge marks each refusal with the
+// plugin sentinel whose gRPC code the host sees (app's
+// TestTheHostSeesOneCodePerKindOfMistake checks the codes on the wire).
 func TestBadSendsAreRefusedClearly(t *testing.T) {
 	br, _, _ := setup(t)
 	tests := []struct {
 		req  *pb.SendRequest
-		code codes.Code
+		kind error
 	}{
-		{&pb.SendRequest{Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x"}, codes.InvalidArgument},
-		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x"}, codes.FailedPrecondition},
-		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_UNSPECIFIED, Text: "x"}, codes.InvalidArgument},
-		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_ARTIFACT}, codes.InvalidArgument},
-		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_FINAL}, codes.InvalidArgument},
+		{&pb.SendRequest{Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x"}, plugin.ErrInvalidArgument},
+		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_FINAL, Text: "x"}, plugin.ErrNotReady},
+		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_UNSPECIFIED, Text: "x"}, plugin.ErrInvalidArgument},
+		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_ARTIFACT}, plugin.ErrInvalidArgument},
+		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_FINAL}, plugin.ErrInvalidArgument},
 	}
 	for _, tc := range tests {
 		_, err := br.Send(context.Background(), tc.req)
-		if status.Code(err) != tc.code {
-			t.Errorf("%v: err = %v, want %s", tc.req, err, tc.code)
+		if !errors.Is(err, tc.kind) {
+			t.Errorf("%v: err = %v, want it to be %v", tc.req, err, tc.kind)
 		}
 	}
 }

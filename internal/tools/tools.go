@@ -332,7 +332,7 @@ var handlers = map[string]handler{
 func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
 	h, ok := handlers[req.GetName()]
 	if !ok {
-		return nil, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", "))
+		return nil, plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))
 	}
 	if tr := req.GetTrace(); tr != nil && tr.GetTraceparent() != "" {
 		ctx = client.WithTraceparent(ctx, tr.GetTraceparent(), tr.GetTracestate())

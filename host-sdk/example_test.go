@@ -8,9 +8,6 @@ import (
 	"os"
 	"os/signal"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -42,14 +39,6 @@ func (h *myHost) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb
 
 func (h *myHost) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 	return []*pb.ToolDefinition{{Name: "web_search", Description: "Search the web", Toolset: "web"}}, nil
-}
-
-func (h *myHost) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "no model call")
-}
-
-func (h *myHost) RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "no memory")
 }
 
 // A Go agent host embeds host-sdk: discover the plugins directory, launch

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
@@ -254,10 +253,12 @@ func (m *Manager) bringUp(ctx context.Context, p *Plugin, inst *instance) error 
 	if err != nil {
 		return err
 	}
-	hostInfo := &pb.HostInfo{Name: "hostsdk"}
-	if m.opts.HostInfo != nil {
-		hostInfo = proto.CloneOf(m.opts.HostInfo)
+	hostInfo := m.opts.HostInfo
+	if hostInfo == nil {
+		hostInfo = &pb.HostInfo{Name: "hostsdk"}
 	}
+	// What the host can do is what its handler implements.
+	hostInfo = plugin.HostInfoOf(m.opts.Host, hostInfo)
 	if hostInfo.ProtocolMinor == 0 {
 		hostInfo.ProtocolMinor = plugin.ProtocolMinor
 	}

@@ -179,14 +179,6 @@ func (h *testHost) CancelTurn(context.Context, *pb.CancelTurnRequest) (*pb.Cance
 
 func (h *testHost) ListTools(context.Context) ([]*pb.ToolDefinition, error) { return nil, nil }
 
-func (h *testHost) Complete(context.Context, *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	return nil, plugin.ErrUnimplemented
-}
-
-func (h *testHost) RecordDelegation(context.Context, *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
-	return nil, plugin.ErrUnimplemented
-}
-
 // managerHost is a testHost answering through m's plugins.
 func managerHost(m **hostsdk.Manager) *testHost {
 	return &testHost{platform: func(name string) (plugin.Platform, bool) {

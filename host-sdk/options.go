@@ -23,7 +23,10 @@ type Options struct {
 	Logger hclog.Logger
 	// Host is the host's implementation of the callback service. Nil means
 	// the host offers no callbacks (they answer Unimplemented); the Watch
-	// stream is served either way.
+	// stream is served either way. An optional RPC is served when Host
+	// implements its interface (plugin.HostWithComplete,
+	// plugin.HostWithRecordDelegation), and a host whose CancelTurn cannot
+	// stop a running turn implements plugin.HostWithoutRunningCancel.
 	Host plugin.HostHandler
 	// Config holds each plugin's configuration section, by plugin name,
 	// as a JSON object. A plugin without one gets "{}".
@@ -36,13 +39,11 @@ type Options struct {
 	// ConfigureRequest.log_level ("trace" … "error"). Empty leaves their
 	// default.
 	LogLevel string
-	// HostInfo describes the host to plugins. protocol_minor is set to
-	// plugin.ProtocolMinor when zero. List in optional_rpcs the optional
-	// HostService RPCs that Host really implements ("Complete",
-	// "RecordDelegation"); plugins must not rely on the others. A host
-	// whose CancelTurn cannot stop a running turn sets
-	// cancel_turn_unsupported (contract 1.3): plugins then refuse to
-	// cancel what it runs instead of reporting it stopped.
+	// HostInfo describes the host to plugins: its name and version.
+	// protocol_minor is set to plugin.ProtocolMinor when zero.
+	// optional_rpcs and cancel_turn_unsupported are not taken from here:
+	// they are derived from the interfaces Host implements
+	// (plugin.HostInfoOf), so a host never claims an RPC it lacks.
 	HostInfo *pb.HostInfo
 
 	// EnvAllow adds variables a plugin inherits from the host's

@@ -33,12 +33,6 @@ func (h *scriptedHost) CancelTurn(context.Context, *pb.CancelTurnRequest) (*pb.C
 	return nil, ErrUnimplemented
 }
 func (h *scriptedHost) ListTools(context.Context) ([]*pb.ToolDefinition, error) { return nil, nil }
-func (h *scriptedHost) Complete(context.Context, *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	return nil, ErrUnimplemented
-}
-func (h *scriptedHost) RecordDelegation(context.Context, *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
-	return nil, ErrUnimplemented
-}
 
 // countingHostService counts which RPC carried each HandleMessage, and can
 // misbehave on the call stream the ways a peer can.

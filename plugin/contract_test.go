@@ -110,7 +110,7 @@ func TestPluginCallsHostAndHostAnswersThroughPlatformSend(t *testing.T) {
 		}()
 		return &pb.HandleMessageResponse{TurnId: "turn-1"}, nil
 	}}
-	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, host); err != nil {
+	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, plugin.NewHostServer(host, 0)); err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
 	h := f.Host()
@@ -435,7 +435,7 @@ func TestPanickingHostHandlerReturnsInternalToThePlugin(t *testing.T) {
 	f := &fakePlugin{}
 	c := serveFake(t, f)
 	host := &fakeHost{panicky: true}
-	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, host); err != nil {
+	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, plugin.NewHostServer(host, 0)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.Host().HandleMessage(ctxT(t), &pb.HandleMessageRequest{})
@@ -469,7 +469,7 @@ func TestMessagesLargerThanGRPCDefaultPassBothWays(t *testing.T) {
 		hostGot = len(req.GetText())
 		return &pb.HandleMessageResponse{TurnId: big}, nil
 	}}
-	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, host); err != nil {
+	if _, err := c.lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, plugin.NewHostServer(host, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.platform(t).Send(ctxT(t), &pb.SendRequest{Text: big}); err != nil {
@@ -494,7 +494,7 @@ func TestConfigureFailureReachesTheHostWithItsCode(t *testing.T) {
 	f := &fakePlugin{configure: func(context.Context, *pb.ConfigureRequest, plugin.Host) (*pb.ConfigureResponse, error) {
 		return nil, fmt.Errorf("config: listen_addr %q is not host:port; fix the a2a section: %w", "nope", plugin.ErrInvalidArgument)
 	}}
-	_, err := serveFake(t, f).lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, &fakeHost{})
+	_, err := serveFake(t, f).lifecycle(t).Configure(ctxT(t), &pb.ConfigureRequest{}, plugin.NewHostServer(&fakeHost{}, 0))
 	if !errors.Is(err, plugin.ErrInvalidArgument) || !strings.Contains(err.Error(), "listen_addr") {
 		t.Fatalf("Configure err = %v", err)
 	}

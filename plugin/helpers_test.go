@@ -233,10 +233,6 @@ func (h *fakeHost) ListTools(context.Context) ([]*pb.ToolDefinition, error) {
 	return []*pb.ToolDefinition{{Name: "host_tool"}}, nil
 }
 
-func (h *fakeHost) Complete(context.Context, *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	return nil, fmt.Errorf("this test host has no model: %w", plugin.ErrUnimplemented)
-}
-
 func (h *fakeHost) RecordDelegation(context.Context, *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
 	return &pb.RecordDelegationResponse{}, nil
 }

@@ -9,6 +9,7 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -175,20 +176,47 @@ func (s *HostServer) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error
 	return s.impl.ListTools(ctx)
 }
 
-// Complete forwards to the handler.
+// Complete forwards to a handler that is a HostWithComplete, and answers
+// Unimplemented for any other.
 func (s *HostServer) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	if s.impl == nil {
+	h, ok := s.impl.(HostWithComplete)
+	if !ok {
 		return nil, unimplemented("Complete")
 	}
-	return s.impl.Complete(ctx, req)
+	return h.Complete(ctx, req)
 }
 
-// RecordDelegation forwards to the handler.
+// RecordDelegation forwards to a handler that is a
+// HostWithRecordDelegation, and answers Unimplemented for any other.
 func (s *HostServer) RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
-	if s.impl == nil {
+	h, ok := s.impl.(HostWithRecordDelegation)
+	if !ok {
 		return nil, unimplemented("RecordDelegation")
 	}
-	return s.impl.RecordDelegation(ctx, req)
+	return h.RecordDelegation(ctx, req)
+}
+
+// HostInfoOf fills in what a host tells plugins about its capabilities,
+// derived from the interfaces h implements, not listed by hand: the
+// optional RPCs it serves (optional_rpcs: "RecordDelegation", "Complete")
+// and whether its CancelTurn cannot stop a running turn
+// (cancel_turn_unsupported). It returns a copy of info (nil: an empty
+// one) with those two fields set; the others are left as given.
+func HostInfoOf(h HostHandler, info *pb.HostInfo) *pb.HostInfo {
+	out := &pb.HostInfo{}
+	if info != nil {
+		out = proto.Clone(info).(*pb.HostInfo)
+	}
+	out.OptionalRpcs = nil
+	if _, ok := h.(HostWithRecordDelegation); ok {
+		out.OptionalRpcs = append(out.OptionalRpcs, "RecordDelegation")
+	}
+	if _, ok := h.(HostWithComplete); ok {
+		out.OptionalRpcs = append(out.OptionalRpcs, "Complete")
+	}
+	nc, ok := h.(HostWithoutRunningCancel)
+	out.CancelTurnUnsupported = ok && nc.CancelTurnUnsupported()
+	return out
 }
 
 // watch sends a heartbeat at once and then every interval, until Shutdown

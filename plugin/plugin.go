@@ -93,25 +93,55 @@ type Toolset interface {
 	CallTool(ctx context.Context, req *pb.CallToolRequest, progress ProgressFunc) (*pb.ToolResult, error)
 }
 
-// Host is the host callback service as seen from a plugin. Optional RPCs
-// (Complete, RecordDelegation) return a gRPC Unimplemented error when the
-// host lacks them; HostInfo.optional_rpcs in ConfigureRequest says which the
-// host has.
+// Host is the host callback service as seen from a plugin: every RPC of
+// HostService. The optional ones (Complete, RecordDelegation) fail with an
+// error matching ErrUnimplemented (gRPC Unimplemented) when the host lacks
+// them; HostInfo.optional_rpcs in ConfigureRequest says which the host has.
 type Host interface {
-	// HandleMessage injects an inbound message into the host's live session.
-	HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error)
-	// CancelTurn stops the running turn of a conversation.
-	CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error)
-	// ListTools returns the host's live tool registry.
-	ListTools(ctx context.Context) ([]*pb.ToolDefinition, error)
+	HostHandler
 	// Complete is an optional one-shot model call.
 	Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error)
 	// RecordDelegation optionally tells the host's memory about delegated work.
 	RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error)
 }
 
-// HostHandler is what a host implements to serve the host callback service.
-// It is Host plus nothing: HostServer adds the Watch stream itself. Optional
-// RPCs may return an error wrapping ErrUnimplemented (or
-// status.Error(codes.Unimplemented, …)).
-type HostHandler = Host
+// HostHandler is what every host implements to serve the host callback
+// service: the RPCs a host must have. A host with an optional capability
+// implements its interface too (HostWithComplete, HostWithRecordDelegation,
+// HostWithoutRunningCancel), as terraform-plugin-go's
+// ProviderServerWith… interfaces: HostServer serves an optional RPC only
+// for a handler that implements it (answering Unimplemented otherwise, so
+// no host stubs what it lacks), and HostInfoOf derives what the host tells
+// plugins in HostInfo from the same interfaces. HostServer adds the Watch
+// stream itself.
+type HostHandler interface {
+	// HandleMessage injects an inbound message into the host's live session.
+	HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error)
+	// CancelTurn stops the running turn of a conversation.
+	CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error)
+	// ListTools returns the host's live tool registry.
+	ListTools(ctx context.Context) ([]*pb.ToolDefinition, error)
+}
+
+// HostWithComplete is a host that can answer a one-shot model call
+// (HostService.Complete, e.g. for semantic routing).
+type HostWithComplete interface {
+	HostHandler
+	Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error)
+}
+
+// HostWithRecordDelegation is a host whose memory records the work its
+// agent delegated (HostService.RecordDelegation).
+type HostWithRecordDelegation interface {
+	HostHandler
+	RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error)
+}
+
+// HostWithoutRunningCancel is a host whose CancelTurn may be unable to stop
+// a turn it is running (contract 1.3): when CancelTurnUnsupported reports
+// true, the host says so in HostInfo.cancel_turn_unsupported and plugins
+// refuse to cancel what it runs instead of reporting it stopped.
+type HostWithoutRunningCancel interface {
+	HostHandler
+	CancelTurnUnsupported() bool
+}

@@ -91,6 +91,10 @@ type AgentOptions struct {
 	// CallTimeout bounds each platform call (Send, ProcessingComplete);
 	// default 30s.
 	CallTimeout time.Duration
+	// CannotCancel plays a host whose CancelTurn cannot stop a running turn
+	// (contract 1.3), like OpenClaw: the agent is then a
+	// plugin.HostWithoutRunningCancel that says so.
+	CannotCancel bool
 }
 
 // Agent is a simulated agent host session: it implements plugin.HostHandler
@@ -214,18 +218,65 @@ func (a *Agent) platformFor(name string) plugin.Platform {
 	return a.fallback
 }
 
-// OptionalRPCs lists the optional host RPCs this agent answers, for
-// HostInfo.optional_rpcs.
-func (a *Agent) OptionalRPCs() []string {
-	out := []string{"RecordDelegation"}
-	if s, ok := a.behavior.(*Scenario); ok && s.Completions == nil {
-		return out
+// Handler is the agent as a host's callback service handler, with exactly
+// the optional RPCs it supports: RecordDelegation always, Complete only
+// when its behavior has a model (a Completer; a Scenario with
+// completions). A host serves it (host-sdk's Options.Host), and HostInfo
+// is derived from it (plugin.HostInfoOf), so the host never claims an RPC
+// it cannot answer.
+func (a *Agent) Handler() plugin.HostHandler {
+	if a.hasModel() {
+		return a
 	}
-	if _, ok := a.behavior.(Completer); ok {
-		out = append(out, "Complete")
-	}
-	return out
+	return agentWithoutModel{a}
 }
+
+// hasModel reports whether the behavior answers Complete.
+func (a *Agent) hasModel() bool {
+	if s, ok := a.behavior.(*Scenario); ok && s.Completions == nil {
+		return false
+	}
+	_, ok := a.behavior.(Completer)
+	return ok
+}
+
+// OptionalRPCs lists the optional host RPCs this agent answers
+// (HostInfo.optional_rpcs, as host-sdk derives it from Handler).
+func (a *Agent) OptionalRPCs() []string {
+	return plugin.HostInfoOf(a.Handler(), nil).GetOptionalRpcs()
+}
+
+// CancelTurnUnsupported reports AgentOptions.CannotCancel: the agent is a
+// plugin.HostWithoutRunningCancel.
+func (a *Agent) CancelTurnUnsupported() bool { return a.opts.CannotCancel }
+
+// agentWithoutModel is an Agent whose behavior has no model: every method
+// of Agent's handler but Complete.
+type agentWithoutModel struct{ a *Agent }
+
+func (w agentWithoutModel) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+	return w.a.HandleMessage(ctx, req)
+}
+
+func (w agentWithoutModel) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error) {
+	return w.a.CancelTurn(ctx, req)
+}
+
+func (w agentWithoutModel) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
+	return w.a.ListTools(ctx)
+}
+
+func (w agentWithoutModel) RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
+	return w.a.RecordDelegation(ctx, req)
+}
+
+func (w agentWithoutModel) CancelTurnUnsupported() bool { return w.a.CancelTurnUnsupported() }
+
+var (
+	_ plugin.HostWithComplete         = (*Agent)(nil)
+	_ plugin.HostWithRecordDelegation = agentWithoutModel{}
+	_ plugin.HostWithoutRunningCancel = agentWithoutModel{}
+)
 
 // HandleMessage accepts an inbound message and queues its turn.
 func (a *Agent) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {

@@ -205,7 +205,7 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 	// The agent logs through hclog too, so the log level applies to it.
 	hl := NewHCLogger(h.log, "host", opts.LogLevel)
 	agentLog := hl.Named("agent")
-	agent, err := NewAgent(behavior, AgentOptions{Tools: opts.Tools, Recorder: opts.Recorder,
+	agent, err := NewAgent(behavior, AgentOptions{Tools: opts.Tools, Recorder: opts.Recorder, CannotCancel: opts.HostCannotCancel,
 		Logger: LoggerFunc(func(format string, args ...any) {
 			if agentLog.IsInfo() { // a line per turn: not formatted when nobody reads it
 				agentLog.Info(fmt.Sprintf(format, args...))
@@ -234,11 +234,11 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 	h.m = hostsdk.NewManager(hostsdk.Options{
 		Dir:          opts.PluginsDir,
 		Logger:       hl,
-		Host:         agent,
+		Host:         agent.Handler(),
 		Config:       configs,
 		DataDir:      opts.DataDir,
 		LogLevel:     opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor, OptionalRpcs: agent.OptionalRPCs(), CancelTurnUnsupported: opts.HostCannotCancel},
+		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor},
 		EnvAllow:     opts.EnvAllow,
 		PluginEnv:    pluginEnv,
 		StartTimeout: startTimeout,

@@ -30,7 +30,7 @@ func serveApp(t *testing.T, a *app.App, cfg string, opts hostsdk.InProcessOption
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.Host = agent
+		opts.Host = agent.Handler()
 		t.Cleanup(func() { agent.Close() })
 	}
 	opts.Config = []byte(cfg)
@@ -117,7 +117,7 @@ func TestDrainLetsTheHostFinishAnOpenStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { agent.Close() })
-	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{Host: agent})
+	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{Host: agent.Handler()})
 	plat, _ := p.Platform()
 	agent.Attach(plat)
 	body := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}`

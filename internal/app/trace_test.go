@@ -85,7 +85,7 @@ default:
 	}
 	t.Cleanup(func() { agent.Close() })
 	cfg := fmt.Sprintf(`{"port":0,"store":"memory","allow_loopback_urls":true,"a2a_agents":[{"name":"bob","url":%q}]}`, bob)
-	p := serve(t, cfg, env, hostsdk.InProcessOptions{Host: agent})
+	p := serve(t, cfg, env, hostsdk.InProcessOptions{Host: agent.Handler()})
 	platform, _ := p.Platform()
 	toolset, _ := p.Toolset()
 	agent.Attach(platform)

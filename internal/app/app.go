@@ -17,10 +17,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/cluster"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tools"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -45,8 +47,8 @@ type App struct {
 	tasks   *tasks.Manager
 	bridge  *bridge.Bridge
 	parts   *parts
-	stopBg  context.CancelFunc
-	bgDone  chan struct{}
+	// undo takes down what Configure took up, in reverse (Drain).
+	undo undoList
 	// draining is set while Drain runs (without a.mu held).
 	draining bool
 
@@ -102,66 +104,74 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if a.tasks != nil {
 		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration"))
 	}
-	// Whatever was built is taken down again when a later step fails, so
-	// a failed Configure leaves nothing running (Configure may be retried).
-	var undo []func()
+	// Whatever is built goes on undo with how to take it down, in one
+	// pass: a later step that fails takes everything before it down
+	// again, so a failed Configure leaves nothing running (Configure may
+	// be retried); Drain runs the same list.
+	var undo undoList
 	defer func() {
 		if err != nil {
-			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
-			}
+			_ = undo.run(context.WithoutCancel(ctx))
 		}
 	}()
-	st, w, err := openStore(cfg, req.GetDataDir(), a.log)
+	st, cl, w, err := openStore(cfg, req.GetDataDir(), a.log)
 	if err != nil {
 		return nil, err
 	}
-	undo = append(undo, func() { _ = st.Close() })
+	undo.add(func(context.Context) error { return st.Close() })
+	if cl != nil {
+		undo.add(leave(cl))
+	}
 	warnings = append(warnings, w...)
-	p, err := newParts(cfg, req.GetDataDir(), a.version, host, hostRPCs(req), st, a.log)
+	p, err := newParts(cfg, req.GetDataDir(), a.version, host, hostRPCs(req), st, cl, a.log, &undo)
 	if err != nil {
 		// A setting the checks let through that cannot be used (a key
 		// file, a policy, a peer's card keys): the configuration is wrong.
 		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
 	}
-	undo = append(undo, func() { _ = p.close(context.WithoutCancel(ctx)) })
 	if hostCannotCancel(req) {
 		p.srvOpts.Card.Extensions = append(p.srvOpts.Card.Extensions, noRunningCancel)
 	}
 	if host == nil {
 		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages"))
 	}
-	mgr, err := tasks.NewManager(tasks.Options{
-		Store: st, Logger: a.log.Named("tasks"),
+	// The bridge runs the manager's turns on the host and hands the
+	// host's output to the manager (Send, ProcessingComplete), so the two
+	// are built in one pass: the bridge first, then the manager around it.
+	br, err := bridge.New(bridge.Options{Host: host, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver(), Tracer: p.tracer})
+	if err != nil {
+		return nil, err
+	}
+	topts := tasks.Options{
+		Store: st, Executor: br, Logger: a.log.Named("tasks"),
 		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
-		Notifier: p.notifier(), Observer: p.observer(), Cluster: clusterOf(st),
+		Notifier: p.notifier(), Observer: p.observer(),
 		MaxPushConfigsPerTask: cfg.MaxPushConfigsPerTask,
 		HostCannotCancel:      hostCannotCancel(req),
-	})
+	}
+	if cl != nil {
+		topts.Cluster = cl
+	}
+	mgr, err := tasks.NewManager(topts)
 	if err != nil {
 		return nil, err
 	}
-	br, err := bridge.New(bridge.Options{Host: host, Tasks: mgr, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver(), Tracer: p.tracer})
+	failed, err := mgr.Start(ctx) // with a cluster, also runs it
 	if err != nil {
 		return nil, err
 	}
-	mgr.SetExecutor(br)
-	failed, err := mgr.Start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() { _ = mgr.Close(context.WithoutCancel(ctx)) })
+	undo.add(mgr.Close)
 	if failed > 0 {
 		warnings = append(warnings, fmt.Sprintf("failed %d task(s) that were running when the plugin last stopped", failed))
 	}
-	runCluster(st, mgr)
-	if err = p.start(mgr); err != nil {
+	if err = p.start(mgr, &undo); err != nil {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())
-	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts = cfg, req.GetDataDir(), host, st, mgr, br, p
-	a.stopBg, a.bgDone = stop, make(chan struct{})
-	go a.background(bg)
+	bgDone := make(chan struct{})
+	go a.background(bg, cfg, st, bgDone)
+	undo.add(func(context.Context) error { stop(); <-bgDone; return nil })
+	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts, a.undo = cfg, req.GetDataDir(), host, st, mgr, br, p, undo
 	if cfg.Pprof && a.PprofOn != nil {
 		a.PprofOn()
 	}
@@ -169,35 +179,57 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	return &pb.ConfigureResponse{Warnings: warnings}, nil
 }
 
+// undoList is what Configure took up, each entry with how to take it down:
+// run takes everything down in reverse order — when a later step of
+// Configure fails, and in Drain (whose ctx bounds it).
+type undoList []func(ctx context.Context) error
+
+// add puts f on the list.
+func (u *undoList) add(f func(ctx context.Context) error) { *u = append(*u, f) }
+
+// run takes down everything on the list, last first, and empties it.
+func (u *undoList) run(ctx context.Context) error {
+	var errs []error
+	for i := len(*u) - 1; i >= 0; i-- {
+		errs = append(errs, (*u)[i](ctx))
+	}
+	*u = nil
+	return errors.Join(errs...)
+}
+
 // openStore opens the configured store: SQLite in the data directory, the
-// bounded memory store, or PostgreSQL shared with other replicas.
-func openStore(cfg *config.Config, dataDir string, log hclog.Logger) (store.Store, []string, error) {
+// bounded memory store, or PostgreSQL shared with other replicas — then
+// with this replica's part of the cluster too (nil otherwise).
+func openStore(cfg *config.Config, dataDir string, log hclog.Logger) (store.Store, *cluster.Cluster, []string, error) {
 	switch cfg.Store {
 	case "memory":
-		return store.NewMemory(cfg.MemoryMaxTasks), nil, nil
+		return store.NewMemory(cfg.MemoryMaxTasks), nil, nil, nil
 	case "postgres":
-		st, err := openPostgres(cfg, log)
-		return st, nil, err
+		pg, cl, err := openPostgres(cfg, log)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return pg, cl, nil, nil
 	}
 	if dataDir == "" {
-		return store.NewMemory(cfg.MemoryMaxTasks), []string{"the host gave no data directory, so tasks are kept in memory only (set A2A_STORE=memory to silence this)"}, nil
+		return store.NewMemory(cfg.MemoryMaxTasks), nil, []string{"the host gave no data directory, so tasks are kept in memory only (set A2A_STORE=memory to silence this)"}, nil
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("a2a plugin: creating the data directory %s: %w", dataDir, err)
+		return nil, nil, nil, fmt.Errorf("a2a plugin: creating the data directory %s: %w", dataDir, err)
 	}
 	path := filepath.Join(dataDir, DatabaseFile)
 	st, err := store.OpenSQLite(path, store.SQLiteOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("a2a plugin: opening the task database %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("a2a plugin: opening the task database %s: %w", path, err)
 	}
 	log.Debug("opened task database", "path", path)
-	return st, nil, nil
+	return st, nil, nil, nil
 }
 
-// background prunes old state until ctx ends.
-func (a *App) background(ctx context.Context) {
-	defer close(a.bgDone)
-	retention := time.Duration(a.cfg.Retention)
+// background prunes old state until ctx ends, then closes done.
+func (a *App) background(ctx context.Context, cfg *config.Config, st store.Store, done chan<- struct{}) {
+	defer close(done)
+	retention := time.Duration(cfg.Retention)
 	if retention <= 0 {
 		<-ctx.Done()
 		return
@@ -215,7 +247,7 @@ func (a *App) background(ctx context.Context) {
 			case <-t.C:
 			}
 		}
-		nt, ne, err := a.store.Prune(ctx, time.Now().Add(-retention))
+		nt, ne, err := st.Prune(ctx, time.Now().Add(-retention))
 		if err != nil {
 			a.log.Warn("pruning old tasks failed", "error", err)
 		} else if nt+ne > 0 {
@@ -241,17 +273,16 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 		return &pb.DrainResponse{}, nil
 	}
 	a.draining = true
-	p, mgr, st, stopBg, bgDone := a.parts, a.tasks, a.store, a.stopBg, a.bgDone
+	p, mgr, undo := a.parts, a.tasks, a.undo
 	a.mu.Unlock()
 
-	var errs []error
-	errs = append(errs, p.stopServing(ctx))
+	// Serving stops first (Connect started it after Configure); then
+	// everything Configure took up goes down in reverse: the pruning, the
+	// task manager (failing what still runs), the server's parts, the
+	// cluster's lease, the store.
+	errs := []error{p.stopServing(ctx)}
 	abandoned := mgr.ActiveCount()
-	errs = append(errs, mgr.Close(ctx))
-	errs = append(errs, p.close(ctx))
-	stopBg()
-	<-bgDone
-	errs = append(errs, st.Close())
+	errs = append(errs, undo.run(ctx))
 	a.mu.Lock()
 	a.tasks = nil
 	a.mu.Unlock()
@@ -261,12 +292,15 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 	return &pb.DrainResponse{Abandoned: uint32(abandoned)}, nil
 }
 
+// errNotConfigured refuses a call before Configure.
+var errNotConfigured = plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: not configured (the host must call Configure first)"))
+
 // configured returns the parts, or an error before Configure.
 func (a *App) configured() (*parts, *bridge.Bridge, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tasks == nil {
-		return nil, nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: not configured (the host must call Configure first)"))
+		return nil, nil, errNotConfigured
 	}
 	return a.parts, a.bridge, nil
 }
@@ -295,22 +329,34 @@ func (a *App) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.Di
 	return &pb.DisconnectResponse{}, p.stopServing(ctx)
 }
 
-// Send implements plugin.Platform.
+// Send implements plugin.Platform: the bridge turns the host's output into
+// an update of the task manager.
 func (a *App) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
-	_, br, err := a.configured()
+	br, mgr, err := a.platform()
 	if err != nil {
 		return nil, err
 	}
-	return br.Send(ctx, req)
+	return br.Send(ctx, mgr, req)
 }
 
 // ProcessingComplete implements plugin.Platform.
 func (a *App) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
-	_, br, err := a.configured()
+	br, mgr, err := a.platform()
 	if err != nil {
 		return nil, err
 	}
-	return br.ProcessingComplete(ctx, req)
+	return br.ProcessingComplete(ctx, mgr, req)
+}
+
+// platform returns the bridge and the task manager it reports to, or an
+// error before Configure.
+func (a *App) platform() (*bridge.Bridge, *tasks.Manager, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tasks == nil {
+		return nil, nil, errNotConfigured
+	}
+	return a.bridge, a.tasks, nil
 }
 
 // ListTools implements plugin.Toolset.
@@ -330,7 +376,7 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 	}
 	// A tool call made while answering an inbound A2A task continues that
 	// task's delegation chain (loop guard across hops) and its trace.
-	var parent tasks.TraceContext
+	var parent tracing.Context
 	if req.GetPlatform() == bridge.PlatformName {
 		if c, ok := br.ChainFor(req.GetChatId()); ok {
 			ctx = tools.WithChain(ctx, c)

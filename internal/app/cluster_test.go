@@ -19,7 +19,7 @@ func TestPostgresStoreThatCannotBeReachedFailsConfigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = openStore(cfg, t.TempDir(), hclog.NewNullLogger())
+	_, _, _, err = openStore(cfg, t.TempDir(), hclog.NewNullLogger())
 	if err == nil || !strings.Contains(err.Error(), "A2A_POSTGRES_DSN") || !strings.Contains(err.Error(), "127.0.0.1:1") || strings.Contains(err.Error(), "pw-not-shown") {
 		t.Fatalf("openStore = %v; want an error naming the setting and the server, without the password", err)
 	}
@@ -33,24 +33,25 @@ func TestPostgresStoreJoinsTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _, err := openStore(cfg, "", hclog.NewNullLogger())
+	st, cl, _, err := openStore(cfg, "", hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if clusterOf(st) == nil {
-		t.Fatal("a postgres store has no cluster hook")
+	if cl == nil {
+		t.Fatal("a postgres store comes without its cluster")
 	}
-	if clusterOf(store.NewMemory(0)) != nil {
-		t.Fatal("a memory store has a cluster hook")
+	defer func() { _ = leave(cl)(context.Background()) }()
+	if _, cl, _, _ := openStore(&config.Config{Store: "memory"}, "", hclog.NewNullLogger()); cl != nil {
+		t.Fatal("a memory store comes with a cluster")
 	}
 	var o push.Options
-	sharePush(cfg, st, &o)
+	sharePush(cfg, cl, &o)
 	if o.Replica != "r-test" || o.ClaimLease != 6*time.Second || o.Timeout != 3*time.Second {
 		t.Errorf("push options %+v", o)
 	}
 	var n int
-	if err := st.(*clusteredStore).Pool().QueryRow(context.Background(), `SELECT count(*) FROM replicas WHERE id = 'r-test' AND lease_until > now()`).Scan(&n); err != nil || n != 1 {
+	if err := st.(*store.Postgres).Pool().QueryRow(context.Background(), `SELECT count(*) FROM replicas WHERE id = 'r-test' AND lease_until > now()`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("lease rows = %d, %v", n, err)
 	}
 }

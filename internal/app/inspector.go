@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -75,5 +76,5 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 // host's: same tools, same trace handling (a new trace: the operator's
 // call continues no inbound turn).
 func (p *parts) inspectorCall(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	return p.tracedCall(ctx, req, tasks.TraceContext{}, progress)
+	return p.tracedCall(ctx, req, tracing.Context{}, progress)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/cluster"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
 	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
@@ -68,8 +69,10 @@ type parts struct {
 
 // newParts builds everything that needs only the settings; the server is
 // built in start, once the task manager exists. hostRPCs are the optional
-// host RPCs the host said it serves (see hostRPCs).
-func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hostRPCs []string, st store.Store, log hclog.Logger) (*parts, error) {
+// host RPCs the host said it serves (see hostRPCs); cl is the cluster of
+// replicas (nil with one process). Everything it opens goes on undo, which
+// takes it down again when Configure fails later, or in Drain.
+func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hostRPCs []string, st store.Store, cl *cluster.Cluster, log hclog.Logger, undo *undoList) (*parts, error) {
 	p := &parts{cfg: cfg, log: log, host: host, store: st, metrics: metrics.New()}
 	var errs []error
 	p.guard = &security.SSRFGuard{AllowLoopback: cfg.AllowLoopbackURLs, AllowPrivate: cfg.AllowPrivateURLs}
@@ -77,6 +80,9 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	var err error
 	p.oauth, err = oauthVerifier(cfg)
 	errs = append(errs, err)
+	if p.oauth != nil {
+		undo.add(func(context.Context) error { p.oauth.Close(); return nil })
+	}
 	auth, err := security.NewAuthenticator(security.AuthConfig{
 		BearerToken: cfg.BearerToken, PeerTokens: cfg.PeerTokens,
 		TrustedPeers: cfg.TrustedPeers, LoopbackIsLocal: cfg.LoopbackIsLocal, OAuth: p.oauth,
@@ -104,12 +110,14 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		if path != "" {
 			p.audit, err = security.NewAuditLog(path, cfg.AuditMaxBytes, auditKeep)
 			errs = append(errs, err)
+			if p.audit != nil {
+				undo.add(func(context.Context) error { return p.audit.Close() })
+			}
 		}
 	}
 	signer, signerRoutes, err := cardSigning(cfg, log)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
-		p.closeAudit()
 		return nil, fmt.Errorf("a2a plugin: %w", err)
 	}
 	if p.oauth != nil {
@@ -118,9 +126,10 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	if cfg.OtelEndpoint != "" {
 		p.tracer, err = tracing.New(context.Background(), tracing.Options{Endpoint: cfg.OtelEndpoint, ServiceName: cfg.AgentName, ServiceVersion: version})
 		if err != nil {
-			p.closeAudit()
 			return nil, fmt.Errorf("a2a plugin: otel_endpoint (A2A_OTEL_ENDPOINT): %w", err)
 		}
+		// Taken down after what it traces, so their spans are flushed too.
+		undo.add(p.tracer.Shutdown)
 		log.Info("exporting OpenTelemetry spans", "endpoint", cfg.OtelEndpoint)
 	}
 
@@ -132,8 +141,6 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		secret := cfg.PushSecret
 		if secret == "" {
 			if secret, err = pushSecretFile(dataDir, log); err != nil {
-				p.closeAudit()
-				_ = p.tracer.Shutdown(context.Background())
 				return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
 			}
 		}
@@ -141,13 +148,12 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 			Store: st, Logger: log.Named("push"), Secret: []byte(secret), Guard: p.guard,
 			MaxAttempts: cfg.PushMaxAttempts, Observer: p.metrics, Tracer: p.tracer, Audit: p.audit,
 		}
-		sharePush(cfg, st, &popts)
+		sharePush(cfg, cl, &popts)
 		p.push, err = push.New(popts)
 		if err != nil {
-			p.closeAudit()
-			_ = p.tracer.Shutdown(context.Background())
 			return nil, fmt.Errorf("a2a plugin: push notifications: %w", err)
 		}
+		undo.add(p.stopPush)
 	}
 
 	tcfg := tools.Config{
@@ -159,26 +165,21 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	}
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs})
 	if err != nil {
-		p.closeAudit()
-		_ = p.tracer.Shutdown(context.Background())
 		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
 	}
+	undo.add(func(context.Context) error { p.tools.Close(); return nil })
 
 	var extended []a2a.AgentSkill
 	for _, s := range cfg.ExtendedSkills {
 		extended = append(extended, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: orTags(s.Tags), Examples: s.Examples})
 	}
-	var hostTools func(context.Context) ([]*pb.ToolDefinition, error)
-	if host != nil {
-		hostTools = host.ListTools
-	}
 	p.srvOpts = server.Options{
-		Tools: hostTools,
+		Skills: hostSkills(host, cfg.AdvertisedToolsets),
 		Card: server.CardConfig{
 			Name: cfg.AgentName, Description: cfg.AgentDescription, Version: cfg.AgentVersion,
 			ProviderOrganization: cfg.ProviderOrganization, ProviderURL: cfg.ProviderURL,
 			DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL, PublicURL: cfg.PublicURL,
-			AdvertisedToolsets: cfg.AdvertisedToolsets, ExtendedSkills: extended, Signer: signer,
+			ExtendedSkills: extended, Signer: signer,
 		},
 		Auth: auth, Policy: policy, Gate: gate,
 		RateLimit:          security.NewRateLimiter(cfg.RateLimit, nil),
@@ -276,12 +277,16 @@ func (p *parts) notifier() tasks.Notifier {
 func (p *parts) observer() tasks.Observer        { return p.metrics }
 func (p *parts) bridgeObserver() bridge.Observer { return p.metrics }
 
-// start builds the server around the task manager and starts push delivery.
-func (p *parts) start(mgr *tasks.Manager) error {
+// start builds the server around the task manager and starts push
+// delivery (stopped by the closer newParts put on undo).
+func (p *parts) start(mgr *tasks.Manager, undo *undoList) error {
 	opts := p.srvOpts
 	opts.Tasks = mgr
 	if err := p.startInspector(mgr, &opts); err != nil {
 		return fmt.Errorf("a2a plugin: %w", err)
+	}
+	if p.inspector != nil {
+		undo.add(func(context.Context) error { p.inspector.Close(); return nil })
 	}
 	srv, err := server.New(opts)
 	if err != nil {
@@ -329,34 +334,29 @@ func (p *parts) stopServing(ctx context.Context) error {
 	return p.srv.Shutdown(ctx)
 }
 
-// close stops push delivery and the tools and closes the audit log.
-func (p *parts) close(ctx context.Context) error {
-	var errs []error
-	if p.push != nil {
-		errs = append(errs, p.push.Close())
-		if p.pushDone != nil {
-			p.pushStop()
-			<-p.pushDone
-		}
+// stopPush stops push delivery: the dispatcher, and its loop once start
+// started it.
+func (p *parts) stopPush(context.Context) error {
+	err := p.push.Close()
+	if p.pushDone != nil {
+		p.pushStop()
+		<-p.pushDone
 	}
-	if p.tools != nil {
-		p.tools.Close()
-	}
-	p.inspector.Close()
-	p.closeAudit()
-	// Last, so the spans of what stopped above are flushed too.
-	errs = append(errs, p.tracer.Shutdown(ctx))
-	return errors.Join(errs...)
+	return err
 }
 
-// closeAudit closes what newParts opens first and every later failure must
-// release: the audit log and the OAuth verifier (its background discovery).
-func (p *parts) closeAudit() {
-	if p.audit != nil {
-		_ = p.audit.Close()
+// hostSkills is the card's source of skills: the host's live tools
+// (Host.ListTools) as bridge.SkillsOf makes them, or nil without a host.
+func hostSkills(host plugin.Host, toolsets []string) func(context.Context) ([]a2a.AgentSkill, error) {
+	if host == nil {
+		return nil
 	}
-	if p.oauth != nil {
-		p.oauth.Close()
+	return func(ctx context.Context) ([]a2a.AgentSkill, error) {
+		defs, err := host.ListTools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return bridge.SkillsOf(defs, toolsets), nil
 	}
 }
 
@@ -369,32 +369,33 @@ func (p *parts) callTool(ctx context.Context, req *pb.CallToolRequest, progress 
 }
 
 // toolTrace makes ctx carry the trace that the outbound calls of a tool
-// call continue: the host's own (req.trace), else the trace the host got
-// with the inbound turn it is answering (parent, from the bridge), else a
-// new trace, so a chain of agents is one trace from its first hop on. With
-// export on, the tool call is a span, child of that trace, and the calls
-// carry it; the caller ends the returned span.
-func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent tasks.TraceContext) (context.Context, tracing.Span) {
-	tc := tasks.TraceContext{Traceparent: req.GetTrace().GetTraceparent(), Tracestate: req.GetTrace().GetTracestate()}
-	if !tracing.Valid(tc.Traceparent) {
+// call continue — the one place a tool call's trace is decided: the host's
+// own (req.trace), else the trace the host got with the inbound turn it is
+// answering (parent, from the bridge), else a new trace, so a chain of
+// agents is one trace from its first hop on. With export on, the tool call
+// is a span, child of that trace, and the calls carry it; the caller ends
+// the returned span.
+func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent tracing.Context) (context.Context, tracing.Span) {
+	tc := bridge.TraceFromProto(req.GetTrace())
+	if !tc.Valid() {
 		tc = parent
 	}
 	if p.tracer.Enabled() {
-		ctx, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc.Traceparent, tc.Tracestate)
+		ctx, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc)
 		span.SetString("a2a.tool", req.GetName())
 		span.SetString("a2a.host.platform", req.GetPlatform())
 		span.SetString("a2a.host.chat_id", req.GetChatId())
-		return client.WithSpan(ctx, span.Traceparent(), span.Tracestate()), span
+		return client.WithSpan(ctx, span.Context()), span
 	}
-	if !tracing.Valid(tc.Traceparent) {
-		tc = tasks.TraceContext{Traceparent: tracing.NewRoot()}
+	if !tc.Valid() {
+		tc = tracing.Context{Traceparent: tracing.NewRoot()}
 	}
-	return client.WithTraceparent(ctx, tc.Traceparent, tc.Tracestate), tracing.Span{}
+	return client.WithTrace(ctx, tc), tracing.Span{}
 }
 
 // tracedCall runs a tool in a span that continues parent (a new trace
 // when parent is empty) and records how the call ended.
-func (p *parts) tracedCall(ctx context.Context, req *pb.CallToolRequest, parent tasks.TraceContext, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+func (p *parts) tracedCall(ctx context.Context, req *pb.CallToolRequest, parent tracing.Context, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
 	ctx, span := p.toolTrace(ctx, req, parent)
 	res, err := p.callTool(ctx, req, progress)
 	if span.Recording() {

@@ -28,11 +28,12 @@ func TestPushConfigCreationSurvivesAResolverFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newParts(cfg, t.TempDir(), "test", nil, nil, store.NewMemory(10), hclog.NewNullLogger())
+	var undo undoList
+	t.Cleanup(func() { _ = undo.run(context.Background()) })
+	p, err := newParts(cfg, t.TempDir(), "test", nil, nil, store.NewMemory(10), nil, hclog.NewNullLogger(), &undo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.closeAudit)
 	p.guard.Resolver = downResolver{}
 	check := p.srvOpts.Push.CheckURL
 	if err := check(context.Background(), "https://example.com/hook"); err != nil {

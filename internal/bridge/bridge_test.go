@@ -53,15 +53,14 @@ func (h *fakeHost) RecordDelegation(ctx context.Context, req *pb.RecordDelegatio
 func setup(t *testing.T) (*Bridge, *tasks.Manager, *fakeHost) {
 	t.Helper()
 	host := &fakeHost{handled: make(chan *pb.HandleMessageRequest, 16)}
-	mgr, err := tasks.NewManager(tasks.Options{Store: store.NewMemory(100), RequestTimeout: 5 * time.Second})
+	br, err := New(Options{Host: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := New(Options{Host: host, Tasks: mgr})
+	mgr, err := tasks.NewManager(tasks.Options{Store: store.NewMemory(100), Executor: br, RequestTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr.SetExecutor(br)
 	if _, err := mgr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +122,7 @@ func TestInboundMessageReachesHostFilteredFramedAndUnattended(t *testing.T) {
 	if req.GetMetadata().GetFields()["trace"].GetStringValue() != "abc" || req.GetMessageId() != msg.MessageID {
 		t.Errorf("metadata/message id = %v %q", req.GetMetadata(), req.GetMessageId())
 	}
-	_, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "ok"})
+	_, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "ok"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +156,7 @@ func TestSendKindsDriveTheTask(t *testing.T) {
 			req := next(t, host)
 			for _, s := range tc.sends {
 				s.TaskId, s.ChatId = req.GetTaskId(), req.GetChatId()
-				if _, err := br.Send(context.Background(), s); err != nil {
+				if _, err := br.Send(context.Background(), mgr, s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -195,7 +194,7 @@ func TestProcessingCompleteOutcomes(t *testing.T) {
 		br, mgr, host := setup(t)
 		ch := send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hi")))
 		req := next(t, host)
-		if _, err := br.ProcessingComplete(context.Background(), &pb.ProcessingCompleteRequest{TaskId: req.GetTaskId(), Outcome: outcome, Error: "no token=abc123secretvalue here"}); err != nil {
+		if _, err := br.ProcessingComplete(context.Background(), mgr, &pb.ProcessingCompleteRequest{TaskId: req.GetTaskId(), Outcome: outcome, Error: "no token=abc123secretvalue here"}); err != nil {
 			t.Fatal(err)
 		}
 		r := <-ch
@@ -212,7 +211,7 @@ func TestProcessingCompleteOutcomes(t *testing.T) {
 // plugin sentinel whose gRPC code the host sees (app's
 // TestTheHostSeesOneCodePerKindOfMistake checks the codes on the wire).
 func TestBadSendsAreRefusedClearly(t *testing.T) {
-	br, _, _ := setup(t)
+	br, mgr, _ := setup(t)
 	tests := []struct {
 		req  *pb.SendRequest
 		kind error
@@ -224,7 +223,7 @@ func TestBadSendsAreRefusedClearly(t *testing.T) {
 		{&pb.SendRequest{TaskId: "nope", Kind: pb.SendKind_SEND_KIND_FINAL}, plugin.ErrInvalidArgument},
 	}
 	for _, tc := range tests {
-		_, err := br.Send(context.Background(), tc.req)
+		_, err := br.Send(context.Background(), mgr, tc.req)
 		if !errors.Is(err, tc.kind) {
 			t.Errorf("%v: err = %v, want it to be %v", tc.req, err, tc.kind)
 		}
@@ -276,7 +275,7 @@ func TestConversationIsForgottenWhenItsLastOpenTurnEnds(t *testing.T) {
 	ch := send(mgr, ask)
 	first := next(t, host)
 	chat := first.GetChatId()
-	if _, err := br.Send(ctx, &pb.SendRequest{ChatId: chat, TaskId: first.GetTaskId(), Kind: pb.SendKind_SEND_KIND_INPUT_REQUIRED, Text: "which day?"}); err != nil {
+	if _, err := br.Send(ctx, mgr, &pb.SendRequest{ChatId: chat, TaskId: first.GetTaskId(), Kind: pb.SendKind_SEND_KIND_INPUT_REQUIRED, Text: "which day?"}); err != nil {
 		t.Fatal(err)
 	}
 	<-ch
@@ -287,17 +286,17 @@ func TestConversationIsForgottenWhenItsLastOpenTurnEnds(t *testing.T) {
 	answer.Metadata = security.Chain{ID: "chain-1", Depth: 2}.Apply(nil)
 	ch = send(mgr, answer)
 	next(t, host)
-	if _, err := br.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{ChatId: chat, TaskId: first.GetTaskId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
+	if _, err := br.ProcessingComplete(ctx, mgr, &pb.ProcessingCompleteRequest{ChatId: chat, TaskId: first.GetTaskId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
 		t.Fatal(err)
 	}
 	if c, ok := br.ChainFor(chat); !ok || c.Depth != 2 {
 		t.Fatalf("after the first turn's late end: chain = %+v, %v; want the second turn's", c, ok)
 	}
-	if _, err := br.Send(ctx, &pb.SendRequest{ChatId: chat, TaskId: first.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "booked"}); err != nil {
+	if _, err := br.Send(ctx, mgr, &pb.SendRequest{ChatId: chat, TaskId: first.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "booked"}); err != nil {
 		t.Fatal(err)
 	}
 	<-ch
-	if _, err := br.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{ChatId: chat, TaskId: first.GetTaskId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
+	if _, err := br.ProcessingComplete(ctx, mgr, &pb.ProcessingCompleteRequest{ChatId: chat, TaskId: first.GetTaskId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := br.ChainFor(chat); ok {
@@ -347,10 +346,10 @@ func TestEveryStringOfAReplyIsRedacted(t *testing.T) {
 	md, _ := structpb.NewStruct(map[string]any{"note": "key " + key, "api_key": "plain-looking-value"})
 	art := &pb.Artifact{ArtifactId: "a", Name: "report " + key, Description: key, Metadata: md,
 		Parts: []*pb.Part{{Content: &pb.Part_Url{Url: "https://x.test/?k=" + key}, Filename: key + ".txt", Metadata: md}}}
-	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
+	if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done", Metadata: md,
+	if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done", Metadata: md,
 		Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "t"}, Filename: key, Metadata: md}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -378,11 +377,11 @@ func TestProgressThenSuccessDoesNotCompleteWithTheProgressMessage(t *testing.T) 
 	br, mgr, host := setup(t)
 	ch := send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hi")))
 	req := next(t, host)
-	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(),
+	if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(),
 		Kind: pb.SendKind_SEND_KIND_PROGRESS, Text: "searching the archive"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := br.ProcessingComplete(context.Background(), &pb.ProcessingCompleteRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
+	if _, err := br.ProcessingComplete(context.Background(), mgr, &pb.ProcessingCompleteRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Outcome: pb.Outcome_OUTCOME_SUCCESS}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-ch

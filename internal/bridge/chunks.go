@@ -227,8 +227,8 @@ func carry(dst *string, v string) {
 
 // applyReleased applies what streams of a task held before the task
 // moves on; failures (a task that already ended) are ignored.
-func (b *Bridge) applyReleased(ctx context.Context, taskID string, us []tasks.Update) {
+func (b *Bridge) applyReleased(ctx context.Context, out Tasks, taskID string, us []tasks.Update) {
 	for _, u := range us {
-		_ = b.tasks.Apply(ctx, taskID, u)
+		_ = out.Apply(ctx, taskID, u)
 	}
 }

@@ -83,11 +83,11 @@ func TestSecretsSplitAcrossArtifactChunksAreRedacted(t *testing.T) {
 				art := &pb.Artifact{ArtifactId: "out", Name: "answer", Append: i > 0,
 					LastChunk: lastChunk && end == len(streamedOutput),
 					Parts:     []*pb.Part{{Content: &pb.Part_Text{Text: streamedOutput[i:end]}}}}
-				if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
+				if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"}); err != nil {
+			if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"}); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -133,10 +133,10 @@ func TestWholeArtifactIsNotHeld(t *testing.T) {
 	ch := send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hi")))
 	req := next(t, host)
 	art := &pb.Artifact{ArtifactId: "whole", LastChunk: true, Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "report: all good, key sk-proj-Ab3dE_fG7hIj-Kl9mNo2pQr5sTu8vWx1yZa4bCd6eFg0hIj"}}}}
-	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
+	if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_ARTIFACT, Artifact: art}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"})
+	_, _ = br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"})
 	r := <-ch
 	if got := taskArtifactText(r.Task, "whole"); got != "report: all good, key [REDACTED:openai_key]" {
 		t.Errorf("the whole artifact reached the task as %q", got)

@@ -17,7 +17,7 @@ import (
 const inboundTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 // sendTraced sends a message whose request carried trace.
-func sendTraced(mgr *tasks.Manager, text string, trace tasks.TraceContext) {
+func sendTraced(mgr *tasks.Manager, text string, trace tracing.Context) {
 	go func() {
 		_, _ = mgr.Send(context.Background(), tasks.SendParams{Caller: peer, Scope: peer.ID, Trace: trace,
 			Request: &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.TextPart(text))}})
@@ -26,7 +26,7 @@ func sendTraced(mgr *tasks.Manager, text string, trace tasks.TraceContext) {
 
 func TestInboundTraceReachesTheHostAndIsRememberedForTools(t *testing.T) {
 	br, mgr, host := setup(t)
-	sendTraced(mgr, "traced", tasks.TraceContext{Traceparent: inboundTrace, Tracestate: "vendor=1"})
+	sendTraced(mgr, "traced", tracing.Context{Traceparent: inboundTrace, Tracestate: "vendor=1"})
 	req := next(t, host)
 	if tr := req.GetTrace(); tr.GetTraceparent() != inboundTrace || tr.GetTracestate() != "vendor=1" {
 		t.Fatalf("HandleMessage trace = %+v, want the inbound one", tr)
@@ -48,7 +48,7 @@ func TestInboundTraceReachesTheHostAndIsRememberedForTools(t *testing.T) {
 	go func() {
 		_, _ = mgr.Send(context.Background(), tasks.SendParams{Caller: peer, Scope: peer.ID, Request: &a2a.SendMessageRequest{Message: msg}})
 	}()
-	if _, err := br.Send(context.Background(), &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"}); err != nil {
+	if _, err := br.Send(context.Background(), mgr, &pb.SendRequest{TaskId: req.GetTaskId(), ChatId: req.GetChatId(), Kind: pb.SendKind_SEND_KIND_FINAL, Text: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	req2 := next(t, host)
@@ -64,21 +64,20 @@ func TestExportRecordsTheHostCallAndTheHostGetsItsSpan(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tr := tracing.NewWithExporter(exp)
 	host := &fakeHost{handled: make(chan *pb.HandleMessageRequest, 16)}
-	mgr, err := tasks.NewManager(tasks.Options{Store: store.NewMemory(100), RequestTimeout: 5 * time.Second})
+	br, err := New(Options{Host: host, Tracer: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := New(Options{Host: host, Tasks: mgr, Tracer: tr})
+	mgr, err := tasks.NewManager(tasks.Options{Store: store.NewMemory(100), Executor: br, RequestTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr.SetExecutor(br)
 	if _, err := mgr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mgr.Close(context.Background()) })
 
-	sendTraced(mgr, "traced", tasks.TraceContext{Traceparent: inboundTrace})
+	sendTraced(mgr, "traced", tracing.Context{Traceparent: inboundTrace})
 	req := next(t, host)
 	sent := req.GetTrace().GetTraceparent()
 	if tracing.TraceID(sent) != tracing.TraceID(inboundTrace) || tracing.SpanID(sent) == tracing.SpanID(inboundTrace) {

@@ -101,7 +101,7 @@ func TestSendMessageV1SendsVersionHeaderAuthAndTrace(t *testing.T) {
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	c := client.New(client.Options{UserAgent: "test-agent"})
 	p := c.Peer(client.Endpoint{Name: "fake", URL: f.srv.URL, Auth: client.Auth{Token: "tok", HeaderName: "X-Api-Key", HeaderValue: "k"}})
-	ctx := client.WithTraceparent(context.Background(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=1")
+	ctx := client.WithTrace(context.Background(), tracing.Context{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Tracestate: "vendor=1"})
 	resp, err := send(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestInvalidTraceparentIsNotSent(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
-	if _, err := send(client.WithTraceparent(context.Background(), "garbage", "x=1"), p); err != nil {
+	if _, err := send(client.WithTrace(context.Background(), tracing.Context{Traceparent: "garbage", Tracestate: "x=1"}), p); err != nil {
 		t.Fatal(err)
 	}
 	// A new trace starts instead; the garbage and its state stay behind.
@@ -183,9 +183,9 @@ func TestSpanIsSentAsItIs(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
-	ctx := client.WithSpan(context.Background(), span, "v=2")
+	ctx := client.WithSpan(context.Background(), tracing.Context{Traceparent: span, Tracestate: "v=2"})
 	// A host trace set later (as the tools do) does not displace the span.
-	ctx = client.WithTraceparent(ctx, "00-11111111111111111111111111111111-2222222222222222-01", "")
+	ctx = client.WithTrace(ctx, tracing.Context{Traceparent: "00-11111111111111111111111111111111-2222222222222222-01", Tracestate: ""})
 	if _, err := send(ctx, p); err != nil {
 		t.Fatal(err)
 	}

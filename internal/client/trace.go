@@ -14,50 +14,40 @@ type (
 	spanKey  struct{}
 )
 
-// traceContext is a W3C trace context (traceparent and tracestate headers).
-type traceContext struct {
-	parent string
-	state  string
-}
-
-// WithTraceparent returns a context whose outbound calls continue the W3C
-// trace traceparent: each request carries a `traceparent` with the same
-// trace id and a new span id (a child of traceparent), and tracestate
-// (when non-empty) as it is. An invalid traceparent is ignored, so a bad
-// value from a host never breaks a call. A call whose context has no trace
-// at all starts a new one.
-func WithTraceparent(ctx context.Context, traceparent, tracestate string) context.Context {
-	if !tracing.Valid(traceparent) {
+// WithTrace returns a context whose outbound calls continue the W3C trace
+// tc: each request carries a child of it (the same trace id, a new span
+// id) and its tracestate. An invalid tc is ignored, so a bad value from a
+// host never breaks a call. A call whose context has no trace at all
+// starts a new one.
+func WithTrace(ctx context.Context, tc tracing.Context) context.Context {
+	if !tc.Valid() {
 		return ctx
 	}
-	return context.WithValue(ctx, traceKey{}, traceContext{parent: traceparent, state: tracestate})
+	return context.WithValue(ctx, traceKey{}, tc)
 }
 
-// WithSpan returns a context whose outbound calls carry traceparent as it
-// is: it names a span the plugin records (OpenTelemetry export), which is
-// the parent of the peer's work. It takes precedence over WithTraceparent.
-// An invalid traceparent is ignored.
-func WithSpan(ctx context.Context, traceparent, tracestate string) context.Context {
-	if !tracing.Valid(traceparent) {
+// WithSpan returns a context whose outbound calls carry tc as it is: it
+// names a span the plugin records (OpenTelemetry export), which is the
+// parent of the peer's work. It takes precedence over WithTrace. An
+// invalid tc is ignored.
+func WithSpan(ctx context.Context, tc tracing.Context) context.Context {
+	if !tc.Valid() {
 		return ctx
 	}
-	return context.WithValue(ctx, spanKey{}, traceContext{parent: traceparent, state: tracestate})
+	return context.WithValue(ctx, spanKey{}, tc)
 }
 
 // setTraceHeaders sets the W3C trace headers of one outbound request: the
-// span of WithSpan as it is, else a child of WithTraceparent's trace, else
-// a new trace, so a chain of agents is one trace from its first call on.
+// span of WithSpan as it is, else a child of WithTrace's trace, else a new
+// trace, so a chain of agents is one trace from its first call on.
 func setTraceHeaders(ctx context.Context, h http.Header) {
-	var tp, ts string
-	if tc, ok := ctx.Value(spanKey{}).(traceContext); ok {
-		tp, ts = tc.parent, tc.state
-	} else if tc, ok := ctx.Value(traceKey{}).(traceContext); ok {
-		tp, ts = tracing.Child(tc.parent), tc.state
+	var tc tracing.Context
+	if sc, ok := ctx.Value(spanKey{}).(tracing.Context); ok {
+		tc = sc
+	} else if parent, ok := ctx.Value(traceKey{}).(tracing.Context); ok {
+		tc = parent.Child()
 	} else {
-		tp = tracing.NewRoot()
+		tc = tracing.Context{Traceparent: tracing.NewRoot()}
 	}
-	h.Set("traceparent", tp)
-	if ts != "" && tracing.ValidState(ts) {
-		h.Set("tracestate", ts)
-	}
+	tc.SetHeaders(h)
 }

@@ -83,8 +83,8 @@ type Options struct {
 }
 
 // Cluster is this replica's part of the cluster. Create it with New (which
-// takes the lease), hand it to the task manager (tasks.Options.Cluster),
-// then Run it with the manager; Close it after closing the manager.
+// takes the lease) and hand it to the task manager (tasks.Options.Cluster),
+// whose Start runs it; Close it after closing the manager.
 type Cluster struct {
 	st      *store.Postgres
 	self    string
@@ -96,7 +96,7 @@ type Cluster struct {
 	inbox string
 
 	mu        sync.Mutex
-	mgr       *tasks.Manager
+	mgr       tasks.Local
 	followers map[string]map[*follower]struct{}
 	pending   map[string]chan reply
 	closed    bool
@@ -193,13 +193,18 @@ func (c *Cluster) renew(ctx context.Context) error {
 	return err
 }
 
-// Run starts the background work — renewing the lease, failing the tasks
-// of replicas whose lease expired, receiving notifications — with mgr
-// answering forwarded requests. It returns at once.
-func (c *Cluster) Run(mgr *tasks.Manager) {
+// Run implements tasks.Cluster: it starts the background work — renewing
+// the lease, failing the tasks of replicas whose lease expired, receiving
+// notifications — with mgr answering forwarded requests. It returns at
+// once; Close stops it. Only the first call starts anything.
+func (c *Cluster) Run(mgr tasks.Local) {
 	c.mu.Lock()
+	running := c.mgr != nil
 	c.mgr = mgr
 	c.mu.Unlock()
+	if running {
+		return // the background work runs once
+	}
 	c.wg.Add(2)
 	go c.receive()
 	go c.keepLease()

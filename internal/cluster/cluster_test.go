@@ -61,10 +61,9 @@ func startNode(t *testing.T, dsn, name string, lease time.Duration) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Start(ctx); err != nil {
+	if _, err := m.Start(ctx); err != nil { // which runs c
 		t.Fatal(err)
 	}
-	c.Run(m)
 	n := &node{st: st, c: c, m: m, host: h}
 	t.Cleanup(func() { n.stop() })
 	return n

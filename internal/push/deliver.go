@@ -179,7 +179,7 @@ func (d *Dispatcher) startSpan(ctx context.Context, del *store.Delivery, peer, s
 	if !d.tracer.Enabled() {
 		return ctx, tracing.Span{}
 	}
-	ctx, span := d.tracer.Start(ctx, "a2a.push POST", tracing.KindClient, del.Traceparent, del.Tracestate)
+	ctx, span := d.tracer.Start(ctx, "a2a.push POST", tracing.KindClient, del.Trace)
 	span.SetString("a2a.task_id", del.TaskID)
 	span.SetString("a2a.context_id", del.ContextID)
 	span.SetString("a2a.peer", peer)
@@ -194,17 +194,14 @@ func (d *Dispatcher) startSpan(ctx context.Context, del *store.Delivery, peer, s
 // span recording it (export on) or a new child span of the turn's trace,
 // with its tracestate. A notification without a trace sends none.
 func setTraceHeaders(h http.Header, del *store.Delivery, span tracing.Span) {
-	tp, ts := span.Traceparent(), span.Tracestate()
-	if tp == "" {
-		if !tracing.Valid(del.Traceparent) {
+	tc := span.Context()
+	if tc.Traceparent == "" {
+		if !del.Trace.Valid() {
 			return
 		}
-		tp, ts = tracing.Child(del.Traceparent), del.Tracestate
+		tc = del.Trace.Child()
 	}
-	h.Set("traceparent", tp)
-	if ts != "" && tracing.ValidState(ts) {
-		h.Set("tracestate", ts)
-	}
+	tc.SetHeaders(h)
 }
 
 // record writes an outcome even if ctx is being cancelled (the POST has

@@ -18,7 +18,7 @@ const turnTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 func enqueueTraced(t *testing.T, f *fixture, task, config, seq, tp, ts string) {
 	t.Helper()
 	d := store.Delivery{TaskID: task, ContextID: "ctx-" + task, ConfigID: config, Body: body(t, task, seq),
-		NextTry: f.now(), CreatedAt: f.now(), Traceparent: tp, Tracestate: ts}
+		NextTry: f.now(), CreatedAt: f.now(), Trace: tracing.Context{Traceparent: tp, Tracestate: ts}}
 	if err := f.st.SaveTask(context.Background(), f.record(task), []store.Delivery{d}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
-// ownToolset is the toolset of this plugin's own tools, which the card
-// does not advertise as skills by default (they are how the agent calls
-// others, not what it offers).
-const ownToolset = "a2a"
-
 // toolsTimeout bounds the host's tool-registry call for one card.
 const toolsTimeout = 3 * time.Second
 
@@ -328,7 +323,7 @@ type skillFetch struct {
 // else the result of one fetch shared by every request that needs it.
 // Each caller gets its own slice (the extended card appends to it).
 func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
-	if s.opts.Tools == nil {
+	if s.opts.Skills == nil {
 		return []a2a.AgentSkill{s.chatSkill()}
 	}
 	c := &s.skillCache
@@ -369,51 +364,22 @@ func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill 
 	return slices.Clone(f.skills)
 }
 
-// fetchSkills builds one skill per tool of the host's live registry,
-// filtered by the advertised toolsets, sorted by id.
+// fetchSkills reads the host's skills (Options.Skills) once, sorted by id;
+// none, or a failing call, gives the generic chat skill.
 func (s *Server) fetchSkills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
 	ctx, cancel := context.WithTimeout(ctx, toolsTimeout)
 	defer cancel()
-	defs, err := s.opts.Tools(ctx)
+	skills, err := s.opts.Skills(ctx)
 	if err != nil {
 		if log != nil {
 			log.Warn("could not list the host's tools; the agent card advertises a generic chat skill", "error", err)
 		}
 		return []a2a.AgentSkill{s.chatSkill()}
 	}
-	allowed := s.opts.Card.AdvertisedToolsets
-	out := make([]a2a.AgentSkill, 0, len(defs))
-	seen := make(map[string]bool, len(defs))
-	for _, d := range defs {
-		if d == nil || d.Name == "" || seen[d.Name] {
-			continue
-		}
-		if len(allowed) > 0 {
-			if !slices.Contains(allowed, d.Toolset) {
-				continue
-			}
-		} else if d.Toolset == ownToolset {
-			continue
-		}
-		seen[d.Name] = true
-		desc := strings.TrimSpace(d.Description)
-		if desc == "" {
-			desc = "Uses the " + d.Name + " tool."
-		}
-		tags := make([]string, 0, 1+len(d.Tags))
-		for _, t := range append([]string{d.Toolset}, d.Tags...) {
-			if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
-				tags = append(tags, t)
-			}
-		}
-		if len(tags) == 0 {
-			tags = append(tags, "tool")
-		}
-		out = append(out, a2a.AgentSkill{ID: d.Name, Name: d.Name, Description: desc, Tags: tags})
-	}
-	if len(out) == 0 {
+	if len(skills) == 0 {
 		return []a2a.AgentSkill{s.chatSkill()}
 	}
+	out := slices.Clone(skills)
 	slices.SortFunc(out, func(a, b a2a.AgentSkill) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }

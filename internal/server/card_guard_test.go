@@ -19,7 +19,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/testcert"
 	"github.com/a2a-plugin/a2a-plugin/internal/testclock"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 func newTestClock() *testclock.Clock {
@@ -31,17 +30,22 @@ func newTestClock() *testclock.Clock {
 type countingTools struct {
 	calls atomic.Int64
 	mu    sync.Mutex
-	tools []*pb.ToolDefinition
+	tools []a2a.AgentSkill
 	gate  chan struct{}
 }
 
-func (c *countingTools) set(tools ...*pb.ToolDefinition) {
+// skill is a skill of a host tool, as bridge.SkillsOf makes it.
+func skill(name string) a2a.AgentSkill {
+	return a2a.AgentSkill{ID: name, Name: name, Description: "Uses the " + name + " tool.", Tags: []string{"tool"}}
+}
+
+func (c *countingTools) set(tools ...a2a.AgentSkill) {
 	c.mu.Lock()
 	c.tools = tools
 	c.mu.Unlock()
 }
 
-func (c *countingTools) list(ctx context.Context) ([]*pb.ToolDefinition, error) {
+func (c *countingTools) list(ctx context.Context) ([]a2a.AgentSkill, error) {
 	c.calls.Add(1)
 	c.mu.Lock()
 	gate, tools := c.gate, c.tools
@@ -76,8 +80,8 @@ func skillIDs(t *testing.T, body []byte) string {
 func TestAgentCardRequestsShareOneToolListCall(t *testing.T) {
 	clock := newTestClock()
 	host := &countingTools{}
-	host.set(&pb.ToolDefinition{Name: "search", Description: "Search.", Toolset: "web"})
-	e := newEnv(t, func(o *Options) { o.Tools = host.list; o.Now = clock.Now })
+	host.set(skill("search"))
+	e := newEnv(t, func(o *Options) { o.Skills = host.list; o.Now = clock.Now })
 	if n := host.calls.Load(); n != 0 {
 		t.Fatalf("New asked the host for its tools %d time(s)", n)
 	}
@@ -147,14 +151,14 @@ func TestAgentCardRequestsShareOneToolListCall(t *testing.T) {
 func TestAgentCardShowsAToolChangeAfterTheIntervalWithCorrectValidators(t *testing.T) {
 	clock := newTestClock()
 	host := &countingTools{}
-	host.set(&pb.ToolDefinition{Name: "one", Description: "First.", Toolset: "x"})
-	e := newEnv(t, func(o *Options) { o.Tools = host.list; o.Now = clock.Now })
+	host.set(skill("one"))
+	e := newEnv(t, func(o *Options) { o.Skills = host.list; o.Now = clock.Now })
 	const path = "/.well-known/agent-card.json"
 
 	r1, b1 := fetchCard(t, e, path, nil)
 	etag1, lm1 := r1.Header.Get("ETag"), r1.Header.Get("Last-Modified")
-	host.set(&pb.ToolDefinition{Name: "one", Description: "First.", Toolset: "x"},
-		&pb.ToolDefinition{Name: "two", Description: "Second.", Toolset: "x"})
+	host.set(skill("one"),
+		skill("two"))
 
 	// Still within the interval: the same card, and the validators agree.
 	clock.Advance(time.Second)
@@ -194,8 +198,8 @@ func TestAgentCardShowsAToolChangeAfterTheIntervalWithCorrectValidators(t *testi
 func TestAgentCardFetchOutlivesTheRequestThatStartedIt(t *testing.T) {
 	clock := newTestClock()
 	host := &countingTools{gate: make(chan struct{})}
-	host.set(&pb.ToolDefinition{Name: "one", Description: "First.", Toolset: "x"})
-	e := newEnv(t, func(o *Options) { o.Tools = host.list; o.Now = clock.Now })
+	host.set(skill("one"))
+	e := newEnv(t, func(o *Options) { o.Skills = host.list; o.Now = clock.Now })
 
 	// The first request starts the fetch and its client gives up.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -236,7 +240,7 @@ func TestAgentCardCountsAgainstTheRateLimit(t *testing.T) {
 		clock := newTestClock()
 		host := &countingTools{}
 		e := newEnv(t, func(o *Options) {
-			o.Tools = host.list
+			o.Skills = host.list
 			o.RateLimit = security.NewRateLimiter(3, clock.Now)
 		})
 		// An anonymous remote caller has its own budget of 3.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/cardsign"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // countingSigner counts the documents it signs.
@@ -47,11 +46,11 @@ func newTestSigner(t *testing.T) (*countingSigner, *cardsign.KeySet) {
 func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 	signer, keys := newTestSigner(t)
 	var tools atomic.Value
-	tools.Store([]*pb.ToolDefinition{{Name: "search", Description: "Search the web.", Toolset: "web"}})
+	tools.Store([]a2a.AgentSkill{skill("search")})
 	clock := newTestClock()
 	e := newEnv(t, func(o *Options) {
 		o.Card.Signer = signer
-		o.Tools = func(context.Context) ([]*pb.ToolDefinition, error) { return tools.Load().([]*pb.ToolDefinition), nil }
+		o.Skills = func(context.Context) ([]a2a.AgentSkill, error) { return tools.Load().([]a2a.AgentSkill), nil }
 		o.Now = clock.Now
 	})
 	resp, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
@@ -89,7 +88,7 @@ func TestSignedCardVerifiesAndIsStableAcrossRequests(t *testing.T) {
 	}
 
 	// A new tool changes the card: it is signed anew and verifies.
-	tools.Store([]*pb.ToolDefinition{{Name: "search", Toolset: "web"}, {Name: "translate", Toolset: "text"}})
+	tools.Store([]a2a.AgentSkill{skill("search"), skill("translate")})
 	clock.Advance(skillsTTL) // the card reads the host's tools at most once per skillsTTL
 	_, body4 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	res, err = cardsign.VerifyDocument(body4, keys)

@@ -13,7 +13,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // v03CardKeys are the 0.3 card's top-level keys that the v1.0 schema does
@@ -157,37 +156,29 @@ func TestZeroThreeClientsGetA03Card(t *testing.T) {
 	}
 }
 
-func TestAgentCardSkillsComeFromLiveToolsFilteredByToolset(t *testing.T) {
-	var tools []*pb.ToolDefinition
-	var toolsErr error
+// TestAgentCardSkillsComeFromTheHostsLiveTools: the card lists the skills
+// of the host's live tools (bridge.SkillsOf builds them; its test checks
+// the filter by toolset), sorted; none, or a failing host, gives the chat
+// skill.
+func TestAgentCardSkillsComeFromTheHostsLiveTools(t *testing.T) {
+	var skills []a2a.AgentSkill
+	var skillsErr error
 	cases := []struct {
-		name     string
-		tools    []*pb.ToolDefinition
-		err      error
-		toolsets []string
-		want     []string
+		name   string
+		skills []a2a.AgentSkill
+		err    error
+		want   []string
 	}{
-		{"own a2a tools hidden", []*pb.ToolDefinition{
-			{Name: "web_search", Description: "Search the web", Toolset: "web", Tags: []string{"search"}},
-			{Name: "a2a_call", Description: "Call another agent", Toolset: "a2a"},
-			{Name: "read_file", Description: "Read a file", Toolset: "files"},
-		}, nil, nil, []string{"read_file", "web_search"}},
-		{"advertised toolsets only", []*pb.ToolDefinition{
-			{Name: "web_search", Description: "Search the web", Toolset: "web"},
-			{Name: "read_file", Description: "Read a file", Toolset: "files"},
-			{Name: "a2a_call", Description: "Call another agent", Toolset: "a2a"},
-		}, nil, []string{"web", "a2a"}, []string{"a2a_call", "web_search"}},
-		{"empty registry gives chat", nil, nil, nil, []string{"chat"}},
-		{"failing registry gives chat", nil, errors.New("host unreachable"), nil, []string{"chat"}},
-		{"nothing left after filter gives chat", []*pb.ToolDefinition{{Name: "a2a_call", Toolset: "a2a"}}, nil, nil, []string{"chat"}},
+		{"the host's tools, sorted", []a2a.AgentSkill{skill("web_search"), skill("read_file")}, nil, []string{"read_file", "web_search"}},
+		{"empty registry gives chat", nil, nil, []string{"chat"}},
+		{"failing registry gives chat", nil, errors.New("host unreachable"), []string{"chat"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(o *Options) {
-				o.Tools = func(ctx context.Context) ([]*pb.ToolDefinition, error) { return tools, toolsErr }
-				o.Card.AdvertisedToolsets = tc.toolsets
+				o.Skills = func(ctx context.Context) ([]a2a.AgentSkill, error) { return skills, skillsErr }
 			})
-			tools, toolsErr = tc.tools, tc.err
+			skills, skillsErr = tc.skills, tc.err
 			_, body := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 			card, _ := splitCard(t, body)
 			var got []string
@@ -200,23 +191,17 @@ func TestAgentCardSkillsComeFromLiveToolsFilteredByToolset(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Errorf("skills = %v, want %v", got, tc.want)
 			}
-			if tc.name == "own a2a tools hidden" {
-				ws := card.Skills[1]
-				if ws.Description != "Search the web" || strings.Join(ws.Tags, ",") != "web,search" {
-					t.Errorf("web_search skill = %+v", ws)
-				}
-			}
 		})
 	}
 	// The card follows the registry, read at most once per skillsTTL.
 	clock := newTestClock()
 	e := newEnv(t, func(o *Options) {
-		o.Tools = func(ctx context.Context) ([]*pb.ToolDefinition, error) { return tools, nil }
+		o.Skills = func(ctx context.Context) ([]a2a.AgentSkill, error) { return skills, nil }
 		o.Now = clock.Now
 	})
-	tools = []*pb.ToolDefinition{{Name: "one", Description: "first", Toolset: "x"}}
+	skills = []a2a.AgentSkill{skill("one")}
 	r1, b1 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
-	tools = append(tools, &pb.ToolDefinition{Name: "two", Description: "second", Toolset: "x"})
+	skills = append(skills, skill("two"))
 	clock.Advance(skillsTTL)
 	r2, b2 := fetchCard(t, e, "/.well-known/agent-card.json", nil)
 	c1, _ := splitCard(t, b1)

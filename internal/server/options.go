@@ -16,7 +16,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // Options configure a Server. Zero values get the documented defaults;
@@ -24,11 +23,11 @@ import (
 type Options struct {
 	// Tasks runs the lifecycle of inbound tasks. Required.
 	Tasks *tasks.Manager
-	// Tools returns the host's live tool registry; the cards' skills are
-	// built from it, called at most once every 2 s (concurrent card
-	// requests share one call). Nil (or a failing call) yields a single
-	// generic "chat" skill.
-	Tools func(ctx context.Context) ([]*pb.ToolDefinition, error)
+	// Skills returns the skills of the host's live tool registry (the app
+	// builds them from Host.ListTools with bridge.SkillsOf), called at
+	// most once every 2 s (concurrent card requests share one call). Nil,
+	// none, or a failing call yields a single generic "chat" skill.
+	Skills func(ctx context.Context) ([]a2a.AgentSkill, error)
 	// Card is what the agent card says about the agent.
 	Card CardConfig
 	// Auth identifies callers. Nil means no token is configured: every
@@ -94,9 +93,6 @@ type CardConfig struct {
 	// a loopback name or a name the served TLS certificate covers, else the
 	// address the connection came in on (never an arbitrary Host).
 	PublicURL string
-	// AdvertisedToolsets restricts the skills to tools of these toolsets.
-	// Empty: every toolset except "a2a" (this plugin's own tools).
-	AdvertisedToolsets []string
 	// ExtendedSkills are the extra skills of the extended card shown to
 	// authenticated peers. Empty: the extended card is not offered.
 	ExtendedSkills []a2a.AgentSkill

@@ -3,32 +3,28 @@ package server
 import (
 	"net/http"
 
-	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // traceContext reads the W3C trace context headers; malformed values are
-// dropped rather than forwarded to the host.
-func traceContext(r *http.Request) tasks.TraceContext {
+// dropped rather than forwarded to the host, and so is a traceparent of a
+// later version than 00 (its extra fields would reach the host unread).
+func traceContext(r *http.Request) tracing.Context {
 	tp := headerValue(r.Header, "Traceparent")
-	if len(tp) != 55 || !tracing.Valid(tp) {
-		return tasks.TraceContext{}
+	if len(tp) != 55 {
+		return tracing.Context{}
 	}
-	tc := tasks.TraceContext{Traceparent: tp}
-	if ts := headerValue(r.Header, "Tracestate"); tracing.ValidState(ts) {
-		tc.Tracestate = ts
-	}
-	return tc
+	return tracing.Received(tp, headerValue(r.Header, "Tracestate"))
 }
 
 // turnTrace is the trace of the turn a send starts: the span recording the
 // request when export is on, else the caller's trace, else a new trace, so
 // that the host call, the agent's tool calls and the task's webhooks share
 // one trace id.
-func (s *Server) turnTrace(r *http.Request) tasks.TraceContext {
+func (s *Server) turnTrace(r *http.Request) tracing.Context {
 	if s.opts.Tracer.Enabled() {
 		if sp := tracing.SpanFromContext(r.Context()); sp.Traceparent() != "" {
-			return tasks.TraceContext{Traceparent: sp.Traceparent(), Tracestate: sp.Tracestate()}
+			return sp.Context()
 		}
 	}
 	tc := traceContext(r)
@@ -46,7 +42,7 @@ func (s *Server) traceRequests(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tc := traceContext(r)
-		ctx, span := s.opts.Tracer.Start(r.Context(), r.Method+" "+r.URL.Path, tracing.KindServer, tc.Traceparent, tc.Tracestate)
+		ctx, span := s.opts.Tracer.Start(r.Context(), r.Method+" "+r.URL.Path, tracing.KindServer, tc)
 		span.SetString("http.request.method", r.Method)
 		span.SetString("url.path", r.URL.Path)
 		sw := &statusWriter{ResponseWriter: w}

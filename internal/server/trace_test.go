@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
-	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
@@ -23,7 +22,7 @@ func TestTraceContextReachesTheHost(t *testing.T) {
 	bad := e.exec.lastTurn().Trace
 	e.ok(tokAlice, "SendMessage", sendParams("not traced", nil))
 	none := e.exec.lastTurn().Trace
-	for _, tr := range []tasks.TraceContext{bad, none} {
+	for _, tr := range []tracing.Context{bad, none} {
 		if !tracing.Valid(tr.Traceparent) || tr.Tracestate != "" || tracing.TraceID(tr.Traceparent) == tracing.TraceID(tp) {
 			t.Errorf("untraced turn got trace %+v, want a new trace", tr)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // TestMigration2AddsTraceContextToAnExistingOutbox opens a database file
@@ -63,7 +64,7 @@ func TestMigration2AddsTraceContextToAnExistingOutbox(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("DueDeliveries after migration = %+v, %v; want the queued notification", ds, err)
 	}
-	if d := ds[0]; d.TaskID != "t1" || d.ConfigID != "p" || string(d.Body) != `{"statusUpdate":{}}` || d.ContextID != "" || d.Traceparent != "" || d.Tracestate != "" {
+	if d := ds[0]; d.TaskID != "t1" || d.ConfigID != "p" || string(d.Body) != `{"statusUpdate":{}}` || d.ContextID != "" || d.Trace.Traceparent != "" || d.Trace.Tracestate != "" {
 		t.Errorf("old notification after migration = %+v", d)
 	}
 	if err := s.CompleteDelivery(ctx, ds[0].ID, false, ""); err != nil {
@@ -72,11 +73,11 @@ func TestMigration2AddsTraceContextToAnExistingOutbox(t *testing.T) {
 
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	rec := &TaskRecord{Task: task, Owner: "peer:alice", UpdatedAt: time.UnixMilli(6)}
-	if err := s.SaveTask(ctx, rec, []Delivery{{ConfigID: "p", ContextID: "c1", Body: []byte("b"), Traceparent: tp, Tracestate: "vendor=1"}}); err != nil {
+	if err := s.SaveTask(ctx, rec, []Delivery{{ConfigID: "p", ContextID: "c1", Body: []byte("b"), Trace: tracing.Context{Traceparent: tp, Tracestate: "vendor=1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	ds, err = s.DueDeliveries(ctx, time.Now().Add(time.Second), 0)
-	if err != nil || len(ds) != 1 || ds[0].ContextID != "c1" || ds[0].Traceparent != tp || ds[0].Tracestate != "vendor=1" {
+	if err != nil || len(ds) != 1 || ds[0].ContextID != "c1" || ds[0].Trace.Traceparent != tp || ds[0].Trace.Tracestate != "vendor=1" {
 		t.Fatalf("new notification = %+v, %v; want its context and trace", ds, err)
 	}
 }

@@ -222,7 +222,7 @@ func (s *Postgres) SaveTaskEvents(ctx context.Context, rec *TaskRecord, deliveri
 		for i := range deliveries {
 			d := &deliveries[i]
 			cfgs[i], bodies[i], attempts[i], errs[i] = d.ConfigID, d.Body, int32(d.Attempts), d.LastError
-			cids[i], tps[i], tss[i] = d.ContextID, d.Traceparent, d.Tracestate
+			cids[i], tps[i], tss[i] = d.ContextID, d.Trace.Traceparent, d.Trace.Tracestate
 			created[i], nexts[i] = now, now
 			if !d.CreatedAt.IsZero() {
 				created[i] = d.CreatedAt.UnixMilli()

@@ -72,7 +72,7 @@ func scanDelivery(what string) func(rows) (Delivery, error) {
 			next, created int64
 		)
 		if err := r.Scan(&d.ID, &d.TaskID, &d.ConfigID, &d.Body, &d.Attempts, &next, &d.LastError, &created,
-			&d.ContextID, &d.Traceparent, &d.Tracestate); err != nil {
+			&d.ContextID, &d.Trace.Traceparent, &d.Trace.Tracestate); err != nil {
 			return Delivery{}, fmt.Errorf("store: %s: %w", what, err)
 		}
 		d.NextTry, d.CreatedAt = fromMillis(next), fromMillis(created)

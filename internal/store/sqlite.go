@@ -391,7 +391,7 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 				next = d.NextTry.UnixMilli()
 			}
 			if _, err := w.insertOutbox.Exec(id, d.ConfigID, d.Body, d.Attempts, next, d.LastError, created,
-				d.ContextID, d.Traceparent, d.Tracestate); err != nil {
+				d.ContextID, d.Trace.Traceparent, d.Trace.Tracestate); err != nil {
 				return fmt.Errorf("store: save task %s: queue delivery for config %s: %w", id, d.ConfigID, err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // ErrNotFound is returned when a task or push config does not exist (or is
@@ -78,11 +79,10 @@ type Delivery struct {
 	ContextID string
 	// Body is the JSON StreamResponse to POST.
 	Body []byte
-	// Traceparent and Tracestate are the W3C trace context of the turn
-	// that produced the notification (empty when it had none); the POST
-	// continues that trace.
-	Traceparent string
-	Tracestate  string
+	// Trace is the W3C trace context of the turn that produced the
+	// notification (empty when it had none); the POST continues that
+	// trace.
+	Trace tracing.Context
 	// Attempts made so far and when the next one is due.
 	Attempts  int
 	NextTry   time.Time

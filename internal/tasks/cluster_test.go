@@ -110,6 +110,9 @@ func (r replica) Forward(ctx context.Context, op ForwardOp, id string) (bool, er
 	return true, m.HandleForwarded(ctx, op, id)
 }
 
+// Run: the hub has no lease to keep; tests fail orphans themselves.
+func (r replica) Run(Local) {}
+
 func (r replica) Recover(ctx context.Context) ([]*store.TaskRecord, error) {
 	h := r.h
 	h.mu.Lock()
@@ -893,4 +896,41 @@ func TestSubscriberOfAQuestionFollowsTheAnswerOnAnotherReplica(t *testing.T) {
 		t.Errorf("subscriber on b:\n got  %v\n want %v", got, want)
 	}
 	waitFor(t, func() bool { return h.openFollows() == 0 })
+}
+
+// TestCloseEndsStreamsFollowingAnotherReplica: the goroutines that pump a
+// followed task's events into streams belong to the manager — Close ends
+// their follows and waits for them, and a follow opened after Close ends
+// at once.
+func TestCloseEndsStreamsFollowingAnotherReplica(t *testing.T) {
+	h := newHub()
+	a, b := h.join(t, "a"), h.join(t, "b")
+	task, _ := startTask(t, a, "a")
+	ctx := context.Background()
+	sub, err := b.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.openFollows(); n != 1 {
+		t.Fatalf("%d follows open, want 1", n)
+	}
+	if err := b.m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Close returned, so the pump ended: its stream is over and its follow
+	// closed.
+	if got := drain(t, sub); !slices.Equal(got, []string{"task:TASK_STATE_WORKING"}) || !errors.Is(sub.Err(), ErrClosed) {
+		t.Errorf("stream after Close: %v, %v", got, sub.Err())
+	}
+	if n := h.openFollows(); n != 0 {
+		t.Errorf("%d follows still open after Close", n)
+	}
+	if late, err := b.m.Subscribe(ctx, alice.ID, &a2a.SubscribeToTaskRequest{ID: task.ID}); err == nil {
+		if got := drain(t, late); len(got) > 1 || !errors.Is(late.Err(), ErrClosed) {
+			t.Errorf("a stream opened after Close: %v, %v", got, late.Err())
+		}
+	}
+	if n := h.openFollows(); n != 0 {
+		t.Errorf("%d follows open after a late Subscribe", n)
+	}
 }

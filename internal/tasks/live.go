@@ -9,11 +9,25 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // liveTask is a task that has a queued or running turn (or is being
 // canceled). Everything in it is guarded by mu; the lock order is
 // liveTask.mu before Manager.mu.
+//
+// mu is held across the store write of every update (persistLocked, which
+// applyLocked calls): an update is saved, then broadcast to the streams and
+// queued for webhooks, then the next update of the task may start. Holding
+// it is what keeps the promise "persist first, then tell anyone" in order —
+// no stream or webhook can see update n+1 before update n is durable, and
+// a failed save can put the record back (applyLocked's before) without
+// another update having been built on it. The cost is that one task's
+// updates wait for each other's writes, which they would anyway (the store
+// serialises writes); other tasks have their own mu. Nothing slow but that
+// write happens under mu: host calls (StartTurn, CancelTurn) are made with
+// it released, and the replica code releases it while it waits for the
+// Cluster (followOpenLocked).
 type liveTask struct {
 	mu  sync.Mutex
 	rec store.TaskRecord
@@ -39,23 +53,15 @@ type liveTask struct {
 	// trace is the W3C trace context of the latest turn. It outlives the
 	// turn, so notifications the task sends after it (a cancellation, a
 	// failure at shutdown) continue the same trace.
-	trace TraceContext
+	trace tracing.Context
 
 	push []a2a.TaskPushNotificationConfig
 	// pushUnsaved: push holds an inline config not yet stored (it can only
 	// be stored once the task is).
 	pushUnsaved bool
 
-	// saves counts the saves of the task by this replica (and records
-	// reloaded from the store). A follow through the Cluster, opened with
-	// mu released, fits lt's streams only if no save happened meanwhile
-	// (see followOpenLocked).
-	saves uint64
-	// ahead are follows opened for lt's streams before the update that
-	// puts the task at AUTH_REQUIRED is saved (see followAheadLocked),
-	// valid while saves is still aheadAt.
-	ahead   []follow
-	aheadAt uint64
+	// repl is the task's bookkeeping for replicas (replicas.go).
+	repl liveReplica
 }
 
 // logArgs returns the key/value pairs every log line about lt carries
@@ -165,17 +171,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 		observe()
 		return nil
 	}
-	if state.Interrupted() && m.opts.Cluster != nil && lt.staying(state) > 0 {
-		// The answer or the credentials may reach another replica.
-		// Following the task through the Cluster from before this save
-		// (Apply opened the follows, see followAheadLocked), the streams
-		// that stay open get this update and every later one from the
-		// store, whichever replica resumes the task.
-		m.followElsewhereLocked(lt)
-	}
+	// With replicas, the streams that stay open while the task waits for
+	// its client follow it through the Cluster from this save on.
+	m.rep.moveStreamsLocked(lt)
 	if err := m.persistLocked(ctx, lt, events); err != nil {
-		if errors.Is(err, ErrTakenOver) {
-			m.dropTakenOverLocked(ctx, lt)
+		if errors.Is(err, ErrTakenOver) { // only with replicas
+			m.rep.dropTakenOverLocked(ctx, lt)
 			return err
 		}
 		lt.rec = before
@@ -243,24 +244,18 @@ func (m *Manager) persistLocked(ctx context.Context, lt *liveTask, events []Even
 			for _, pc := range lt.push {
 				deliveries = append(deliveries, store.Delivery{
 					TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID, ConfigID: pc.ID, Body: body, NextTry: now, CreatedAt: now,
-					Traceparent: lt.trace.Traceparent, Tracestate: lt.trace.Tracestate,
+					Trace: lt.trace,
 				})
 			}
 		}
 	}
 	rec := lt.rec
 	rec.Task = lt.snapshot()
-	var err error
-	if m.opts.Cluster != nil {
-		err = m.persistCluster(ctx, &rec, deliveries, events)
-	} else {
-		err = m.store.SaveTask(ctx, &rec, deliveries)
-	}
-	if err != nil {
+	if err := m.rep.save(ctx, &rec, deliveries, events); err != nil {
 		m.log.Error("saving task failed; its update is not announced", lt.logArgs("error", err)...)
 		return fmt.Errorf("saving task %s: %w", lt.rec.Task.ID, err)
 	}
-	lt.saves++
+	lt.repl.saves++
 	if len(deliveries) > 0 && m.opts.Notifier != nil {
 		m.opts.Notifier.Notify()
 	}

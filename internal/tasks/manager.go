@@ -54,13 +54,8 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
-
-// TraceContext is the W3C trace context of the request that started a turn.
-type TraceContext struct {
-	Traceparent string
-	Tracestate  string
-}
 
 // Turn is one run of the host's agent on a task: from the message that
 // started it to ProcessingComplete.
@@ -75,7 +70,8 @@ type Turn struct {
 	Sender security.Identity
 	// Continuation is true when the message answers an interrupted task.
 	Continuation bool
-	Trace        TraceContext
+	// Trace is the W3C trace context of the request that started the turn.
+	Trace tracing.Context
 }
 
 // Executor runs turns on the host. StartTurn must return once the host
@@ -104,8 +100,7 @@ type Observer interface {
 type Options struct {
 	// Store persists tasks and push configs. Required.
 	Store store.Store
-	// Executor runs turns. Required (may be set later with SetExecutor,
-	// before the first Send).
+	// Executor runs turns on the host. Required.
 	Executor Executor
 	Logger   hclog.Logger
 	// Now is the clock (default time.Now).
@@ -152,8 +147,12 @@ type Manager struct {
 	log   hclog.Logger
 	now   func() time.Time
 
+	exec Executor
+	// rep is the manager's part in a cluster of replicas; without
+	// Options.Cluster its methods give the single-process answers.
+	rep replicas
+
 	mu     sync.Mutex
-	exec   Executor
 	live   map[string]*liveTask // tasks with a queued or running turn
 	queues map[string]*ctxQueue // context id → FIFO of turns
 	// contexts remembers conversations and their owners (see
@@ -192,6 +191,9 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Store == nil {
 		return nil, errors.New("tasks: Options.Store is required")
 	}
+	if opts.Executor == nil {
+		return nil, errors.New("tasks: Options.Executor is required (the bridge to the host)")
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -213,7 +215,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxPushConfigsPerTask <= 0 {
 		opts.MaxPushConfigsPerTask = DefaultMaxPushConfigsPerTask
 	}
-	return &Manager{
+	m := &Manager{
 		opts:     opts,
 		store:    opts.Store,
 		log:      opts.Logger,
@@ -225,36 +227,17 @@ func NewManager(opts Options) (*Manager, error) {
 		stop:     make(chan struct{}),
 
 		hostTurns: make(map[string]int),
-	}, nil
-}
-
-// SetExecutor sets the executor when it could not be built before the
-// manager (the bridge needs the manager and the manager needs the bridge).
-func (m *Manager) SetExecutor(e Executor) {
-	m.mu.Lock()
-	m.exec = e
-	m.mu.Unlock()
-}
-
-func (m *Manager) executor() Executor {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.exec
+	}
+	m.rep = replicas{m: m, c: opts.Cluster}
+	return m, nil
 }
 
 // Start fails the tasks that were running when the previous process died
 // (their turns died with it; interrupted tasks keep waiting for their
-// clients) and starts the watchdog. It returns how many tasks it failed.
+// clients), starts the watchdog and, with replicas, the Cluster's
+// background work (Cluster.Run). It returns how many tasks it failed.
 func (m *Manager) Start(ctx context.Context) (int, error) {
-	var active []*store.TaskRecord
-	var err error
-	if m.opts.Cluster != nil {
-		// Other replicas' tasks are theirs; those of replicas that died
-		// are failed once their lease expires (FailOrphan).
-		active, err = m.opts.Cluster.Recover(ctx)
-	} else {
-		active, err = m.store.ActiveTasks(ctx)
-	}
+	active, err := m.rep.recover(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("tasks: reading tasks left by the previous run: %w", err)
 	}
@@ -285,6 +268,7 @@ func (m *Manager) Start(ctx context.Context) (int, error) {
 	}
 	m.wg.Add(1)
 	go m.watchdog()
+	m.rep.run()
 	return failed, nil
 }
 
@@ -298,6 +282,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	m.closed = true
 	close(m.stop)
+	m.rep.stopPumpsLocked() // streams following tasks through the Cluster
 	lts := make([]*liveTask, 0, len(m.live))
 	for _, lt := range m.live {
 		lts = append(lts, lt)
@@ -322,13 +307,13 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	// Stop the host's work on turns nobody can receive any more, so its
 	// conversations are free when the plugin comes back.
-	if exec := m.executor(); exec != nil && len(running) > 0 {
+	if len(running) > 0 {
 		var wg sync.WaitGroup
 		for _, t := range running {
 			wg.Add(1)
 			go func(t *Turn) {
 				defer wg.Done()
-				if err := exec.CancelTurn(ctx, t, "the A2A plugin is shutting down"); err != nil {
+				if err := m.exec.CancelTurn(ctx, t, "the A2A plugin is shutting down"); err != nil {
 					m.log.Warn("host did not confirm the cancellation at shutdown", "task_id", t.TaskID, "context_id", t.ContextID, "error", err)
 				}
 			}(t)

@@ -107,11 +107,12 @@ func (m *Manager) List(ctx context.Context, scope string, req *a2a.ListTasksRequ
 // is asked to stop the turn. With a Cluster, a task another replica runs is
 // canceled there, so that replica's host stops the turn.
 func (m *Manager) Cancel(ctx context.Context, scope string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	return m.cancel(ctx, scope, req, m.opts.Cluster != nil)
+	return m.cancel(ctx, scope, req, true)
 }
 
 // cancel is Cancel; forward says a task not live here may be handed to the
-// replica running it.
+// replica running it (with replicas; a forwarded cancel is not forwarded
+// again).
 func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskRequest, forward bool) (*a2a.Task, error) {
 	lt := m.visibleLive(req.ID, scope)
 	if lt == nil {
@@ -123,7 +124,7 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 			return nil, a2a.ErrTaskNotCancelable(req.ID, st)
 		}
 		if forward {
-			done, err := m.opts.Cluster.Forward(ctx, ForwardCancel, req.ID)
+			done, err := m.rep.forward(ctx, ForwardCancel, req.ID)
 			if done {
 				if err != nil {
 					var aerr *a2a.Error
@@ -176,19 +177,19 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 // for it.
 func (m *Manager) cancelOnHost(turn *Turn, reason string) {
 	m.mu.Lock()
-	exec, closed := m.exec, m.closed
-	if exec != nil && !closed {
+	closed := m.closed
+	if !closed {
 		m.wg.Add(1) // under m.mu: Close waits for it only after closing
 	}
 	m.mu.Unlock()
-	if exec == nil || closed {
+	if closed {
 		return
 	}
 	go func() {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
-		if err := exec.CancelTurn(ctx, turn, reason); err != nil {
+		if err := m.exec.CancelTurn(ctx, turn, reason); err != nil {
 			m.log.Warn("host did not confirm the cancellation", turn.logArgs("error", err)...)
 		}
 	}()
@@ -209,11 +210,11 @@ func (m *Manager) Subscribe(ctx context.Context, scope string, req *a2a.Subscrib
 			return nil, a2a.ErrUnsupportedOperation(fmt.Sprintf(
 				"task %s is already %s; there is nothing to subscribe to (use GetTask for its result)", req.ID, st))
 		}
-		if m.opts.Cluster != nil {
-			// Another replica runs it, or will resume it (the answer or
-			// the credentials may reach any replica): follow what is
-			// saved.
-			return m.followRemote(ctx, req.ID, scope)
+		// With replicas, another replica runs it, or will resume it (the
+		// answer or the credentials may reach any replica): follow what
+		// is saved.
+		if sub, ok, err := m.rep.subscribe(ctx, req.ID, scope); ok {
+			return sub, err
 		}
 		// Waiting for its client: follow it until it resumes and ends.
 		if lt, err = m.loadLive(ctx, rec); err != nil {
@@ -286,15 +287,12 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 	case UpdateInputRequired:
 		interrupt = a2a.TaskStateInputRequired
 	}
-	moving := interrupt != "" && m.opts.Cluster != nil && lt.staying(interrupt) > 0
+	// With replicas, the streams that stay open at the interruption follow
+	// the task elsewhere; this may release lt.mu, so everything below
+	// reads lt afresh.
+	moving := m.rep.beforeInterruptLocked(lt, interrupt)
 	if moving {
-		// The streams that stay open will follow the task through the
-		// Cluster from before this update is saved (the answer or the
-		// credentials may reach another replica). Open the follows now,
-		// with lt.mu released while the Cluster talks to the database;
-		// everything below reads lt afresh.
-		defer m.dropAheadLocked(lt)
-		m.followAheadLocked(lt, interrupt)
+		defer m.rep.dropAheadLocked(lt)
 	}
 	if lt.rec.Task.Status.State.Terminal() {
 		return fmt.Errorf("task %s is already %s: %w", taskID, lt.rec.Task.Status.State, ErrTaskNotRunning)
@@ -357,7 +355,7 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 		return err
 	}
 	if moving {
-		m.followSettledLocked(lt)
+		m.rep.followSettledLocked(lt)
 	}
 	return nil
 }

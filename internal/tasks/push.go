@@ -129,10 +129,7 @@ func (m *Manager) DeletePushConfig(ctx context.Context, scope string, req *a2a.D
 // task's next update reaches the new set. When that replica cannot be
 // reached, the task's next owner reads the configs from the store.
 func (m *Manager) forwardPushConfigs(ctx context.Context, taskID string) {
-	if m.opts.Cluster == nil {
-		return
-	}
-	if _, err := m.opts.Cluster.Forward(ctx, ForwardPushConfigs, taskID); err != nil {
+	if _, err := m.rep.forward(ctx, ForwardPushConfigs, taskID); err != nil {
 		m.log.Warn("could not tell the replica running the task about its new push configs", "task_id", taskID, "error", err)
 	}
 }

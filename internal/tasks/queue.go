@@ -77,11 +77,8 @@ func (m *Manager) startTurn(lt *liveTask) {
 	if err != nil {
 		m.log.Error("could not start turn", turn.logArgs("error", err)...)
 	}
-	exec := m.executor()
-	if exec == nil {
-		err = fmt.Errorf("no agent is attached to the A2A plugin")
-	} else if err == nil {
-		err = exec.StartTurn(ctx, turn)
+	if err == nil {
+		err = m.exec.StartTurn(ctx, turn)
 	}
 	if err != nil {
 		m.hostTurnStarted(turn.TaskID, -1)

@@ -9,6 +9,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // SendParams is one SendMessage or SendStreamingMessage call.
@@ -20,7 +21,7 @@ type SendParams struct {
 	Scope string
 	// Request is the validated request.
 	Request *a2a.SendMessageRequest
-	Trace   TraceContext
+	Trace   tracing.Context
 	// PushConfig is the validated inline push config, if any (its TaskID
 	// and ID are filled in by the manager).
 	PushConfig *a2a.TaskPushNotificationConfig

@@ -33,7 +33,11 @@ func (ev *Event) encode() ([]byte, error) {
 // when the client is dropped for reading too slowly, or when Close is
 // called.
 type Subscription struct {
-	m  *Manager
+	m *Manager
+	// lt is the live task the stream hangs on, nil when it follows the
+	// task through the Cluster. Guarded by mu: a stream moves from lt to
+	// the Cluster when its task waits for its client (see
+	// replicas.followElsewhereLocked).
 	lt *liveTask
 	ch chan Event
 	// historyLength shapes task snapshots sent on this stream.
@@ -42,10 +46,8 @@ type Subscription struct {
 	// to a terminal state; a SendStreamingMessage stream also ends when the
 	// task asks for input (see endsAt).
 	untilTerminal bool
-	// lt is the live task the stream hangs on, nil when it follows the
-	// task through the Cluster; stop, then, ends following. Both are
-	// guarded by mu (a stream moves from lt to the Cluster when its task
-	// waits for credentials; see followElsewhereLocked).
+	// stop ends following the task through the Cluster (nil while the
+	// stream hangs on lt). Guarded by mu.
 	stop func()
 
 	mu   sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // drainDeliveries completes and returns every queued push delivery.
@@ -20,7 +21,7 @@ func (e *env) drainDeliveries(t *testing.T) []deliverySeen {
 			return out
 		}
 		for _, d := range ds {
-			out = append(out, deliverySeen{contextID: d.ContextID, traceparent: d.Traceparent, tracestate: d.Tracestate})
+			out = append(out, deliverySeen{contextID: d.ContextID, traceparent: d.Trace.Traceparent, tracestate: d.Trace.Tracestate})
 			must(t, e.store.CompleteDelivery(ctx, d.ID, false, ""))
 		}
 	}
@@ -36,7 +37,7 @@ func TestWebhookDeliveriesCarryTheTurnsTrace(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	p := sendParams(alice, "x", nil)
-	p.Trace = TraceContext{Traceparent: first, Tracestate: "vendor=1"}
+	p.Trace = tracing.Context{Traceparent: first, Tracestate: "vendor=1"}
 	p.PushConfig = &a2a.TaskPushNotificationConfig{URL: "https://example.test/hook"}
 	ch := e.sendAsync(p)
 	turn := e.exec.next(t)
@@ -58,7 +59,7 @@ func TestWebhookDeliveriesCarryTheTurnsTrace(t *testing.T) {
 	// The answer is a new turn with its own trace; what it causes
 	// continues that trace, and so does a cancellation after it.
 	p2 := sendParams(alice, "the red one", func(r *a2a.SendMessageRequest) { r.Message.TaskID = turn.TaskID })
-	p2.Trace = TraceContext{Traceparent: second}
+	p2.Trace = tracing.Context{Traceparent: second}
 	ch = e.sendAsync(p2)
 	turn2 := e.exec.next(t)
 	must(t, e.m.Apply(ctx, turn2.TaskID, Update{Kind: UpdateProgress, Message: agentMsg("working")}))

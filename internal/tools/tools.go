@@ -328,14 +328,14 @@ var handlers = map[string]handler{
 
 // CallTool runs one tool. Failures the model should see (bad arguments,
 // unreachable peers, refusals) are results with IsError; the only Go error
-// is an unknown tool name.
+// is an unknown tool name. The outbound calls continue the trace ctx
+// carries (client.WithTrace or client.WithSpan): the caller decides it
+// once — App from the host's req.trace, else the inbound turn's — and
+// req.trace is not read here again.
 func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
 	h, ok := handlers[req.GetName()]
 	if !ok {
 		return nil, plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))
-	}
-	if tr := req.GetTrace(); tr != nil && tr.GetTraceparent() != "" {
-		ctx = client.WithTraceparent(ctx, tr.GetTraceparent(), tr.GetTracestate())
 	}
 	args := []byte(strings.TrimSpace(req.GetArgumentsJson()))
 	if len(args) == 0 {

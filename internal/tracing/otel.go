@@ -118,10 +118,10 @@ const (
 var propagator = propagation.TraceContext{}
 
 // Start starts a span named name whose parent is the W3C trace context
-// (traceparent, tracestate); with no valid traceparent the span starts a
-// new trace. The returned context carries the span. On the nil Tracer it
-// returns ctx and a zero Span without doing anything else.
-func (t *Tracer) Start(ctx context.Context, name string, kind Kind, traceparent, tracestate string) (context.Context, Span) {
+// parent; with no valid traceparent the span starts a new trace. The
+// returned context carries the span. On the nil Tracer it returns ctx and
+// a zero Span without doing anything else.
+func (t *Tracer) Start(ctx context.Context, name string, kind Kind, parent Context) (context.Context, Span) {
 	if t == nil {
 		return ctx, Span{}
 	}
@@ -132,8 +132,8 @@ func (t *Tracer) Start(ctx context.Context, name string, kind Kind, traceparent,
 	// The parent comes from the W3C strings, never from a span ctx may
 	// carry; ctx keeps its deadline and values.
 	var sc trace.SpanContext
-	if Valid(traceparent) {
-		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), headerCarrier{traceparent: traceparent, tracestate: tracestate}))
+	if parent.Valid() {
+		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), carrier(parent)))
 	}
 	if sc.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
@@ -154,20 +154,20 @@ func SpanFromContext(ctx context.Context) Span {
 	return Span{s: s}
 }
 
-// headerCarrier is a propagation.TextMapCarrier over the two headers.
-type headerCarrier struct{ traceparent, tracestate string }
+// carrier is a Context read as a propagation.TextMapCarrier.
+type carrier Context
 
-func (c headerCarrier) Get(key string) string {
+func (c carrier) Get(key string) string {
 	switch key {
 	case "traceparent":
-		return c.traceparent
+		return c.Traceparent
 	case "tracestate":
-		return c.tracestate
+		return c.Tracestate
 	}
 	return ""
 }
-func (c headerCarrier) Set(string, string) {}
-func (c headerCarrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
+func (c carrier) Set(string, string) {}
+func (c carrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
 
 // Span is a span being recorded. The zero Span (export off) ignores every
 // call.
@@ -199,6 +199,12 @@ func (s Span) Tracestate() string {
 		return ""
 	}
 	return s.s.SpanContext().TraceState().String()
+}
+
+// Context is the trace context naming this span, to send to whoever the
+// span calls (the zero Context for the zero Span).
+func (s Span) Context() Context {
+	return Context{Traceparent: s.Traceparent(), Tracestate: s.Tracestate()}
 }
 
 // SetName renames the span (a server span learns its method late).

@@ -88,7 +88,7 @@ func TestValidState(t *testing.T) {
 func TestNilTracerDoesNothing(t *testing.T) {
 	var tr *tracing.Tracer
 	ctx := context.Background()
-	got, sp := tr.Start(ctx, "x", tracing.KindServer, tp, "")
+	got, sp := tr.Start(ctx, "x", tracing.KindServer, tracing.Context{Traceparent: tp})
 	if got != ctx || sp.Recording() || sp.Traceparent() != "" || tr.Enabled() {
 		t.Fatal("the nil tracer did something")
 	}
@@ -101,7 +101,7 @@ func TestNilTracerDoesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		_, sp := tr.Start(ctx, "x", tracing.KindServer, tp, "")
+		_, sp := tr.Start(ctx, "x", tracing.KindServer, tracing.Context{Traceparent: tp})
 		sp.SetString("a2a.task_id", "t")
 		sp.End(nil)
 	})
@@ -115,7 +115,7 @@ func TestSpansContinueTheW3CParent(t *testing.T) {
 	tr := tracing.NewWithExporter(exp)
 	defer tr.Shutdown(context.Background())
 
-	ctx, sp := tr.Start(context.Background(), "a2a SendMessage", tracing.KindServer, tp, "vendor=1")
+	ctx, sp := tr.Start(context.Background(), "a2a SendMessage", tracing.KindServer, tracing.Context{Traceparent: tp, Tracestate: "vendor=1"})
 	if !sp.Recording() {
 		t.Fatal("span not recording")
 	}
@@ -132,7 +132,7 @@ func TestSpansContinueTheW3CParent(t *testing.T) {
 	sp.SetString("a2a.task_id", "task-1")
 	sp.End(errors.New("refused"))
 
-	_, root := tr.Start(context.Background(), "a2a.push", tracing.KindClient, "garbage", "")
+	_, root := tr.Start(context.Background(), "a2a.push", tracing.KindClient, tracing.Context{Traceparent: "garbage"})
 	root.End(nil)
 	if tracing.TraceID(root.Traceparent()) == tracing.TraceID(tp) || !tracing.Valid(root.Traceparent()) {
 		t.Errorf("a span without a valid parent = %s, want a new trace", root.Traceparent())
@@ -192,7 +192,7 @@ func BenchmarkDisabledSpan(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, sp := tr.Start(ctx, "x", tracing.KindServer, tp, "")
+		_, sp := tr.Start(ctx, "x", tracing.KindServer, tracing.Context{Traceparent: tp})
 		sp.SetString("a2a.task_id", "t")
 		sp.End(nil)
 	}

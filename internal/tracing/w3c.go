@@ -22,7 +22,54 @@ package tracing
 
 import (
 	"math/rand/v2"
+	"net/http"
 )
+
+// Context is a W3C trace context: the traceparent and tracestate headers
+// of one request. It is the one shape of a trace context in the plugin —
+// a turn's (tasks.Turn.Trace), a webhook delivery's (store.Delivery.Trace),
+// the one an outbound call continues (client.WithTrace), a span's — and
+// the contract's pb.TraceContext is converted to and from it at the seams
+// (the bridge, the tool call in app).
+type Context struct {
+	Traceparent string
+	Tracestate  string
+}
+
+// Valid reports whether c has a valid traceparent.
+func (c Context) Valid() bool { return Valid(c.Traceparent) }
+
+// Child is the context of a new span in c's trace (see Child): the same
+// trace id and tracestate, a new span id. An invalid c yields a new trace.
+func (c Context) Child() Context {
+	if !c.Valid() {
+		return Context{Traceparent: NewRoot()}
+	}
+	return Context{Traceparent: Child(c.Traceparent), Tracestate: c.Tracestate}
+}
+
+// Received is the trace context of a request as it came: a traceparent
+// that is not valid is dropped with its tracestate, a tracestate that is
+// not valid (ValidState) alone.
+func Received(traceparent, tracestate string) Context {
+	if !Valid(traceparent) {
+		return Context{}
+	}
+	c := Context{Traceparent: traceparent}
+	if ValidState(tracestate) {
+		c.Tracestate = tracestate
+	}
+	return c
+}
+
+// SetHeaders sets the traceparent and tracestate headers of an outbound
+// request to c (tracestate only when it is valid and not empty).
+func (c Context) SetHeaders(h http.Header) {
+	h.Set("traceparent", c.Traceparent)
+	if c.Tracestate != "" && ValidState(c.Tracestate) {
+		h.Set("tracestate", c.Tracestate)
+	}
+}
 
 // traceparentLen is the length of a version 00 traceparent:
 // 2 + 1 + 32 + 1 + 16 + 1 + 2.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // Run runs the suite. open must return a new, empty store each time it is
@@ -776,23 +777,23 @@ func testOutboxTrace(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	outboxFixture(t, s)
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	traced := store.Delivery{ConfigID: "A", ContextID: "c", Body: []byte("a1"), Traceparent: tp, Tracestate: "vendor=1,other=x"}
+	traced := store.Delivery{ConfigID: "A", ContextID: "c", Body: []byte("a1"), Trace: tracing.Context{Traceparent: tp, Tracestate: "vendor=1,other=x"}}
 	mustSave(t, s, task("t1", "o", "c", a2a.TaskStateWorking, 2), traced, delivery("B", "b1"))
 	ds := due(t, s, time.Now().Add(time.Second), 0)
 	if len(ds) != 2 {
 		t.Fatalf("due = %v", bodies(ds))
 	}
-	if d := ds[0]; d.ContextID != "c" || d.Traceparent != tp || d.Tracestate != "vendor=1,other=x" {
-		t.Errorf("traced delivery read back as context %q, traceparent %q, tracestate %q", d.ContextID, d.Traceparent, d.Tracestate)
+	if d := ds[0]; d.ContextID != "c" || d.Trace.Traceparent != tp || d.Trace.Tracestate != "vendor=1,other=x" {
+		t.Errorf("traced delivery read back as context %q, traceparent %q, tracestate %q", d.ContextID, d.Trace.Traceparent, d.Trace.Tracestate)
 	}
-	if d := ds[1]; d.ContextID != "" || d.Traceparent != "" || d.Tracestate != "" {
+	if d := ds[1]; d.ContextID != "" || d.Trace.Traceparent != "" || d.Trace.Tracestate != "" {
 		t.Errorf("untraced delivery read back as %+v", d)
 	}
 	// A retry keeps the trace: every attempt continues the same trace.
 	if err := s.RetryDelivery(ctx, ds[0].ID, 1, time.Now(), "503"); err != nil {
 		t.Fatal(err)
 	}
-	if d := due(t, s, time.Now().Add(time.Second), 0)[0]; d.Attempts != 1 || d.Traceparent != tp || d.Tracestate != "vendor=1,other=x" {
+	if d := due(t, s, time.Now().Add(time.Second), 0)[0]; d.Attempts != 1 || d.Trace.Traceparent != tp || d.Trace.Tracestate != "vendor=1,other=x" {
 		t.Errorf("retried delivery = %+v", d)
 	}
 }

@@ -69,6 +69,8 @@ type Bridge struct {
 	obs    Observer
 	tracer *tracing.Tracer
 
+	// mu guards chats.
+	mu sync.Mutex
 	// chats remembers the latest inbound turn of each context with a turn
 	// on the host (its delegation chain, the trace the host got, the
 	// peer), so tools the agent calls during that turn continue the chain
@@ -76,7 +78,6 @@ type Bridge struct {
 	// forgotten when its last open turn ends (ProcessingComplete, or a
 	// Send with ends_turn), so the map holds the turns in progress, not
 	// every conversation ever seen.
-	mu    sync.Mutex
 	chats map[string]chatTurn
 
 	// streams redacts artifacts streamed in chunks (chunks.go).

@@ -9,7 +9,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
-// prepare copies the interface's tenant into a v1.0 request (spec §8.3.2)
+// params copies the interface's tenant into a v1.0 request (spec §8.3.2)
 // and converts it to 0.3 params for a 0.3 interface.
 func (cn *conn) params(req any) (any, error) {
 	if tenant := cn.info.Interface.Tenant; tenant != "" {

@@ -41,16 +41,20 @@ type TurnGuard struct {
 	now   func() time.Time
 	limit int // tracked contexts; MaxTrackedContexts outside tests
 
+	// seed keys turns' hash of the context ids.
+	seed maphash.Seed
+
 	mu sync.Mutex
 	// turns is keyed by a seeded 64-bit hash of the context id, not the
 	// id: an entry is 16 bytes plus the map's own, where a peer-chosen
 	// id of any length would be kept as well. Two ids that collide share
 	// one count, which can only refuse sooner, never later.
-	seed  maphash.Seed
 	turns map[uint64]turnCount
+	// calls counts Admit calls since the last sweep of idle counts.
 	calls int
 }
 
+// turnCount is one context's count of inbound turns.
 type turnCount struct {
 	n    int32
 	last int64 // unix nanoseconds of the latest turn
@@ -156,6 +160,7 @@ func (g *TurnGuard) Len() int {
 	return len(g.turns)
 }
 
+// sweep forgets the counts of contexts that went idle. g.mu must be held.
 func (g *TurnGuard) sweep(now int64) {
 	g.calls = 0
 	for k, c := range g.turns {
@@ -165,6 +170,8 @@ func (g *TurnGuard) sweep(now int64) {
 	}
 }
 
+// evictOldest forgets the k least recently active contexts. g.mu must be
+// held.
 func (g *TurnGuard) evictOldest(k int) { evictOldestCounts(g.turns, k) }
 
 // evictOldestCounts deletes the k least recently active counts.

@@ -11,7 +11,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
-// visible returns the live task with id if the caller may see it.
+// visibleLive returns the live task with id if the caller may see it.
 func (m *Manager) visibleLive(id, scope string) *liveTask {
 	m.mu.Lock()
 	lt := m.live[id]

@@ -106,7 +106,8 @@ type Deps struct {
 	// answers Unimplemented.
 	HostRPCs []string
 
-	// clientTransport replaces the HTTP transport (tests only).
+	// clientOptions replaces the options of the outbound A2A client, its
+	// HTTP transport among them (tests only).
 	clientOptions *client.Options
 	// tokenClient carries OAuth token requests (tests only; nil: a
 	// default client).

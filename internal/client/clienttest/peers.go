@@ -51,7 +51,7 @@ type Peer struct {
 	Canceled chan string
 }
 
-// describe flattens v1 parts the way the echo answers them.
+// describeV1 flattens v1 parts the way the echo answers them.
 func describeV1(parts a2av1.ContentParts) string {
 	var out []string
 	for _, p := range parts {

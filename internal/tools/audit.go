@@ -46,7 +46,7 @@ func (t *Toolset) audit(target *resolved, x *peerRequest, err error) {
 		Time: x.start, Direction: security.AuditOutbound, Method: x.method, Peer: target.name,
 		TaskID: x.taskID, ContextID: x.contextID, Outcome: auditOutcome(err), Code: auditCode(err),
 		RequestBytes: x.reqBytes, ResponseBytes: x.resBytes,
-		DurationMS: float64(time.Since(x.start).Microseconds()) / 1000,
+		DurationMS: float64(t.now().Sub(x.start).Microseconds()) / 1000,
 	}
 	if err != nil {
 		rec.Error = err.Error()

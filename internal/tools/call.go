@@ -178,7 +178,7 @@ func guessType(mt, name string) string {
 // delegation ended, the host's memory is told (RecordDelegation). stop, if
 // not nil, ends the wait early (see sendSpec).
 func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
-	started := time.Now()
+	started := t.now()
 	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
 	t.remember(target.name, o.tr.taskID, d)
@@ -193,7 +193,7 @@ func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *
 	}
 	t.recordReceived(ctx, target.name, o)
 	if wait && needsAuth(o) {
-		o = t.resumeAfterAuth(ctx, target, o, d.chain, waitFor-time.Since(started), progress)
+		o = t.resumeAfterAuth(ctx, target, o, d.chain, waitFor-t.now().Sub(started), progress)
 	}
 	t.recordDelegation(ctx, org, target.name, d, o)
 	return o

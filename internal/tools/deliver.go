@@ -46,7 +46,7 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 		o.err = err
 		return o
 	}
-	deadline := time.Now().Add(spec.waitFor)
+	deadline := t.now().Add(spec.waitFor)
 	if spec.wait && info.Card.Capabilities.SupportsStreaming() {
 		return t.deliverStreamed(ctx, &spec, o, deadline)
 	}
@@ -79,14 +79,14 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		}()
 	}
 	continuing := spec.wait && spec.msg.TaskID != ""
-	sendDeadline := later(deadline, time.Now().Add(t.ackGrace))
+	sendDeadline := later(deadline, t.now().Add(t.ackGrace))
 	if continuing {
 		sendDeadline = deadline
 	}
 	sendCtx, cancelSend := context.WithDeadline(base, sendDeadline)
 	defer cancelSend()
 	req := &a2a.SendMessageRequest{Message: spec.msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: !continuing}}
-	sendStart := time.Now()
+	sendStart := t.now()
 	resp, err := t.sendMessage(sendCtx, spec.target, req)
 	if err != nil && continuing && ctx.Err() == nil && (sendCtx.Err() != nil || errors.Is(err, client.ErrTimeout)) {
 		// No answer to the message yet; the task is known: follow it.
@@ -95,7 +95,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		case stopped.Load():
 			o.receipt, o.why = true, "stopped waiting"
 			return o
-		case !time.Now().Before(deadline):
+		case !t.now().Before(deadline):
 			o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s (no answer to the message yet)", roundDur(spec.waitFor))
 			return o
 		}
@@ -110,7 +110,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		case stopped.Load():
 			o.err = fmt.Errorf("request cancelled before %s returned a task", name)
 		case sendCtx.Err() == context.DeadlineExceeded:
-			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", name, roundDur(time.Since(sendStart)), err)
+			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", name, roundDur(t.now().Sub(sendStart)), err)
 		default:
 			o.err = err
 		}
@@ -130,7 +130,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 	case stopped.Load():
 		o.receipt, o.why = true, "stopped waiting"
 		return o
-	case !time.Now().Before(deadline):
+	case !t.now().Before(deadline):
 		o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
 		return o
 	}
@@ -149,7 +149,7 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 	defer cancel()
 	w := &waitWatch{cancel: cancel, grace: t.ackGrace}
 	defer w.close()
-	w.expireAfter(time.Until(deadline))
+	w.expireAfter(deadline.Sub(t.now()))
 	if spec.stop != nil {
 		go func() {
 			select {
@@ -200,9 +200,9 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		return o
 	case expired && o.tr.taskID != "":
 		o.receipt = true
-		if waited := time.Since(deadline.Add(-spec.waitFor)); waited > spec.waitFor+500*time.Millisecond && time.Now().After(deadline) {
+		if waited := t.now().Sub(deadline.Add(-spec.waitFor)); waited > spec.waitFor+500*time.Millisecond && t.now().After(deadline) {
 			o.why = fmt.Sprintf("stopped waiting after %s (%s named its task only then)", roundDur(waited), name)
-		} else if time.Now().Before(deadline) {
+		} else if t.now().Before(deadline) {
 			o.why = "stopped waiting"
 		} else {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))

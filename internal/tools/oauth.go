@@ -81,7 +81,7 @@ func (s *oauthSource) validLocked() bool {
 func (s *oauthSource) current() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.validLocked() && time.Since(s.failedAt) >= retryLoadAfter {
+	if !s.validLocked() && s.now().Sub(s.failedAt) >= retryLoadAfter {
 		ctx, cancel := context.WithTimeout(context.Background(), oauthTokenTimeout)
 		defer cancel()
 		if err := s.fetchLocked(ctx); err != nil {
@@ -116,7 +116,7 @@ func (s *oauthSource) refresh(ctx context.Context) (bool, error) {
 // token (if any) stays.
 func (s *oauthSource) fetchLocked(ctx context.Context) error {
 	fail := func(err error) error {
-		s.failedAt = time.Now()
+		s.failedAt = s.now()
 		return fmt.Errorf("a2a_agents[%q].oauth2: %w", s.peer, err)
 	}
 	secret, err := s.secret(ctx)

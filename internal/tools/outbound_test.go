@@ -646,7 +646,7 @@ func TestTokenCommandFailuresAreReportedNotLogged(t *testing.T) {
 		t.Fatalf("the token reached the logs:\n%s", logs.String())
 	}
 
-	hang := &tokenSource{peer: "slow", command: "sleep 5", timeout: 100 * time.Millisecond, log: hclog.NewNullLogger()}
+	hang := &tokenSource{peer: "slow", command: "sleep 5", timeout: 100 * time.Millisecond, log: hclog.NewNullLogger(), now: time.Now}
 	start := time.Now()
 	if err := hang.ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not finish within 100ms") || time.Since(start) > 3*time.Second {
 		t.Fatalf("a hanging command: %v after %s", err, time.Since(start))
@@ -656,3 +656,43 @@ func TestTokenCommandFailuresAreReportedNotLogged(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestToolsReadTheTimeFromTheirClock: the tools read the time through
+// Deps.Now only — an audit record's time and duration are the injected
+// clock's.
+func TestToolsReadTheTimeFromTheirClock(t *testing.T) {
+	c := newCapture(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	audit, err := security.NewAuditLog(path, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	ts, err := New(Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}},
+		Deps{Store: store.NewMemory(100), Audit: audit, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	mustOK(t, callTool(t, ts, ToolCall, map[string]any{"agent": "cap", "message": "hi", "wait": false}, nil), "got it")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	n := 0
+	for sc.Scan() {
+		var rec security.AuditRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Time.Equal(at) || rec.DurationMS != 0 {
+			t.Errorf("record %s at %v lasting %vms, want the injected clock's %v and 0", rec.Method, rec.Time, rec.DurationMS, at)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no audit record:\n%s", raw)
+	}
+}

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
@@ -19,7 +18,7 @@ import (
 // sendMessage calls SendMessage.
 func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: "SendMessage", start: time.Now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
+		x := &peerRequest{method: "SendMessage", start: t.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
 		resp, err := target.peer.SendMessage(ctx, req)
 		if err == nil {
 			x.resBytes = payloadSize(resp)
@@ -41,7 +40,7 @@ func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.Se
 // taskCall calls GetTask or CancelTask.
 func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID string) (*a2a.Task, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: time.Now(), taskID: taskID}
+		x := &peerRequest{method: method, start: t.now(), taskID: taskID}
 		var task *a2a.Task
 		var err error
 		if method == "CancelTask" {
@@ -92,7 +91,7 @@ func (t *Toolset) subscribe(ctx context.Context, target *resolved, taskID string
 func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
 	run func(func(client.Event) error) error, fn func(client.Event) error) error {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: time.Now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
+		x := &peerRequest{method: method, start: t.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
 		events, final := 0, false
 		err := run(func(ev client.Event) error {
 			events++
@@ -132,7 +131,7 @@ func (t *Toolset) card(ctx context.Context, target *resolved) (*client.CardInfo,
 // fetchCard fetches the card now (a conditional request when a copy is
 // cached) and audits the request.
 func (t *Toolset) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
-	x := &peerRequest{method: "card", start: time.Now()}
+	x := &peerRequest{method: "card", start: t.now()}
 	info, err := target.peer.Refresh(ctx)
 	if err == nil && !info.Revalidated {
 		x.resBytes = payloadSize(info.Card)

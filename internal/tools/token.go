@@ -38,6 +38,9 @@ type tokenSource struct {
 	timeout time.Duration
 	log     hclog.Logger
 
+	// now is the toolset's clock.
+	now func() time.Time
+
 	mu     sync.Mutex
 	token  string
 	loaded bool
@@ -52,12 +55,12 @@ const retryLoadAfter = 30 * time.Second
 
 // newTokenSource returns the token source of p, or nil when p has neither
 // token_file nor token_command.
-func newTokenSource(p config.Peer, log hclog.Logger) *tokenSource {
+func newTokenSource(p config.Peer, log hclog.Logger, now func() time.Time) *tokenSource {
 	file, command := strings.TrimSpace(p.TokenFile), strings.TrimSpace(p.TokenCommand)
 	if file == "" && command == "" {
 		return nil
 	}
-	return &tokenSource{peer: p.Name, file: file, command: command, timeout: TokenCommandTimeout, log: log}
+	return &tokenSource{peer: p.Name, file: file, command: command, timeout: TokenCommandTimeout, log: log, now: now}
 }
 
 // what names the source for messages: "token_file /path" or
@@ -76,7 +79,7 @@ func (s *tokenSource) what() string {
 func (s *tokenSource) current() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.loaded && time.Since(s.failedAt) >= retryLoadAfter {
+	if !s.loaded && s.now().Sub(s.failedAt) >= retryLoadAfter {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		defer cancel()
 		if err := s.loadLocked(ctx); err != nil {
@@ -119,7 +122,7 @@ func (s *tokenSource) loadLocked(ctx context.Context) error {
 		tok, err = runTokenCommand(ctx, s.command, s.peer, s.timeout)
 	}
 	if err != nil {
-		s.failedAt = time.Now()
+		s.failedAt = s.now()
 		return fmt.Errorf("a2a_agents[%q]: %s: %w", s.peer, s.what(), err)
 	}
 	s.token, s.loaded = tok, true

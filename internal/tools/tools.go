@@ -256,7 +256,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		p.Signed = keys[i] != nil
 		ep.Auth.Token = p.Token
 		var tokens credentialSource
-		if ts := newTokenSource(p, t.log.Named("token")); ts != nil {
+		if ts := newTokenSource(p, t.log.Named("token"), t.now); ts != nil {
 			tokens = ts
 		} else if oa := newOAuthSource(p, deps.tokenClient, t.log.Named("oauth"), deps.Now); oa != nil {
 			tokens = oa
@@ -283,7 +283,10 @@ func (t *Toolset) Close() {
 	closeRoots(t.roots)
 }
 
-// now is the toolset's clock.
+// now is the toolset's clock (Deps.Now): every reading of the time in the
+// tools goes through it — deadlines, durations, the delegation bounds, the
+// token sources' retry back-off. Waiting itself (timers, polling delays)
+// takes real time.
 func (t *Toolset) now() time.Time {
 	if t.deps.Now != nil {
 		return t.deps.Now()

@@ -34,13 +34,9 @@
 // (or root): those can read the certificate from the plugin's environment
 // and the memory of both processes anyway.
 //
-// What it costs was measured (agenthost + the A2A plugin, 16 clients of
-// blocking sends): crypto/tls is about 3% of the plugin's CPU and 6% of the
-// host's in CPU profiles, about 8 µs of some 200 µs per round trip, and
-// turning AutoMTLS off made no difference that interleaved runs on a
-// shared two-core machine could resolve. It therefore stays on. Switching
-// it off safely would need the sockets in a 0700 directory the host
-// creates (go-plugin's UnixSocketConfig with a RunnerFunc, which also
-// moves the host's broker sockets there), so that only the host's user
-// can connect.
+// What it costs was measured, and is small enough that it stays on
+// (docs/performance.md, "Decisions the code refers to"). Switching it off
+// safely would need the sockets in a 0700 directory the host creates
+// (go-plugin's UnixSocketConfig with a RunnerFunc, which also moves the
+// host's broker sockets there), so that only the host's user can connect.
 package hostsdk

@@ -21,10 +21,10 @@ import (
 // bidirectional stream each instead of one unary RPC per call. A unary gRPC
 // call opens an HTTP/2 stream, sends and parses headers and trailers and
 // runs its handler through the server's per-call machinery; a message on an
-// open stream is one DATA frame each way. Measured between two processes at
-// 16 concurrent callers, a call costs about 15 µs of the caller's CPU as a
-// unary RPC and 6 µs on a stream, and the callee saves alike
-// (docs/performance.md).
+// open stream is one DATA frame each way, which costs both sides less than
+// half as much CPU (docs/performance.md, "Call streams, WAL, reference
+// host"). This comment is the rationale and the rules of call streams;
+// docs/architecture.md links here.
 //
 // A call on a stream means exactly what the unary RPC means and fails with
 // the same gRPC code and message (CallError; status details are not
@@ -49,6 +49,14 @@ import (
 // than callStreamMaxBytes (a file carried inline) goes as a unary RPC too,
 // so that it never holds up the small calls queued behind it on the stream
 // while it transfers.
+//
+// Who uses them: the plugin calls HandleMessages when
+// ConfigureRequest.host.protocol_minor is at least 2, host-sdk calls
+// SendStream when the plugin's Describe says 1.2 or later (UseCallStreams);
+// older peers get the unary RPCs. The served side runs calls on a pool of
+// callStreamWorkers per stream, recovers a panicking call as
+// codes.Internal, and answers the calls still in flight before its handler
+// returns.
 
 // callStreamWorkers is how many long-lived goroutines a served call stream
 // keeps to run calls (like streamWorkers for unary calls); a call arriving

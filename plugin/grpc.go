@@ -20,8 +20,9 @@ const MaxMessageBytes = 64 << 20
 // run calls (grpc.NumStreamWorkers); a call arriving while all are busy
 // gets a goroutine of its own, as without workers. A fresh goroutine per
 // call starts with a small stack and grows it again on every call (a Send
-// that saves the task goes deep into JSON encoding): reusing workers took
-// stack growth, about 5% of the plugin's CPU under load, off the path.
+// that saves the task goes deep into JSON encoding): reusing workers takes
+// that stack growth off the path (docs/performance.md, "Decisions the code
+// refers to").
 const streamWorkers = 16
 
 // ServerOptions are the gRPC server options both sides use: panic recovery

@@ -6,8 +6,9 @@ import "github.com/google/uuid"
 // config ids: a time-ordered UUIDv7 (RFC 9562), so that ids created one
 // after the other sort one after the other. The SQLite store keys tasks by
 // id and indexes them by context id; random (v4) ids land at random places
-// in those B-trees, time-ordered ones at the end, which made a save with 16
-// concurrent writers cost about 2.5× less CPU. The ids stay opaque and
+// in those B-trees, time-ordered ones at the end, which makes concurrent
+// saves much cheaper (docs/performance.md, "Decisions the code refers
+// to"). The ids stay opaque and
 // unguessable enough for ids (74 random bits within each millisecond);
 // they were never secrets: every lookup checks the caller's identity.
 func NewID() string {

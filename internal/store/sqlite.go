@@ -56,12 +56,9 @@ type SQLiteOptions struct {
 	// The writer revisits the same pages (the right edges of the indexes
 	// that time-ordered ids append to, the count tables) on every batch;
 	// a reader mostly reads a task by id or the newest page of a list,
-	// and the checkpointer copies WAL frames without caching them. At
-	// 100,000 stored tasks halving the writer's (from 4096) took 4.5 MiB
-	// off the plugin's RSS with no measurable change in send throughput
-	// or ListTasks latency; the readers' (from 1024) fill only under
-	// read-heavy load, whose worst case the smaller size bounds
-	// (docs/performance.md).
+	// and the checkpointer copies WAL frames without caching them. The
+	// sizes were measured against memory, throughput and ListTasks
+	// latency (docs/performance.md, "Memory").
 	ReaderCacheKiB int
 }
 
@@ -239,9 +236,10 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 }
 
 // writerYields is how many times the writer yields the processor looking
-// for more requests before it commits a batch (see fill). Three was the
-// best of 0, 1, 3 and 8 in BenchmarkSaveTask on two cores: 0 gave batches
-// of about 3 requests from 16 writers, 3 and more about 10.
+// for more requests before it commits a batch (see fill): enough for
+// concurrent writers to join the batch, no more (chosen with
+// BenchmarkSaveTask; docs/performance.md, "Decisions the code refers
+// to").
 const writerYields = 3
 
 // walBackstopPages is the WAL size (in 4 KiB pages, 16 MiB) past which the
@@ -253,12 +251,9 @@ const walBackstopPages = 4096
 
 // checkpointEvery is how often the checkpointer runs at the latest; the
 // writer kicks it sooner after every checkpointKick commits. Small, frequent
-// checkpoints keep the WAL short: at 16 clients of blocking sends (about
-// 1,100 commits a second) a kick every 64 commits let the WAL run up
-// between checkpoints and put the send p99 at 7.3–7.6 ms, every 16 at
-// 5.7–6.1 ms, at the same throughput (three interleaved A/B pairs). Every 8
-// to 32 commits all did about as well; every 1,024 doubled the p99 (the
-// writer then checkpoints by itself at the backstop).
+// checkpoints keep the WAL short; a WAL left to run up between checkpoints
+// is what raised the send p99 (docs/performance.md, "Call streams, WAL,
+// reference host").
 const (
 	checkpointEvery = 250 * time.Millisecond
 	checkpointKick  = 16

@@ -141,6 +141,16 @@ type Options struct {
 const DefaultMaxPushConfigsPerTask = 10
 
 // Manager runs the lifecycle of every inbound task.
+//
+// It has many methods (about 46) on purpose: the operations of the A2A
+// task API (send, get, list, cancel, subscribe, push configs), the host's
+// side (Apply, EndTurn) and the steps of a task's life (queue, reveal,
+// apply, persist, settle), which all take the same two locks in one order
+// (liveTask.mu before Manager.mu) and keep one promise (persist first,
+// then tell anyone). They are grouped by file — send.go, queue.go, ops.go,
+// live.go, push.go, watch.go — and what only replicas need is on the
+// replicas type (replicas.go); splitting the rest into types would spread
+// the lock order over them.
 type Manager struct {
 	opts  Options
 	store store.Store

@@ -115,6 +115,14 @@ type Deps struct {
 }
 
 // Toolset implements plugin.Toolset with the a2a_* tools.
+//
+// It has many methods (about 57) on purpose: one per tool (discover,
+// call, task, list, history, orchestrate, route), one per step of a call
+// (resolve the peer, prepare the message, deliver, follow, record, audit,
+// render), and one per request to a peer (peercalls.go), all sharing the
+// same state — the configured peers, the client, the store, the delegation
+// bounds, the clock. They are grouped by file, one file per tool or step;
+// a type per tool would pass that state around instead of naming it once.
 type Toolset struct {
 	cfg     Config
 	deps    Deps

@@ -9,7 +9,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
-	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -74,7 +73,13 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 
 // inspectorCall runs a tool for the inspector the way CallTool runs the
 // host's: same tools, same trace handling (a new trace: the operator's
-// call continues no inbound turn).
-func (p *parts) inspectorCall(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	return p.tracedCall(ctx, req, tracing.Context{}, progress)
+// call continues no inbound turn). The contract's request and result
+// types stay here; the inspector knows none.
+func (p *parts) inspectorCall(ctx context.Context, tool, argumentsJSON string, progress func(string) error) (inspector.ToolResult, error) {
+	res, err := p.tracedCall(ctx, &pb.CallToolRequest{Name: tool, ArgumentsJson: argumentsJSON}, tracing.Context{},
+		func(pr *pb.ToolProgress) error { return progress(pr.GetMessage()) })
+	if err != nil {
+		return inspector.ToolResult{}, err
+	}
+	return inspector.ToolResult{Content: res.GetContent(), IsError: res.GetIsError()}, nil
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
-	"github.com/a2a-plugin/a2a-plugin/plugin"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // Prefix is the path the inspector is served under.
@@ -54,6 +52,13 @@ type Peer struct {
 	Interface a2a.AgentInterface
 }
 
+// ToolResult is what a tool call answered: its text, and whether it is an
+// error the model would see.
+type ToolResult struct {
+	Content string
+	IsError bool
+}
+
 // Options configure an Inspector. Tasks and Store are required.
 type Options struct {
 	// Tasks tells the live views about task changes.
@@ -71,10 +76,12 @@ type Options struct {
 	// PeerNames are the configured peers' names, for the send form and
 	// for checking a peer send (nil: the names Peers reports).
 	PeerNames func() []string
-	// CallTool runs one of the plugin's tools the way the host's model
-	// does; sending to a peer is an a2a_call through it (nil: the send
-	// form offers only this agent).
-	CallTool func(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error)
+	// CallTool runs one of the plugin's tools by name, with its arguments
+	// as JSON, the way the host's model does; sending to a peer is an
+	// a2a_call through it (nil: the send form offers only this agent).
+	// progress gets each progress message; an error from it stops the
+	// call.
+	CallTool func(ctx context.Context, tool, argumentsJSON string, progress func(message string) error) (ToolResult, error)
 	// Metrics are the plugin's shared metrics (nil: no charts).
 	Metrics *metrics.Metrics
 	// PublicURL is the configured public base URL; its host name is

@@ -17,8 +17,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
-	"github.com/a2a-plugin/a2a-plugin/plugin"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // fakeWatcher plays tasks.Manager.Watch.
@@ -57,13 +55,16 @@ type env struct {
 	store   *store.Memory
 	watch   *fakeWatcher
 	srv     *httptest.Server
-	calls   chan *pb.CallToolRequest
+	calls   chan toolCall
 	metrics *metrics.Metrics
 }
 
+// toolCall is a tool call the inspector made.
+type toolCall struct{ tool, args string }
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, store: store.NewMemory(100), watch: &fakeWatcher{}, calls: make(chan *pb.CallToolRequest, 4), metrics: metrics.New()}
+	e := &env{t: t, store: store.NewMemory(100), watch: &fakeWatcher{}, calls: make(chan toolCall, 4), metrics: metrics.New()}
 	card := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/agent-card.json" {
 			http.NotFound(w, r)
@@ -79,10 +80,10 @@ func newEnv(t *testing.T) *env {
 			return []Peer{{Name: "bob", URL: "http://bob.example", Trust: "trusted", Reachable: true, Checked: time.Now(),
 				Card: &a2a.AgentCard{Name: "Bob", Description: "Bob's agent", Version: "1"}}}
 		},
-		CallTool: func(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-			e.calls <- req
-			_ = progress(&pb.ToolProgress{Message: "bob: working"})
-			return &pb.ToolResult{Content: "bob completed the task:\nhi\n" + `{"peer":"bob","state":"COMPLETED","task_id":"t1","context_id":"c1"}`}, nil
+		CallTool: func(ctx context.Context, tool, args string, progress func(string) error) (ToolResult, error) {
+			e.calls <- toolCall{tool, args}
+			_ = progress("bob: working")
+			return ToolResult{Content: "bob completed the task:\nhi\n" + `{"peer":"bob","state":"COMPLETED","task_id":"t1","context_id":"c1"}`}, nil
 		},
 		PublicURL: "https://agent.example.com",
 	})
@@ -333,9 +334,9 @@ func TestPeerSendStreamsProgressAndResultOfA2ACall(t *testing.T) {
 	}
 	req := <-e.calls
 	var args map[string]any
-	if err := json.Unmarshal([]byte(req.GetArgumentsJson()), &args); err != nil || req.GetName() != "a2a_call" ||
+	if err := json.Unmarshal([]byte(req.args), &args); err != nil || req.tool != "a2a_call" ||
 		args["agent"] != "bob" || args["message"] != "hello bob" || args["context_id"] != "c1" || len(args) != 3 {
-		t.Fatalf("tool call %s %s", req.GetName(), req.GetArgumentsJson())
+		t.Fatalf("tool call %s %s", req.tool, req.args)
 	}
 	for _, want := range []string{"event: start", "event: progress\ndata: {\"message\":\"bob: working\"}", "event: result", `"task_id":"t1"`, `"state":"COMPLETED"`} {
 		if !strings.Contains(body, want) {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // maxPeerSendBody bounds the JSON body of a peer send.
@@ -98,19 +96,18 @@ func (in *Inspector) servePeerSend(w http.ResponseWriter, r *http.Request) {
 	if send("start", map[string]string{"peer": name, "tool": "a2a_call"}) != nil {
 		return
 	}
-	res, err := in.opts.CallTool(ctx, &pb.CallToolRequest{Name: "a2a_call", ArgumentsJson: string(argsJSON)},
-		func(p *pb.ToolProgress) error {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return send("progress", map[string]string{"message": p.GetMessage()})
-		})
+	res, err := in.opts.CallTool(ctx, "a2a_call", string(argsJSON), func(message string) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return send("progress", map[string]string{"message": message})
+	})
 	if err != nil {
 		_ = send("error", map[string]string{"message": err.Error()})
 		return
 	}
-	outcome, text := outcomeOf(res.GetContent())
-	_ = send("result", map[string]any{"content": res.GetContent(), "text": text, "is_error": res.GetIsError(), "outcome": outcome})
+	outcome, text := outcomeOf(res.Content)
+	_ = send("result", map[string]any{"content": res.Content, "text": text, "is_error": res.IsError, "outcome": outcome})
 }
 
 // outcomeOf reads the JSON line a2a_call ends its result with (peer,

@@ -15,7 +15,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // callArgs are the arguments of a2a_call.
@@ -39,7 +38,7 @@ type fileArg struct {
 	Filename  string `json:"filename"`
 }
 
-func (t *Toolset) call(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	var a callArgs
 	if err := decodeArgs(ToolCall, ci.args, &a, "agent", "message", "context_id", "task_id", "wait", "timeout_s", "files", "data"); err != nil {
 		return errorResult("%v", err)
@@ -77,7 +76,7 @@ type prepared struct {
 // text, file parts (their names redacted), the data part (redacted value by
 // value), delegation chain metadata. The count of redactions covers them
 // all. A non-nil result is an is_error result to return as is.
-func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *pb.ToolResult) {
+func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *result) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errorResult("%s: argument \"message\" is required: the text to send to the agent", tool)
 	}
@@ -217,7 +216,7 @@ func firstNonEmpty(ss ...string) string {
 }
 
 // callResult renders the outcome of a2a_call for the model.
-func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.ToolResult {
+func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *result {
 	var b strings.Builder
 	if o.err != nil && prep.msg.TaskID != "" && isFinishedTask(o.err) {
 		// One plain sentence and the next step, instead of the peer's
@@ -230,7 +229,7 @@ func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.T
 			fmt.Fprintf(&b, "a2a_call agent=%q context_id=<the task's context_id> message=\"…\" (a2a_task agent=%q task_id=%s action=\"get\" shows it).",
 				target.name, target.name, peerID(prep.msg.TaskID))
 		}
-		return &pb.ToolResult{Content: b.String(), IsError: true}
+		return &result{Content: b.String(), IsError: true}
 	}
 	if o.err != nil {
 		fmt.Fprintf(&b, "a2a_call to %s failed: %s", target.name, o.voice().errText(o.err))
@@ -240,7 +239,7 @@ func (t *Toolset) callResult(target *resolved, prep *prepared, o *outcome) *pb.T
 		if prep.redactions > 0 {
 			fmt.Fprintf(&b, "\n%d secret(s) were redacted from the outgoing message.", prep.redactions)
 		}
-		return &pb.ToolResult{Content: b.String(), IsError: true}
+		return &result{Content: b.String(), IsError: true}
 	}
 	writeOutcome(&b, target.name, o)
 	if o.authResumed && o.authNote != "" && o.tr.state != a2a.TaskStateAuthRequired {

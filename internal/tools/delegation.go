@@ -28,10 +28,10 @@ type origin struct{ platform, chatID string }
 
 // originOf is the conversation of a tool call.
 func originOf(ci *callInfo) origin {
-	if ci == nil || ci.req == nil {
+	if ci == nil {
 		return origin{}
 	}
-	return origin{platform: ci.req.GetPlatform(), chatID: ci.req.GetChatId()}
+	return origin{platform: ci.platform, chatID: ci.chatID}
 }
 
 // delegationInfo is what the toolset remembers of a delegation it

@@ -11,7 +11,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // discoverArgs are the arguments of a2a_discover.
@@ -20,7 +19,7 @@ type discoverArgs struct {
 	Refresh bool   `json:"refresh"`
 }
 
-func (t *Toolset) discover(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) discover(ctx context.Context, ci *callInfo) *result {
 	var a discoverArgs
 	if err := decodeArgs(ToolDiscover, ci.args, &a, "url", "refresh"); err != nil {
 		return errorResult("%v", err)

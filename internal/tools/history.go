@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // historyArgs are the arguments of a2a_history.
@@ -16,7 +15,7 @@ type historyArgs struct {
 	Limit     *int   `json:"limit"`
 }
 
-func (t *Toolset) history(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) history(ctx context.Context, ci *callInfo) *result {
 	var a historyArgs
 	if err := decodeArgs(ToolHistory, ci.args, &a, "context_id", "limit"); err != nil {
 		return errorResult("%v", err)

@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // reachTimeout bounds each peer's reachability check in a2a_list.
 const reachTimeout = 3 * time.Second
 
-func (t *Toolset) list(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolList, ci.args, &struct{}{}); err != nil {
 		return errorResult("%v", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // orchestrateArgs are the arguments of a2a_orchestrate.
@@ -60,7 +59,7 @@ func hasCapability(c *a2a.AgentCard, capability string) bool {
 	return false
 }
 
-func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 	var a orchestrateArgs
 	if err := decodeArgs(ToolOrchestrate, ci.args, &a, "capability", "message", "mode", "timeout_s"); err != nil {
 		return errorResult("%v", err)
@@ -175,7 +174,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 		if winner < 0 {
 			b.WriteString("No peer succeeded:\n")
 			writeAll(&b, picked, results)
-			return &pb.ToolResult{Content: b.String(), IsError: allFailed(results)}
+			return &result{Content: b.String(), IsError: allFailed(results)}
 		}
 		fmt.Fprintf(&b, "First successful reply, from %s:\n", picked[winner].Name)
 		writeOutcome(&b, picked[winner].Name, results[winner])
@@ -192,7 +191,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 		if best < 0 {
 			b.WriteString("Every peer failed, so there is no best reply:\n")
 			writeAll(&b, picked, results)
-			return &pb.ToolResult{Content: b.String(), IsError: true}
+			return &result{Content: b.String(), IsError: true}
 		}
 		fmt.Fprintf(&b, "Best reply, from %s (rule: completed beats input-required beats other states; failures — errors, FAILED, REJECTED, CANCELED — never win; then the longer answer; then the faster):\n", picked[best].Name)
 		writeOutcome(&b, picked[best].Name, results[best])
@@ -206,7 +205,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *pb.ToolResult 
 		if allFailed(results) {
 			b.WriteString("Every peer failed:\n")
 			writeAll(&b, picked, results)
-			return &pb.ToolResult{Content: b.String(), IsError: true}
+			return &result{Content: b.String(), IsError: true}
 		}
 		writeAll(&b, picked, results)
 	}

@@ -61,7 +61,7 @@ func mentions(text, phrase string) bool {
 	return err == nil && re.MatchString(text)
 }
 
-func (t *Toolset) route(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 	var a routeArgs
 	if err := decodeArgs(ToolRoute, ci.args, &a, "message", "send"); err != nil {
 		return errorResult("%v", err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // This file is the seam between the tools and internal/security: redaction,
@@ -88,7 +87,7 @@ func WithTurn(ctx context.Context, taskID, caller string) context.Context {
 // inbound task the tool call works for (none: the host's own user asked,
 // and nothing is counted); a refusal is an is_error result naming the
 // setting.
-func (t *Toolset) admitCalls(ctx context.Context, tool string, n int) *pb.ToolResult {
+func (t *Toolset) admitCalls(ctx context.Context, tool string, n int) *result {
 	turn, ok := ctx.Value(turnKey{}).(turnInfo)
 	if !ok {
 		return nil

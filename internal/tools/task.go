@@ -9,7 +9,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
-	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
 // taskArgs are the arguments of a2a_task.
@@ -20,7 +19,7 @@ type taskArgs struct {
 	TimeoutS *float64 `json:"timeout_s"`
 }
 
-func (t *Toolset) task(ctx context.Context, ci *callInfo) *pb.ToolResult {
+func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	var a taskArgs
 	if err := decodeArgs(ToolTask, ci.args, &a, "agent", "task_id", "action", "timeout_s"); err != nil {
 		return errorResult("%v", err)

@@ -310,13 +310,24 @@ func (t *Toolset) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 }
 
 // handler runs one tool with its raw arguments.
-type handler func(t *Toolset, ctx context.Context, call *callInfo) *pb.ToolResult
+type handler func(t *Toolset, ctx context.Context, call *callInfo) *result
 
-// callInfo is what a tool handler gets.
+// callInfo is what a tool handler gets: the call as CallTool read it from
+// the contract's request, which handlers never see.
 type callInfo struct {
-	req      *pb.CallToolRequest
-	args     []byte
-	progress plugin.ProgressFunc
+	// platform and chatID name the host conversation the call is made
+	// from (empty when the host did not say).
+	platform, chatID string
+	args             []byte
+	progress         func(message string) error
+}
+
+// result is what a tool answers, in the contract's ToolResult at the
+// entry point (CallTool).
+type result struct {
+	Content string
+	// IsError marks a failure the model should see.
+	IsError bool
 }
 
 // report sends a progress message; it reports false when the caller went
@@ -325,7 +336,7 @@ func (ci *callInfo) report(msg string) bool {
 	if ci.progress == nil {
 		return true
 	}
-	return ci.progress(&pb.ToolProgress{Message: msg, Fraction: -1}) == nil
+	return ci.progress(msg) == nil
 }
 
 var handlers = map[string]handler{
@@ -353,17 +364,22 @@ func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progres
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	return h(t, ctx, &callInfo{req: req, args: args, progress: progress}), nil
+	ci := &callInfo{platform: req.GetPlatform(), chatID: req.GetChatId(), args: args}
+	if progress != nil {
+		ci.progress = func(msg string) error { return progress(&pb.ToolProgress{Message: msg, Fraction: -1}) }
+	}
+	res := h(t, ctx, ci)
+	return &pb.ToolResult{Content: res.Content, IsError: res.IsError}, nil
 }
 
 // errorResult is an is_error result.
-func errorResult(format string, a ...any) *pb.ToolResult {
-	return &pb.ToolResult{Content: fmt.Sprintf(format, a...), IsError: true}
+func errorResult(format string, a ...any) *result {
+	return &result{Content: fmt.Sprintf(format, a...), IsError: true}
 }
 
 // textResult is a successful result.
-func textResult(s string) *pb.ToolResult {
-	return &pb.ToolResult{Content: s}
+func textResult(s string) *result {
+	return &result{Content: s}
 }
 
 // resolved is the target of a call: a configured peer or an ad-hoc URL.

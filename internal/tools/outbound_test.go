@@ -224,12 +224,7 @@ func TestOutboundExchangesAreAudited(t *testing.T) {
 		p.say(turn, tasks.UpdateFinal, "streamed answer")
 	})
 	c := newCapture(t)
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	audit, err := security.NewAuditLog(path, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
+	audit, path := newAuditLog(t)
 	const token = "peer-token-0123456789abcdef"
 	ts, err := New(Config{Agents: []config.Peer{{Name: "own", URL: streamer.URL}, {Name: "cap", URL: c.srv.URL, Token: token}}},
 		Deps{Store: store.NewMemory(100), Audit: audit})
@@ -657,17 +652,25 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
-// TestToolsReadTheTimeFromTheirClock: the tools read the time through
-// Deps.Now only — an audit record's time and duration are the injected
-// clock's.
-func TestToolsReadTheTimeFromTheirClock(t *testing.T) {
-	c := newCapture(t)
+// newAuditLog opens an audit log in a temporary directory, closed when the
+// test ends, and returns it with its path.
+func newAuditLog(t *testing.T) (*security.AuditLog, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	audit, err := security.NewAuditLog(path, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer audit.Close()
+	t.Cleanup(func() { _ = audit.Close() })
+	return audit, path
+}
+
+// TestToolsReadTheTimeFromTheirClock: the tools read the time through
+// Deps.Now only — an audit record's time and duration are the injected
+// clock's.
+func TestToolsReadTheTimeFromTheirClock(t *testing.T) {
+	c := newCapture(t)
+	audit, path := newAuditLog(t)
 	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	ts, err := New(Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}},
 		Deps{Store: store.NewMemory(100), Audit: audit, Now: func() time.Time { return at }})

@@ -44,7 +44,7 @@ func messageField(req *pb.HandleMessageRequest, field string) (string, bool) {
 	case "framed_text":
 		return req.GetText(), true
 	case "parts_text":
-		return partsText(req), true
+		return PartsText(req), true
 	case "message_id":
 		return req.GetMessageId(), true
 	case "sender":
@@ -121,11 +121,13 @@ func SenderText(req *pb.HandleMessageRequest) string {
 	if len(req.GetParts()) == 0 {
 		return req.GetText()
 	}
-	return partsText(req)
+	return PartsText(req)
 }
 
-// partsText joins the text parts of the original message with newlines.
-func partsText(req *pb.HandleMessageRequest) string {
+// PartsText joins the text parts of an inbound message (not the framed
+// Text the plugin adds) with newlines: the sender's own words, which
+// scenario rules match (parts_text).
+func PartsText(req *pb.HandleMessageRequest) string {
 	var texts []string
 	for _, p := range req.GetParts() {
 		if t, ok := p.GetContent().(*pb.Part_Text); ok {

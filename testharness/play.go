@@ -82,7 +82,7 @@ func (st *playState) lookup(name string) (string, bool) {
 	case "framed_text":
 		return req.GetText(), true
 	case "parts_text":
-		return partsText(req), true
+		return PartsText(req), true
 	case "task_id":
 		return req.GetTaskId(), true
 	case "chat_id":

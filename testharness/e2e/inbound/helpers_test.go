@@ -136,7 +136,7 @@ func (a *gatedAgent) HostTools() []*pb.ToolDefinition {
 
 // Play implements testharness.Behavior.
 func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
-	words := partsText(t.Request)
+	words := testharness.PartsText(t.Request)
 	verb, arg, _ := strings.Cut(words, " ")
 	if t.Request.GetContinuation() {
 		return a.script.Play(ctx, t)
@@ -241,17 +241,6 @@ func (a *gatedAgent) Play(ctx context.Context, t *testharness.Turn) error {
 		return t.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "beat done")
 	}
 	return a.script.Play(ctx, t)
-}
-
-// partsText joins the text parts of an inbound message: the sender's words.
-func partsText(req *pb.HandleMessageRequest) string {
-	var texts []string
-	for _, p := range req.GetParts() {
-		if x, ok := p.GetContent().(*pb.Part_Text); ok {
-			texts = append(texts, x.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // ---------------------------------------------------------------------------
@@ -906,7 +895,7 @@ func (h *host) handleMessage(t testing.TB, ctx context.Context, taskID string) t
 func (h *host) handleMessageWith(t testing.TB, ctx context.Context, text string) testharness.Call {
 	t.Helper()
 	c, err := h.Recorder().WaitFor(ctx, func(c testharness.Call) bool {
-		return c.Kind == testharness.KindHandleMessage && partsText(c.HandleMessage()) == text
+		return c.Kind == testharness.KindHandleMessage && testharness.PartsText(c.HandleMessage()) == text
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -120,8 +120,8 @@ func TestThousandConcurrentTasksOverHundredContexts(t *testing.T) {
 		case testharness.KindHandleMessage:
 			hmOrder[call.ChatID] = append(hmOrder[call.ChatID], call)
 			turnTask[call.TurnID] = call.TaskID
-			if byTask[call.TaskID] != partsText(call.HandleMessage()) {
-				t.Errorf("task %s reached the host as %q, was sent as %q", call.TaskID, partsText(call.HandleMessage()), byTask[call.TaskID])
+			if byTask[call.TaskID] != testharness.PartsText(call.HandleMessage()) {
+				t.Errorf("task %s reached the host as %q, was sent as %q", call.TaskID, testharness.PartsText(call.HandleMessage()), byTask[call.TaskID])
 			}
 		case testharness.KindSend:
 			if call.Err != nil {

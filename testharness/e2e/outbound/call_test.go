@@ -339,7 +339,7 @@ func TestAnswerSentBeforeTheAskingTurnEndedStillGetsTheReply(t *testing.T) {
 				})
 				return ctx.Err()
 			}
-			return turn.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "painted it "+partsText(req))
+			return turn.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "painted it "+testharness.PartsText(req))
 		}),
 	})
 	self.Store(painter)

@@ -340,7 +340,7 @@ func (p *peerAgent) Hold(t *testing.T, message string, progress bool) (release f
 // Play implements testharness.Behavior.
 func (p *peerAgent) Play(ctx context.Context, turn *testharness.Turn) error {
 	p.mu.Lock()
-	h := p.holds[partsText(turn.Request)]
+	h := p.holds[testharness.PartsText(turn.Request)]
 	p.mu.Unlock()
 	if h != nil {
 		if h.progress {
@@ -392,17 +392,6 @@ func inOrder(t *testing.T, text string, want ...string) {
 
 // ---- what the peers' hosts saw ----
 
-// partsText is the text parts of an inbound message: the sender's words.
-func partsText(req *pb.HandleMessageRequest) string {
-	var out []string
-	for _, p := range req.GetParts() {
-		if _, ok := p.GetContent().(*pb.Part_Text); ok {
-			out = append(out, p.GetText())
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // waitFor waits for a call recorded by h's agent.
 func waitFor(t *testing.T, h *testharness.Host, match func(testharness.Call) bool) testharness.Call {
 	t.Helper()
@@ -418,7 +407,7 @@ func waitFor(t *testing.T, h *testharness.Host, match func(testharness.Call) boo
 // messageWith matches a HandleMessage whose text parts contain s.
 func messageWith(s string) func(testharness.Call) bool {
 	return func(c testharness.Call) bool {
-		return c.Kind == testharness.KindHandleMessage && strings.Contains(partsText(c.HandleMessage()), s)
+		return c.Kind == testharness.KindHandleMessage && strings.Contains(testharness.PartsText(c.HandleMessage()), s)
 	}
 }
 

@@ -61,7 +61,7 @@ func (a *agent) release(id string) { a.gates.Release(id) }
 
 // Play implements testharness.Behavior.
 func (a *agent) Play(ctx context.Context, t *testharness.Turn) error {
-	text := partsText(t.Request)
+	text := testharness.PartsText(t.Request)
 	send := func(kind pb.SendKind, s string) error { return t.SendText(ctx, kind, s) }
 	if t.Request.GetContinuation() {
 		return send(pb.SendKind_SEND_KIND_FINAL, "got: "+text)
@@ -99,17 +99,6 @@ func (a *agent) Play(ctx context.Context, t *testharness.Turn) error {
 		return send(pb.SendKind_SEND_KIND_FINAL, "slow done")
 	}
 	return send(pb.SendKind_SEND_KIND_FINAL, "echo: "+text)
-}
-
-// partsText is the sender's own words: the text parts of the message.
-func partsText(req *pb.HandleMessageRequest) string {
-	var texts []string
-	for _, p := range req.GetParts() {
-		if x, ok := p.GetContent().(*pb.Part_Text); ok {
-			texts = append(texts, x.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // host is a harness host running the real plugin binary.

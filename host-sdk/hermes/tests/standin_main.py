@@ -68,7 +68,9 @@ def tool(name: str, args: str) -> int:
 
     discover_plugins()
     loaded = get_plugin_manager().plugins().get("a2a-plugin")
-    set_session_vars(platform="cli", chat_id="cli-session")
+    # What Hermes' CLI/TUI binds: a session and its source, no platform
+    # or chat (those are the gateway's).
+    set_session_vars(session_key="cli-session", session_id="cli-session", source="cli", cron_session="")
     result = registry.dispatch(name, json.loads(args)) if registry.get_entry(name) else None
     print(json.dumps({"result": result, "children": children(),
                       "load_error": loaded.error if loaded else "not discovered"}), flush=True)

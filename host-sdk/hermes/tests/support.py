@@ -88,9 +88,7 @@ def reset_hermes() -> None:
     from gateway.platform_registry import platform_registry
     from tools.registry import registry
 
-    if plugins._manager is not None:
-        plugins._manager.unload()
-    plugins._manager = None
+    plugins._reset_plugin_managers_for_tests()
     registry.clear()
     platform_registry.clear()
 

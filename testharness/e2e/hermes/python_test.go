@@ -104,11 +104,12 @@ func TestPythonHostSDK(t *testing.T) {
 
 // TestHermesPlugin runs host-sdk/hermes/tests: the plugin as installed by
 // its install command, on the stand-in of Hermes' plugin API with a
-// scripted model, against the real binary over real HTTP.
+// scripted model, against the real binary over real HTTP; and the
+// stand-in's own tests, which pin it to Hermes' behaviour.
 func TestHermesPlugin(t *testing.T) {
 	requirePython(t)
 	dir := filepath.Join(moduleRoot(t), "host-sdk", "hermes", "tests")
-	for _, m := range []string{"test_gateway", "test_processes"} {
+	for _, m := range []string{"test_gateway", "test_processes", "test_standin"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			runUnittest(t, dir, m)

@@ -39,13 +39,14 @@ class AIAgent:
     """One conversation's agent loop."""
 
     def __init__(self, model: str = "stand-in-model", enabled_tools: Optional[set] = None, session_id: str = "",
-                 platform: str = "", max_iterations: int = 30, system_prompt: str = ""):
+                 platform: str = "", max_iterations: int = 30, system_prompt: str = "", api_max_retries: int = 3):
         self.model = model
         self.enabled_tools = set(enabled_tools or ())
         self.session_id = session_id
         self.platform = platform
         self.max_iterations = max_iterations
         self.system_prompt = system_prompt
+        self.api_max_retries = api_max_retries
         self.client = OpenAI(api_key=os.getenv("OPENROUTER_API_KEY", "stand-in"), base_url="https://stand-in.invalid/v1")
         self._interrupt_requested = threading.Event()
         self._interrupt_message: Optional[str] = None
@@ -66,7 +67,7 @@ class AIAgent:
     def is_interrupted(self) -> bool:
         return self._interrupt_requested.is_set()
 
-    def _run_tool(self, name: str, args: dict, task_id: str) -> str:
+    def _run_tool(self, name: str, args: dict, task_id: str, user_task: Any = None) -> str:
         tid = threading.current_thread().ident
         if tid != self._execution_thread_id:
             with self._tool_worker_threads_lock:
@@ -74,45 +75,65 @@ class AIAgent:
             if self.is_interrupted():
                 set_interrupt(True, tid)
         try:
-            return registry.dispatch(name, args, task_id=task_id, session_id=self.session_id, user_task=None)
+            return registry.dispatch(name, args, task_id=task_id, session_id=self.session_id, user_task=user_task)
         finally:
             if tid != self._execution_thread_id:
                 with self._tool_worker_threads_lock:
                     self._tool_worker_threads.discard(tid)
                 set_interrupt(False, tid)
 
-    def run_conversation(self, user_message: str, conversation_history: Optional[list] = None,
-                         task_id: Optional[str] = None) -> dict:
-        """Run the model (and its tool calls) on user_message; returns
-        {"final_response", "messages", "interrupted", "api_calls"}."""
+    def run_conversation(self, user_message: Any, system_message: Optional[str] = None,
+                         conversation_history: Optional[list] = None, task_id: Optional[str] = None,
+                         stream_callback: Any = None, persist_user_message: Any = None, **kwargs: Any) -> dict:
+        """Run the model (and its tool calls) on user_message. Returns
+        {"final_response", "messages", "api_calls", "completed",
+        "interrupted"} plus "interrupt_message" when an interrupt carried
+        one, "failed"/"error" when the provider kept failing (the
+        final_response then says so). An interrupted turn has no
+        final_response. Tool handlers get task_id (the session's id in the
+        gateway), session_id and user_task."""
         self._execution_thread_id = threading.current_thread().ident
         if self.is_interrupted():
             set_interrupt(True, self._execution_thread_id)
+        effective_task_id = task_id or self.session_id
         messages: list[dict] = []
-        if self.system_prompt:
-            messages.append({"role": "system", "content": self.system_prompt})
+        system = system_message if system_message is not None else self.system_prompt
+        if system:
+            messages.append({"role": "system", "content": system})
         messages += list(conversation_history or [])
         messages.append({"role": "user", "content": user_message})
         first_new = len(messages) - 1
         tools = registry.get_definitions(self.enabled_tools)
-        final, api_calls = "", 0
+        final: Optional[str] = None
+        api_calls = 0
+        interrupted = failed = False
+        error: Optional[str] = None
         try:
             for _ in range(self.max_iterations):
                 if self.is_interrupted():
-                    final = "Operation interrupted."
+                    interrupted = True
                     break
                 kw: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
                 if tools:
                     kw["tools"] = tools
-                try:
-                    resp = self.client.chat.completions.create(**kw)
-                except Exception as e:
-                    # Hermes answers a provider failure with its error as the
-                    # reply (the turn still ends SUCCESS).
-                    final = f"⚠️ The model call failed: {type(e).__name__}: {e}"
-                    messages.append({"role": "assistant", "content": final})
-                    break
+                resp = None
+                for attempt in range(self.api_max_retries + 1):
+                    try:
+                        resp = self.client.chat.completions.create(**kw)
+                        break
+                    except Exception as e:
+                        error = f"{type(e).__name__}: {e}"
+                        if self.is_interrupted():
+                            break
                 api_calls += 1
+                if resp is None:
+                    if self.is_interrupted():
+                        interrupted = True
+                        break
+                    failed = True
+                    final = f"API call failed after {self.api_max_retries} retries: {error}"
+                    break
+                error = None
                 msg = resp.choices[0].message
                 calls = list(getattr(msg, "tool_calls", None) or [])
                 if not calls:
@@ -130,7 +151,7 @@ class AIAgent:
                         args = json.loads(c.function.arguments or "{}")
                     except ValueError as e:
                         return json.dumps({"error": f"invalid tool arguments: {e}"})
-                    return self._run_tool(c.function.name, args, task_id or self.session_id)
+                    return self._run_tool(c.function.name, args, effective_task_id, user_message)
 
                 if len(calls) == 1:
                     results = [one(calls[0])]
@@ -142,6 +163,14 @@ class AIAgent:
                     messages.append({"role": "tool", "tool_call_id": c.id, "content": r})
         finally:
             set_interrupt(False, self._execution_thread_id)
-        logger.info("run_conversation of %s ended (interrupted=%s)", self.session_id, self.is_interrupted())
-        return {"final_response": final, "messages": messages[first_new:], "interrupted": self.is_interrupted(),
-                "api_calls": api_calls}
+        logger.info("run_conversation of %s ended (interrupted=%s)", self.session_id, interrupted)
+        result: dict[str, Any] = {"final_response": None if interrupted else final, "messages": messages[first_new:],
+                                  "api_calls": api_calls, "completed": not (interrupted or failed),
+                                  "interrupted": interrupted}
+        if failed:
+            result.update(failed=True, error=error)
+        if interrupted and self._interrupt_message:
+            result["interrupt_message"] = self._interrupt_message
+        self._interrupt_requested.clear()
+        self._interrupt_message = None
+        return result

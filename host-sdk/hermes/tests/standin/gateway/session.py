@@ -70,3 +70,16 @@ def build_session_key(
     elif group_sessions_per_user and participant:
         parts.append(str(participant))
     return ":".join(str(p) for p in parts)
+
+
+class SessionStore:
+    """The part of Hermes' session store an adapter sees: the profile
+    namespace of session keys (None unless profiles are multiplexed)."""
+
+    def __init__(self, multiplex_profiles: bool = False) -> None:
+        self.multiplex_profiles = multiplex_profiles
+
+    def _resolve_profile_for_key(self, source: Optional[SessionSource] = None) -> Optional[str]:
+        if not self.multiplex_profiles:
+            return None
+        return (source.profile if source is not None and source.profile else None) or "default"

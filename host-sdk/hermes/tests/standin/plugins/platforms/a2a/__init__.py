@@ -1,11 +1,10 @@
-"""A fake of Hermes' bundled a2a-platform for the stand-in: the same tool
-names, doing nothing."""
-
-import json
+"""A fake of Hermes' bundled a2a-platform for the stand-in: its tools
+(tools.py) and an ``a2a`` platform whose adapter never comes up."""
 
 
 def register(ctx):
-    for name in ("a2a_discover", "a2a_call", "a2a_list", "a2a_history", "a2a_orchestrate"):
-        ctx.register_tool(name=name, toolset="a2a",
-                          schema={"name": name, "description": "bundled fake", "parameters": {"type": "object"}},
-                          handler=lambda args, **kw: json.dumps({"error": "the bundled fake does nothing"}))
+    from .tools import register_tools
+
+    register_tools(ctx)
+    ctx.register_platform(name="a2a", label="A2A (bundled fake)", adapter_factory=lambda cfg: None,
+                          check_fn=lambda: False, install_hint="the stand-in's bundled fake has no adapter")

@@ -28,7 +28,7 @@ CONFIG_LINES = """\
 # Merge into {config}:
 plugins:
   enabled: [a2a-plugin]
-  disabled: [a2a-platform]   # Hermes' bundled A2A plugin: the two cannot both serve A2A
+  disabled: [a2a-platform]   # Hermes' bundled A2A plugin; a2a-plugin would replace its tools and platform
   entries:
     a2a-plugin:
       settings:

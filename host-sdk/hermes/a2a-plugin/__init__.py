@@ -8,7 +8,7 @@ Enable it in config.yaml::
 
     plugins:
       enabled: [a2a-plugin]
-      disabled: [a2a-platform]     # Hermes' bundled A2A plugin: the two cannot both serve A2A
+      disabled: [a2a-platform]     # Hermes' bundled A2A plugin (this one would replace its tools and platform)
     gateway:
       platforms:
         a2a: {enabled: true}
@@ -31,6 +31,9 @@ if os.path.isdir(_VENDOR) and _VENDOR not in sys.path:
 
 log = logging.getLogger("a2a_plugin")
 
+#: The manifest name of Hermes' own A2A plugin (plugins/platforms/a2a).
+BUNDLED_A2A = "a2a-platform"
+
 __all__ = ["register"]
 
 
@@ -44,6 +47,13 @@ def register(ctx) -> None:
     from .tools import register_tools
 
     settings = settings_mod.load(ctx.get_config)
+    has_plugin = getattr(ctx, "has_plugin", None)
+    if callable(has_plugin) and has_plugin(BUNDLED_A2A):
+        # Hermes lets the later registration win: this plugin's tools (same
+        # names, same a2a toolset) and its a2a platform replace the bundled
+        # plugin's, which then serves nothing. Say so; disabling it is cleaner.
+        log.warning("a2a-plugin replaces the tools and the a2a platform of Hermes' bundled %s plugin; disable it "
+                    "(plugins.disabled: [%s] in config.yaml) to keep the two apart", BUNDLED_A2A, BUNDLED_A2A)
     rt = Runtime.get(settings, str(ctx.state.data_dir))
     ctx.on_unload(rt.close)
 

@@ -16,10 +16,14 @@ reply carried (as artifacts); other sends to a live task are PROGRESS;
 notices answer nothing and are dropped; a turn that ends without a reply
 ends with ProcessingComplete (SUCCESS, FAILURE, CANCELLED).
 
-A context's next turn is injected only once Hermes has finished the
-previous one (its processing task is done), so a peer's message that
-arrives right after a final reply is a new turn, never an interrupt of the
-finished one. CancelTurn interrupts the running agent
+A context's turns are serialized: the next one is injected only once Hermes
+has finished the previous one (its processing task is done), however long
+that takes. Hermes answers a message that reaches a busy session *inside*
+the running turn (it interrupts the running agent, then the follow-up's
+answer comes back as the first message's reply, with no processing hooks of
+its own), so injecting early would end the earlier task with the later
+one's answer — and a peer's message that arrives right after a final reply
+would become an interrupt of the finished turn. CancelTurn interrupts the running agent
 (``interrupt_session_activity``, which the gateway turns into
 ``agent.interrupt()``) and, if it has not stopped within a few seconds,
 cancels the processing task (``cancel_session_processing``).
@@ -58,8 +62,12 @@ mimetypes.init()
 
 TIER_NAMES = {pb.TRUST_TIER_PUBLIC: "public", pb.TRUST_TIER_TRUSTED: "trusted", pb.TRUST_TIER_LOCAL: "local"}
 
-#: How long a context's next turn waits for Hermes to finish the previous
-#: one before it is injected anyway.
+#: What toolsets_for_source returns for "no toolsets": Hermes' no_mcp
+#: sentinel (an empty list would be ignored).
+NO_TOOLSETS = "no_mcp"
+
+#: After how long a context's next turn, still waiting for Hermes to finish
+#: the previous one, says so in the log (it keeps waiting).
 PREVIOUS_TURN_WAIT = 30.0
 #: How long a cancelled turn may take to stop after the interrupt before its
 #: processing task is cancelled.
@@ -112,6 +120,14 @@ class A2APluginAdapter(BasePlatformAdapter):
 
     #: The binary bounds sizes itself; never let the gateway split a reply.
     MAX_MESSAGE_LENGTH = 1 << 20
+    #: A task's reply cannot be edited after it is sent: Hermes then skips
+    #: token streaming for this platform (which would deliver the answer as
+    #: edits of a first, non-final send instead of one final reply).
+    SUPPORTS_MESSAGE_EDITING = False
+    #: An A2A task ends with its reply; nothing can be pushed to a context
+    #: after that, so Hermes' tools must not promise a later delivery
+    #: (background completions, notify_on_complete).
+    supports_async_delivery = False
 
     def __init__(self, config: Any, runtime: Any, settings: Settings):
         super().__init__(config, Platform(PLATFORM))
@@ -158,8 +174,11 @@ class A2APluginAdapter(BasePlatformAdapter):
         return True
 
     async def disconnect(self) -> None:
+        """Stop serving (Drain, Shutdown) if this adapter serves. Hermes also
+        calls it after a failed connect, and may do so for an old adapter
+        after a reconnect made a new one: neither stops the live one."""
         self._mark_disconnected()
-        await self._rt.stop_serving()
+        await self._rt.stop_serving(self)
 
     async def get_chat_info(self, chat_id: str) -> Dict[str, Any]:
         return {"name": f"A2A {chat_id}", "type": "dm", "chat_id": chat_id}
@@ -170,10 +189,25 @@ class A2APluginAdapter(BasePlatformAdapter):
     def toolsets_for_source(self, source: Any) -> Optional[list[str]]:
         """A peer's turn may use the toolsets of its trust tier
         (settings.peer_toolsets; None: the platform's own). A context this
-        adapter has not seen gets the public tier's."""
+        adapter has not seen gets the public tier's.
+
+        Hermes ignores an empty list (``if override and isinstance(override,
+        list)``) and falls back to platform_toolsets.a2a, so "no toolsets" is
+        sent as ["no_mcp"], Hermes' own sentinel for "no MCP servers either",
+        which names no toolset."""
         tier = self._tiers.get(getattr(source, "chat_id", ""), "public")
         sets = self._settings.peer_toolsets.get(tier)
-        return list(sets) if sets is not None else None
+        if sets is None:
+            return None
+        return list(sets) or [NO_TOOLSETS]
+
+    def _session_key(self, source: Any) -> str:
+        """The session key Hermes' handle_message derives for source."""
+        store = getattr(self, "_session_store", None)
+        extra = getattr(self.config, "extra", None) or {}
+        return build_session_key(source, group_sessions_per_user=extra.get("group_sessions_per_user", True),
+                                 thread_sessions_per_user=extra.get("thread_sessions_per_user", False),
+                                 profile=store._resolve_profile_for_key(source) if store is not None else None)
 
     # -- inbound (called by the binary, on the SDK's loop) ----------------------
 
@@ -195,9 +229,11 @@ class A2APluginAdapter(BasePlatformAdapter):
             return pb.HandleMessageResponse(turn_id=turn.token)
         tier = TIER_NAMES.get(req.trust_tier, "public")
         sender = req.sender.id or "unknown"
+        # message_id: the task, which Hermes exposes to tools as
+        # HERMES_SESSION_MESSAGE_ID (a tool's own send can anchor on it).
         source = self.build_source(
             chat_id=req.chat_id, chat_name=f"A2A {req.sender.display_name or sender}", chat_type="dm",
-            user_id=sender, user_name=req.sender.display_name or sender)
+            user_id=sender, user_name=req.sender.display_name or sender, message_id=req.task_id)
         turn = Turn(token=uuid.uuid4().hex, task_id=req.task_id, chat_id=req.chat_id, platform=req.platform,
                     tier=tier, source=source)
         media_urls, media_types = self._save_files(req)
@@ -240,10 +276,11 @@ class A2APluginAdapter(BasePlatformAdapter):
         turn.prev = None
         if prev is not None:
             try:
-                await asyncio.wait_for(prev.finished.wait(), PREVIOUS_TURN_WAIT)
+                await asyncio.wait_for(asyncio.shield(prev.finished.wait()), PREVIOUS_TURN_WAIT)
             except asyncio.TimeoutError:
-                log.warning("a2a-plugin: Hermes is still busy with the previous turn of context %s after %gs; "
-                            "injecting task %s anyway", turn.chat_id, PREVIOUS_TURN_WAIT, turn.task_id)
+                log.info("a2a-plugin: task %s waits for Hermes to finish the previous turn of context %s (still "
+                         "running after %gs)", turn.task_id, turn.chat_id, PREVIOUS_TURN_WAIT)
+                await prev.finished.wait()
         try:
             if turn.cancelled:
                 turn.finished.set()
@@ -421,7 +458,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         turn.ended = turn.cancelled = True
         if not turn.injected.is_set():
             return pb.CancelTurnResponse(cancelled=True)  # never reaches Hermes
-        session_key = build_session_key(turn.source, profile=getattr(turn.source, "profile", None))
+        session_key = self._session_key(turn.source)
         log.debug("a2a-plugin: interrupting session %s for task %s (started=%s finished=%s)", session_key, turn.task_id,
                   turn.started.is_set(), turn.finished.is_set())
         await self.interrupt_session_activity(session_key, turn.chat_id)

@@ -345,15 +345,20 @@ class Runtime:
 
     async def _serve(self, adapter: Any) -> list[str]:
         async with self._lock():
-            self.bridge.adapter = adapter
+            previous, self.bridge.adapter = self.bridge.adapter, adapter
             if self._owner is None:
-                self._take_lock()
+                try:
+                    self._take_lock()
+                except BaseException:
+                    self.bridge.adapter = previous
+                    raise
                 m = Manager(self._options(self.bridge, self.state_dir, dict(self.settings.a2a)))
                 try:
                     await m.start()
                 except BaseException:
                     await m.close()
                     self._release_lock()
+                    self.bridge.adapter = previous
                     raise
                 self._owner = m
                 await self._stop_private()
@@ -371,13 +376,17 @@ class Runtime:
             raise NotReady("the a2a-plugin binary is not running in this process")
         return self._owner.plugin(BINARY_PLUGIN).platform()
 
-    async def stop_serving(self) -> None:
+    async def stop_serving(self, adapter: Any = None) -> None:
         """Stop the owner binary (Drain, Shutdown) and give up the lock
-        (from the gateway loop)."""
-        await self.lt.run_async(self._stop_serving())
+        (from the gateway loop). With adapter: only if that adapter is the
+        one serving (Hermes disconnects an adapter whose connect failed, or
+        an old one a reconnect replaced, while another may serve)."""
+        await self.lt.run_async(self._stop_serving(adapter))
 
-    async def _stop_serving(self) -> None:
+    async def _stop_serving(self, adapter: Any = None) -> None:
         async with self._lock():
+            if adapter is not None and self.bridge.adapter is not adapter:
+                return
             self.bridge.adapter = None
             m, self._owner = self._owner, None
             if self._proxy is not None:

@@ -34,7 +34,8 @@ PROGRESS_EVERY = 30.0
 
 
 class ToolClash(RuntimeError):
-    """Another plugin already registered one of the binary's tools."""
+    """Hermes refused one of the binary's tools: a built-in tool, or another
+    plugin's tool in another toolset, already has its name."""
 
 
 def _session_env(name: str) -> str:
@@ -65,8 +66,11 @@ def make_handler(rt: Runtime, name: str, keepalive: Optional[Keepalive] = None) 
         chat_id = _session_env("HERMES_SESSION_CHAT_ID")
         if platform == PLATFORM:
             platform = BINARY_PLUGIN  # a conversation of an A2A task: the binary's own platform name
-        req = pb.CallToolRequest(name=name, arguments_json=json.dumps(args or {}),
-                                 call_id=str(kwargs.get("task_id") or uuid.uuid4()), platform=platform, chat_id=chat_id)
+        # call_id is for logs: Hermes' task_id is the session's id (the same
+        # for every call of a conversation), so it only prefixes a fresh id.
+        call_id = f"{kwargs.get('task_id') or 'hermes'}:{uuid.uuid4().hex[:12]}"
+        req = pb.CallToolRequest(name=name, arguments_json=json.dumps(args or {}), call_id=call_id,
+                                 platform=platform, chat_id=chat_id)
         last = [0.0]
         lock = threading.Lock()
 
@@ -99,9 +103,9 @@ def make_handler(rt: Runtime, name: str, keepalive: Optional[Keepalive] = None) 
 
 
 def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Keepalive] = None) -> list[str]:
-    """Register every tool of the binary; raises ToolClash when Hermes
-    refuses one because another plugin (Hermes' bundled a2a-platform)
-    registered it first."""
+    """Register every tool of the binary in the a2a toolset; raises
+    ToolClash when Hermes refuses one. (A same-named tool of Hermes' bundled
+    a2a-platform, in the same a2a toolset, is replaced, not refused.)"""
     names = []
     for td in rt.tool_definitions():
         schema = {"name": td.name, "description": td.description,
@@ -111,8 +115,8 @@ def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Keepalive] = None)
             check_fn=rt.binary_present, description=td.description, emoji="🛰️")
         if handle is None:
             raise ToolClash(
-                f"{PLUGIN_ID}: Hermes refused tool {td.name!r}: another plugin registered it first, most likely "
-                "Hermes' bundled A2A plugin. Disable it — plugins.disabled: [a2a-platform] in config.yaml — "
-                f"the two cannot both serve A2A for one agent.")
+                f"{PLUGIN_ID}: Hermes refused tool {td.name!r}: a built-in tool, or another plugin's tool in "
+                f"another toolset, already has that name (see the gateway log). Disable that plugin in "
+                f"config.yaml (plugins.disabled).")
         names.append(td.name)
     return names

@@ -185,11 +185,55 @@ class InboundTest(GatewayTest):
         self.assertEqual(busy_calls, [], "the second message went through the busy-session (interrupt) path")
         self.assertEqual([e.message_id for e in self.events], [first["id"], second["id"]])
 
+    async def test_a_next_message_waits_for_hermes_however_long_it_wraps_up(self) -> None:
+        """The busy-session race when Hermes takes long to wrap up turn 1
+        after its final reply (the binary hands the context's next task over
+        as soon as that reply ends task 1): turn 2 waits for the wrap-up,
+        however long, and never reaches the busy session."""
+        import logging
+
+        adapter_mod = sys.modules[type(self.adapter).__module__]
+        orig_wait = adapter_mod.PREVIOUS_TURN_WAIT
+        adapter_mod.PREVIOUS_TURN_WAIT = 0.2  # the log line saying it keeps waiting comes early
+        self.addCleanup(setattr, adapter_mod, "PREVIOUS_TURN_WAIT", orig_wait)
+        busy_calls = []
+        orig_busy = self.runner._handle_active_session_busy_message
+
+        async def counting_busy(event, key):
+            busy_calls.append(event.text)
+            return await orig_busy(event, key)
+
+        self.adapter.set_busy_session_handler(counting_busy)
+        orig_complete = self.adapter.on_processing_complete
+        wrap_up = asyncio.Event()
+        self.addCleanup(wrap_up.set)
+
+        async def held_wrap_up(event, outcome):
+            await orig_complete(event, outcome)  # the final reply goes out here
+            await wrap_up.wait()                 # Hermes keeps the session busy until the test says
+
+        self.adapter.on_processing_complete = held_wrap_up
+        first = await self.send("first message")
+        self.assertEqual(answer_of(first), "echo: first message")
+        with self.assertLogs("a2a_plugin.adapter", logging.INFO) as logs:
+            second = await self.send("second message", context_id=first["contextId"],
+                                     configuration={"returnImmediately": True})
+            await _until(lambda: any("waits for Hermes to finish" in o for o in logs.output),
+                         "the second task to wait past PREVIOUS_TURN_WAIT")
+        self.assertEqual(busy_calls, [], "the second message reached the busy session")
+        self.assertEqual([e.message_id for e in self.events], [first["id"]])
+        wrap_up.set()
+        got = await _task_until(self.url, second["id"], "TASK_STATE_COMPLETED")
+        self.assertEqual(answer_of(got), "echo: second message")
+        self.assertEqual(busy_calls, [])
+        self.assertEqual([e.message_id for e in self.events], [first["id"], second["id"]])
+
     async def test_a_model_failure_is_the_reply_and_a_failed_turn_fails_the_task(self) -> None:
-        # Hermes answers a provider failure with the error as the reply.
+        # Hermes answers a provider failure (after its retries) with the
+        # error as the reply.
         task = await self.send("crash now")
         self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
-        self.assertIn("The model call failed", answer_of(task))
+        self.assertIn("API call failed after 3 retries: RuntimeError: the model provider is down", answer_of(task))
         # A turn whose handling raises ends FAILURE: the task fails, and
         # Hermes' error notice (sent after, without reply_to) answers nothing.
         async def broken(*args, **kw):
@@ -370,6 +414,19 @@ async def _until(pred, what: str, timeout: float = 20) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+async def _task_until(url: str, task_id: str, state: str, timeout: float = 30) -> dict:
+    """GetTask until the task is in state (or a final other state)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = task_of(await jsonrpc(url, "GetTask", {"id": task_id}))
+        st = got["status"]["state"]
+        if st == state:
+            return got
+        if st in ("TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED") or time.monotonic() > deadline:
+            raise AssertionError(f"task {task_id} is {st}, not {state}: {got}")
+        await asyncio.sleep(0.05)
 
 
 def _stream(url: str, msg: dict) -> list[dict]:

@@ -2,17 +2,19 @@
 gateway owns the data directory and serves inbound A2A; a CLI process uses
 the gateway's binary for its tools, or a private tools-only one when no
 gateway runs; a second gateway refuses to serve. Plus the install command,
-coexistence with Hermes' bundled A2A plugin, and a misconfiguration that
-must fail loudly."""
+coexistence with Hermes' bundled A2A plugin, a refused tool, and a
+misconfiguration that must fail loudly."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 import unittest
 
 import support  # noqa: F401
@@ -46,6 +48,41 @@ def _tool(home: str, name: str, args: dict) -> dict:
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _children(ppid: int, name: str = "a2a-plugin") -> list[int]:
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == ppid and stat[stat.index("(") + 1:stat.rindex(")")] == name[:15]:
+            out.append(int(pid))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Whether pid runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _gone_within(pids: list[int], timeout: float = 20) -> list[int]:
+    """The pids still running after timeout (killed, so as not to leak)."""
+    deadline = time.monotonic() + timeout
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in pids if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return left
 
 
 def _data_dir(home: str) -> str:
@@ -96,17 +133,39 @@ class OneBinaryPerHomeTest(unittest.TestCase):
         self.assertEqual(out["children"], [], "the CLI process started no binary of its own")
         self.assertIsNone(out["load_error"])
 
+    def test_a_gateway_process_that_exits_leaves_no_binary(self) -> None:
+        """Hermes' gateway does not unload plugins when it stops: the
+        adapter's disconnect stops the binary, and the process exits."""
+        gw = GatewayProcess(self.home)
+        self.addCleanup(gw.stop)
+        kids = _children(gw.info["pid"])
+        self.assertEqual(len(kids), 1, kids)
+        gw.stop()
+        self.assertEqual(_gone_within(kids), [], "the binary outlived its gateway")
+        self.assertFalse(_listening(self.port))
+        self.assertFalse(os.path.exists(os.path.join(_data_dir(self.home), "run", "tools.addr")), "a stale proxy address")
+
+    def test_a_killed_gateway_leaves_no_binary(self) -> None:
+        gw = GatewayProcess(self.home)
+        self.addCleanup(gw.stop)
+        kids = _children(gw.info["pid"])
+        self.assertEqual(len(kids), 1, kids)
+        gw.proc.kill()
+        gw.proc.wait()
+        self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
+
     def test_cli_process_without_gateway_runs_a_private_tools_only_binary(self) -> None:
         out = _tool(self.home, "a2a_list", {})
         self.assertIn("billing", out["result"])
         self.assertEqual(len(out["children"]), 1, "a private binary ran the tool")
+        self.assertEqual(_gone_within(out["children"]), [], "the private binary outlived its CLI process")
         self.assertFalse(_listening(self.port), "a tools-only binary serves no inbound A2A")
         state = os.path.join(_data_dir(self.home), "state")
         self.assertEqual(os.listdir(state), [], "the private binary never touched the gateway's data directory")
 
 
 class SecondGatewayTest(unittest.IsolatedAsyncioTestCase):
-    async def test_second_gateway_on_one_home_refuses_to_serve(self) -> None:
+    async def test_second_gateway_on_one_home_refuses_to_serve_then_reconnects(self) -> None:
         port = free_port()
         home = new_hermes_home(base_config(port))
         self.addCleanup(remove_home, home)
@@ -115,16 +174,49 @@ class SecondGatewayTest(unittest.IsolatedAsyncioTestCase):
         reset_hermes()
         os.environ["HERMES_HOME"] = home
         runner = GatewayRunner()
+        connects = _record_connects(runner)
         await runner.start()
         self.addAsyncCleanup(runner.stop)
         self.assertNotIn(Platform("a2a"), runner.adapters)
-        from gateway.platform_registry import platform_registry
+        (first, reconnect), = connects
+        self.assertFalse(reconnect)
+        self.assertIn(f"another process (pid {gw.info['pid']})", first.fatal_error_message)
+        self.assertTrue(first.fatal_error_retryable)
+        self.assertIn(Platform("a2a"), runner._failed_platforms, "Hermes queues a retryable failure for a reconnect")
+        # The other gateway goes away; Hermes' reconnect watcher makes a new
+        # adapter and connects it with is_reconnect=True.
+        await asyncio.to_thread(gw.stop)
+        await runner._retry_failed_platforms(now=float("inf"))
+        second, reconnect = connects[-1]
+        self.assertTrue(reconnect)
+        self.assertIsNot(second, first)
+        self.assertIs(runner.adapters.get(Platform("a2a")), second)
+        self.assertEqual(second.endpoints, [f"http://127.0.0.1:{port}"])
+        # The failed adapter's disconnect (Hermes calls it after a failed
+        # connect) did not stop the new one's binary.
+        await first.disconnect()
+        self.assertTrue(second._rt.serving)
 
-        adapter = platform_registry.create_adapter("a2a", None)  # a fresh one to read why
-        ok = await adapter.connect()
-        self.assertFalse(ok)
-        self.assertIn(f"another process (pid {gw.info['pid']})", adapter.fatal_error_message)
-        await adapter.disconnect()
+
+def _record_connects(runner) -> list:
+    """(adapter, is_reconnect) of every connect the runner makes."""
+    calls = []
+    orig = runner._create_adapter
+
+    def create(platform, config):
+        adapter = orig(platform, config)
+        if adapter is not None:
+            connect = adapter.connect
+
+            async def recording(*, is_reconnect: bool = False) -> bool:
+                calls.append((adapter, is_reconnect))
+                return await connect(is_reconnect=is_reconnect)
+
+            adapter.connect = recording
+        return adapter
+
+    runner._create_adapter = create
+    return calls
 
 
 class CoexistenceAndConfigTest(unittest.TestCase):
@@ -140,13 +232,34 @@ class CoexistenceAndConfigTest(unittest.TestCase):
         get_plugin_manager().discover_and_load()
         return get_plugin_manager().plugins()["a2a-plugin"]
 
-    def test_with_the_bundled_a2a_platform_enabled_loading_fails_saying_what_to_do(self) -> None:
+    def test_with_the_bundled_a2a_platform_enabled_ours_replace_its_tools_and_platform(self) -> None:
+        """Hermes lets the later registration win: a user plugin loads after
+        the bundled platform plugins, and a same-named tool in the same
+        toolset replaces the earlier one (the bundled plugin's adapter,
+        deferred, is replaced before it ever loads)."""
+        from gateway.platform_registry import platform_registry
+
         cfg = base_config(free_port())
         cfg["plugins"]["disabled"] = []
-        loaded = self._discover(cfg)
+        with self.assertLogs("a2a_plugin", "WARNING") as logs:
+            loaded = self._discover(cfg)
+        self.assertTrue(loaded.enabled, loaded.error)
+        self.assertIn("plugins.disabled: [a2a-platform]", "\n".join(logs.output))
+        self.assertTrue(get_plugin_manager().plugins()["a2a-platform"].deferred)
+        for name in ("a2a_call", "a2a_discover", "a2a_list", "a2a_history", "a2a_orchestrate"):
+            self.assertNotEqual(registry.get_entry(name).schema["description"], "bundled fake", name)
+        self.assertIsNotNone(registry.get_entry("a2a_route"))
+        self.assertEqual(platform_registry.get("a2a").plugin_name, "a2a-plugin")
+
+    def test_a_tool_name_hermes_refuses_fails_loading_and_leaves_nothing(self) -> None:
+        """A built-in tool of the same name is not shadowed: Hermes refuses
+        the registration, and the plugin fails to load saying why."""
+        registry.register(name="a2a_call", toolset="builtin", handler=lambda args, **kw: "builtin",
+                          schema={"name": "a2a_call", "description": "built in", "parameters": {"type": "object"}})
+        loaded = self._discover(base_config(free_port()))
         self.assertFalse(loaded.enabled)
-        self.assertIn("plugins.disabled: [a2a-platform]", loaded.error)
-        self.assertEqual(registry.get_entry("a2a_call").schema["description"], "bundled fake")
+        self.assertIn("Hermes refused tool 'a2a_call'", loaded.error)
+        self.assertEqual(registry.get_entry("a2a_call").schema["description"], "built in")
         self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
 
     def test_a_misspelt_binary_setting_fails_loudly_with_its_name(self) -> None:

@@ -79,6 +79,7 @@ class DiscoveryTest(unittest.IsolatedAsyncioTestCase):
         os.symlink(plugin_binary(), os.path.join(d, "a2a-plugin"))
         _script(d, "chatty", "#!/bin/sh\necho 'hello, I am not a plugin'\nsleep 5\n")
         _script(d, "crasher", "#!/bin/sh\necho 'boom: cannot start' >&2\nexit 3\n")
+        _script(d, "flooder", "#!/bin/sh\nhead -c 100000 /dev/zero | tr '\\0' x\nsleep 5\n")
         with open(os.path.join(d, "notes.txt"), "w") as f:
             f.write("not executable\n")
         os.mkdir(os.path.join(d, "subdir"))
@@ -90,7 +91,9 @@ class DiscoveryTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([p.name for p in m.plugins()], ["a2a"])
         self.assertEqual(m.plugin("a2a").state, State.READY)
         skipped = {os.path.basename(e.plugin): e.error for e in events if e.kind is EventKind.SKIPPED}
-        self.assertEqual(set(skipped), {"chatty", "crasher"})
+        self.assertEqual(set(skipped), {"chatty", "crasher", "flooder"})
+        self.assertIsInstance(skipped["flooder"], HandshakeError)
+        self.assertIn("more than 64 KiB", str(skipped["flooder"]))
         self.assertIsInstance(skipped["chatty"], HandshakeError)
         self.assertIn("hello, I am not a plugin", str(skipped["chatty"]))
         self.assertIn("exit status 3", str(skipped["crasher"]))

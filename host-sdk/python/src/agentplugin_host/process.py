@@ -141,6 +141,10 @@ class Instance:
         assert self.proc is not None and self.proc.stdout is not None
         read = asyncio.ensure_future(self.proc.stdout.readline())
         done, _ = await asyncio.wait({read, self.exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if read in done and read.exception() is not None:
+            # StreamReader's line limit (64 KiB): far beyond any handshake line.
+            raise HandshakeError(f"{self.path} wrote a first line of more than 64 KiB to stdout instead of a "
+                                 "go-plugin handshake line (is it an agentplugin plugin?)")
         if read in done and read.result():
             return read.result().decode("utf-8", "replace")
         read.cancel()

@@ -236,7 +236,7 @@ $(NODESDK)/node_modules/.package-lock.json: $(NODESDK)/package.json $(NODESDK)/p
 	cd $(NODESDK) && npm ci --no-audit --no-fund
 	@touch $@
 
-$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto
+$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto host-sdk/proto/goplugin.proto
 	cd $(NODESDK) && npm run build
 
 $(OCPLUGIN)/node_modules/.package-lock.json: $(OCPLUGIN)/package.json $(OCPLUGIN)/package-lock.json $(NODESDK)/dist/index.js
@@ -335,14 +335,17 @@ proto: tools ## regenerate the contract's Go and Python code with the pinned gen
 
 # The Python stubs of the contract (host-sdk/python/src/agentplugin/v1) and
 # of go-plugin's broker, controller and stdio services
-# (host-sdk/python/src/agentplugin_host/_goplugin), with type stubs (.pyi).
+# (host-sdk/python/src/agentplugin_host/_goplugin, from host-sdk/proto/goplugin.proto,
+# which the Node host library ships too), with type stubs (.pyi).
 PY_GENERATED := host-sdk/python/src/agentplugin/v1 host-sdk/python/src/agentplugin_host/_goplugin
 
 proto-python: proto-python-tools ## regenerate the Python stubs with Debian's pinned protoc and grpc_python_plugin
 	@set -e; gen() { protoc -I "$$1" -I /usr/include --python_out=$(PYSRC) --pyi_out=$(PYSRC) \
 	    --grpc_python_out=$(PYSRC) --plugin=protoc-gen-grpc_python="$$(command -v grpc_python_plugin)" "$$2"; }; \
 	  gen proto agentplugin/v1/agentplugin.proto; \
-	  gen $(PYSRC) agentplugin_host/_goplugin/goplugin.proto
+	  tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir -p "$$tmp/agentplugin_host/_goplugin"; \
+	  cp host-sdk/proto/goplugin.proto "$$tmp/agentplugin_host/_goplugin/"; \
+	  gen "$$tmp" agentplugin_host/_goplugin/goplugin.proto
 
 proto-python-tools: ## Debian's protoc and grpc_python_plugin, checked against the pinned versions
 	@if ! command -v protoc >/dev/null || ! command -v grpc_python_plugin >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ]; then \

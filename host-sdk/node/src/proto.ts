@@ -14,7 +14,7 @@ const options: protoLoader.Options = {
 };
 
 const contractFile = fileURLToPath(new URL("./proto/agentplugin/v1/agentplugin.proto", import.meta.url));
-const goPluginFile = fileURLToPath(new URL("../proto/goplugin.proto", import.meta.url));
+const goPluginFile = fileURLToPath(new URL("./proto/goplugin.proto", import.meta.url));
 
 /** The contract's .proto file this library loads. */
 export const CONTRACT_PROTO = contractFile;

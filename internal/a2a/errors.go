@@ -542,6 +542,7 @@ var reasonCodes = map[string]int{
 	"REQUEST_TOO_DEEP":  CodeInvalidRequest,
 	"REQUEST_TIMEOUT":   CodeInvalidRequest,
 	"UNAVAILABLE":       CodeInternalError,
+	"SERVER_BUSY":       CodeInternalError,
 	"STREAM_DROPPED":    CodeInternalError,
 }
 
@@ -588,27 +589,31 @@ func ErrorFromStatusJSON(data []byte) (*Error, error) {
 	}
 	e := &Error{Message: w.Error.Message}
 	e.readDetails(w.Error.Details)
-	if c, ok := reasonCodes[e.Reason]; ok {
-		e.Code = c
-		return e, nil
-	}
-	switch w.Error.Status {
-	case "INVALID_ARGUMENT":
-		e.Code = CodeInvalidParams
-	case "NOT_FOUND":
-		e.Code = CodeTaskNotFound
-	case "UNIMPLEMENTED":
-		e.Code = CodeUnsupportedOperation
-	case "FAILED_PRECONDITION":
-		e.Code = CodeUnsupportedOperation
-	case "UNAUTHENTICATED":
-		e.Code = CodeUnauthorized
-	case "PERMISSION_DENIED":
-		e.Code = CodeUntrusted
-	case "RESOURCE_EXHAUSTED":
-		e.Code = CodeRateLimited
-	default:
-		e.Code = CodeInternalError
-	}
+	e.Code = CodeForStatus(e.Reason, w.Error.Status)
 	return e, nil
+}
+
+// CodeForStatus returns the JSON-RPC code of an error read from the
+// HTTP+JSON or the gRPC binding: the code of its ErrorInfo reason when the
+// reason is known, else the one its google.rpc.Code name ("NOT_FOUND")
+// stands for.
+func CodeForStatus(reason, statusName string) int {
+	if c, ok := reasonCodes[reason]; ok {
+		return c
+	}
+	switch statusName {
+	case "INVALID_ARGUMENT":
+		return CodeInvalidParams
+	case "NOT_FOUND":
+		return CodeTaskNotFound
+	case "UNIMPLEMENTED", "FAILED_PRECONDITION":
+		return CodeUnsupportedOperation
+	case "UNAUTHENTICATED":
+		return CodeUnauthorized
+	case "PERMISSION_DENIED":
+		return CodeUntrusted
+	case "RESOURCE_EXHAUSTED":
+		return CodeRateLimited
+	}
+	return CodeInternalError
 }

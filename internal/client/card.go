@@ -37,8 +37,9 @@ type CardInfo struct {
 	Card *a2a.AgentCard
 	// CardURL is where the card was found.
 	CardURL string
-	// Interface is the interface this client will use: JSONRPC, version
-	// "1.0" preferred, else "0.3"; HTTP+JSON "1.0" when there is no JSONRPC.
+	// Interface is the interface this client will use (see
+	// pickInterface). The URL of a GRPC interface is kept as
+	// "http(s)://host:port" (see resolveGRPCURL).
 	Interface a2a.AgentInterface
 	// FetchedAt is when the card body was last downloaded or revalidated.
 	FetchedAt time.Time
@@ -297,7 +298,11 @@ func usableInterface(card *a2a.AgentCard, cardURL string) (a2a.AgentInterface, e
 	if err != nil {
 		return a2a.AgentInterface{}, err
 	}
-	resolved, err := resolveInterfaceURL(cardURL, in.URL)
+	resolve := resolveInterfaceURL
+	if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+		resolve = resolveGRPCURL
+	}
+	resolved, err := resolve(cardURL, in.URL)
 	if err != nil {
 		return a2a.AgentInterface{}, fmt.Errorf("interface URL %q: %w", in.URL, err)
 	}

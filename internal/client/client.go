@@ -16,6 +16,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -62,8 +63,12 @@ type Options struct {
 	// (default 16 MiB).
 	MaxResponseBytes int64
 	// Transport replaces the shared transport (tests); when set, Guard's
-	// DialContext is not installed, but URLs still pass Guard.CheckURL.
+	// DialContext is not installed (gRPC connections then dial directly
+	// too), but URLs still pass Guard.CheckURL.
 	Transport http.RoundTripper
+	// TLSConfig configures TLS of outbound connections, HTTP and gRPC
+	// (nil: the system roots). Its ServerName is set per connection.
+	TLSConfig *tls.Config
 	// Logger receives debug logs; nil discards them.
 	Logger hclog.Logger
 	// Now returns the current time (tests); nil means time.Now.
@@ -77,6 +82,7 @@ type Client struct {
 	hc    *http.Client
 	tr    *http.Transport // nil when Options.Transport was given
 	cards cardCache
+	grpc  grpcConns
 	log   hclog.Logger
 }
 
@@ -120,6 +126,7 @@ func New(opts Options) *Client {
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
 			ResponseHeaderTimeout: 0, // bounded per call by the context
+			TLSClientConfig:       opts.TLSConfig.Clone(),
 		}
 		rt = c.tr
 	}
@@ -146,11 +153,12 @@ func New(opts Options) *Client {
 	return c
 }
 
-// Close releases idle connections.
+// Close releases idle connections and closes the gRPC connections.
 func (c *Client) Close() {
 	if c.tr != nil {
 		c.tr.CloseIdleConnections()
 	}
+	c.grpc.closeAll()
 }
 
 // now is the client's clock.

@@ -327,7 +327,8 @@ func TestBadCards(t *testing.T) {
 		"not json":        `<html>not a card</html>`,
 		"missing name":    `{"description":"x","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
 		"no endpoint":     `{"name":"x","description":"x"}`,
-		"only grpc":       `{"name":"x","description":"x","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`,
+		"only grpc 0.3":   `{"name":"x","description":"x","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"GRPC","protocolVersion":"0.3"}]}`,
+		"unknown binding": `{"name":"x","description":"x","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"WEBSOCKET","protocolVersion":"1.0"}]}`,
 		"unknown version": `{"name":"x","description":"x","supportedInterfaces":[{"url":"%s/rpc","protocolBinding":"JSONRPC","protocolVersion":"2.0"}]}`,
 	}
 	for name, card := range cases {

@@ -152,7 +152,7 @@ func (e *Error) hint() string {
 	case ErrTimeout:
 		return "the peer may be slow or overloaded; retry later or allow a longer timeout"
 	case ErrBadCard:
-		return "check that the URL points at an A2A agent (its card is served at /.well-known/agent-card.json) that offers a JSONRPC interface for protocol 1.0 or 0.3, or an HTTP+JSON one for 1.0"
+		return "check that the URL points at an A2A agent (its card is served at /.well-known/agent-card.json) that offers a JSONRPC interface for protocol 1.0 or 0.3, or an HTTP+JSON or GRPC one for 1.0"
 	case ErrAuthRefused:
 		return "configure a valid credential for this peer (token, token_file, token_command or header in a2a_agents) or ask its operator for access"
 	case ErrRateLimited:
@@ -173,7 +173,7 @@ func (e *Error) hint() string {
 	case ErrStreamCut:
 		return "the task may still be running on the peer; fetch it with GetTask (a2a_task action=get) to see its state"
 	case ErrInvalidResponse:
-		return "the peer does not speak A2A (JSON-RPC or HTTP+JSON) as expected; check the URL and the peer's protocol version"
+		return "the peer does not speak A2A (JSON-RPC, HTTP+JSON or gRPC) as expected; check the URL and the peer's protocol version"
 	case ErrBlocked:
 		return "outbound calls to loopback, private and link-local addresses are refused unless the configuration allows them"
 	case ErrUntrustedCard:

@@ -29,6 +29,9 @@ var interopPeers = []interopPeer{
 	{"go-sdk-v0.3", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV03(t, "Go 0.3 Echo") }, "0.3", a2a.BindingJSONRPC, "slow please"},
 	// A peer that offers only the HTTP+JSON binding.
 	{"go-sdk-v1-rest", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV1REST(t, "Go v1 REST Echo") }, "1.0", a2a.BindingHTTPJSON, "hang on"},
+	// A peer that offers only the gRPC binding.
+	{"go-sdk-v1-grpc", func(t *testing.T) *clienttest.Peer { return clienttest.StartGoV1GRPC(t, "Go v1 gRPC Echo") }, "1.0", a2a.BindingGRPC, "hang on"},
+	{"js-sdk-grpc", func(t *testing.T) *clienttest.Peer { return clienttest.StartJSGRPC(t, "JS gRPC Echo") }, "1.0", a2a.BindingGRPC, "slow please"},
 }
 
 func textMessage(s string) a2a.Message {

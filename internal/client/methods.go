@@ -52,6 +52,13 @@ func (p *Peer) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a
 	if err != nil {
 		return nil, cn.fail(ErrUnsupported, a2a.OpSendMessage, 0, err)
 	}
+	if cn.grpcBinding() {
+		v, err := cn.grpcUnary(ctx, a2a.OpSendMessage, params)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*a2a.SendMessageResponse), nil
+	}
 	var out *a2a.SendMessageResponse
 	err = cn.call(ctx, a2a.OpSendMessage, params, func(raw json.RawMessage) error {
 		if cn.v03() {
@@ -108,6 +115,13 @@ func (p *Peer) taskCall(ctx context.Context, op a2a.Operation, req any) (*a2a.Ta
 	if err != nil {
 		return nil, cn.fail(ErrUnsupported, op, 0, err)
 	}
+	if cn.grpcBinding() {
+		v, err := cn.grpcUnary(ctx, op, params)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*a2a.Task), nil
+	}
 	var out *a2a.Task
 	err = cn.call(ctx, op, params, func(raw json.RawMessage) error {
 		if cn.v03() {
@@ -151,6 +165,13 @@ func (p *Peer) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.L
 	params, err := cn.params(req)
 	if err != nil {
 		return nil, cn.fail(ErrUnsupported, a2a.OpListTasks, 0, err)
+	}
+	if cn.grpcBinding() {
+		v, err := cn.grpcUnary(ctx, a2a.OpListTasks, params)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*a2a.ListTasksResponse), nil
 	}
 	var out a2a.ListTasksResponse
 	err = cn.call(ctx, a2a.OpListTasks, params, func(raw json.RawMessage) error {

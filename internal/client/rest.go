@@ -19,21 +19,6 @@ import (
 // differs; conn.newRequest, conn.do, conn.call and conn.decodeEvent switch
 // to the functions here when conn.rest() is true.
 
-// pickInterface picks the interface this client uses: JSON-RPC (protocol
-// 1.0, else 0.3) when the card has one, else HTTP+JSON for protocol 1.0.
-// The 0.3 HTTP+JSON binding (other paths, 0.3 shapes) is not spoken.
-func pickInterface(card *a2a.AgentCard) (a2a.AgentInterface, error) {
-	if in, ok := card.PreferredInterface(a2a.BindingJSONRPC); ok {
-		return in, nil
-	}
-	if in, ok := card.PreferredInterface(a2a.BindingHTTPJSON); ok && in.ProtocolVersion != a2a.ProtocolVersionV03 &&
-		!strings.HasPrefix(in.ProtocolVersion, "0.") {
-		return in, nil
-	}
-	return a2a.AgentInterface{}, fmt.Errorf("card offers no JSONRPC interface for protocol 1.0 or 0.3 and no HTTP+JSON interface for protocol 1.0 (it offers: %s)",
-		describeInterfaces(card))
-}
-
 // rest reports whether the chosen interface is HTTP+JSON.
 func (cn *conn) rest() bool {
 	return strings.EqualFold(cn.info.Interface.ProtocolBinding, a2a.BindingHTTPJSON)

@@ -368,7 +368,7 @@ func TestClientRefusesAPeerWithOnlyAnHTTPJSON03Interface(t *testing.T) {
 	c := client.New(client.Options{Timeout: 5 * time.Second})
 	defer c.Close()
 	_, err := c.Peer(client.Endpoint{URL: f.srv.URL}).Card(context.Background())
-	if client.KindOf(err) != client.ErrBadCard || !strings.Contains(err.Error(), "HTTP+JSON interface for protocol 1.0") {
+	if client.KindOf(err) != client.ErrBadCard || !strings.Contains(err.Error(), "HTTP+JSON or GRPC interface for protocol 1.0") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -131,6 +131,13 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 	if err != nil {
 		return cn.fail(ErrUnsupported, op, 0, err)
 	}
+	if cn.grpcBinding() {
+		st := &streamState{}
+		return cn.grpcStream(ctx, op, params, st, func(ev Event) error {
+			st.observe(ev)
+			return fn(ev)
+		})
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

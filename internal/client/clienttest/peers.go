@@ -285,6 +285,20 @@ func jsDir() string {
 // it, with the command to fix it, when the npm dependencies are missing.
 func StartJS(t testing.TB, name string) *Peer {
 	t.Helper()
+	return startJS(t, name)
+}
+
+// StartJSGRPC starts the JS SDK echo agent behind the SDK's gRPC service
+// only (@grpc/grpc-js, a port of its own); its card declares that one
+// GRPC interface.
+func StartJSGRPC(t testing.TB, name string) *Peer {
+	t.Helper()
+	return startJS(t, name, "BINDING=grpc")
+}
+
+// startJS runs echo-server.mjs with env added to the environment.
+func startJS(t testing.TB, name string, env ...string) *Peer {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the JS SDK interop test needs Node.js >= 20 (apt-get install nodejs)")
@@ -296,7 +310,7 @@ func StartJS(t testing.TB, name string) *Peer {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, "echo-server.mjs", "0")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NAME="+name)
+	cmd.Env = append(append(os.Environ(), "NAME="+name), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

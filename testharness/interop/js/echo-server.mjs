@@ -4,6 +4,10 @@
 //
 // Usage: node echo-server.mjs [port]   (or PORT=…; 0 or unset = any free port)
 //        NAME=… sets the agent name (default "JS Echo Agent").
+//        BINDING=grpc serves the agent over gRPC only (the SDK's
+//        lf.a2a.v1.A2AService on a free port of its own, with
+//        @grpc/grpc-js); the card, still over HTTP, then declares that one
+//        GRPC interface as "127.0.0.1:<port>".
 // Prints "LISTENING <base url>" on stdout once it accepts connections.
 //
 // Behaviour, by the text of the incoming message:
@@ -22,6 +26,8 @@ import {
   InMemoryTaskStore,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import * as grpc from '@grpc/grpc-js';
+import { A2AService, grpcService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk/server/grpc';
 
 const portArg = process.argv[2] ?? process.env.PORT ?? '0';
 const name = process.env.NAME ?? 'JS Echo Agent';
@@ -136,14 +142,26 @@ const executor = {
   },
 };
 
+// startGRPC serves handler over gRPC on a free loopback port and returns
+// that port.
+const grpcServer = new grpc.Server();
+const startGRPC = () =>
+  new Promise((resolve, reject) =>
+    grpcServer.bindAsync(`${host}:0`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+  );
+const grpcPort = process.env.BINDING === 'grpc' ? await startGRPC() : 0;
+
 const app = express();
 const server = app.listen(Number(portArg), host, () => {
   const base = `http://${host}:${server.address().port}`;
+  const interfaces = grpcPort
+    ? [{ url: `${host}:${grpcPort}`, protocolBinding: 'GRPC', protocolVersion: '1.0' }]
+    : [{ url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }];
   const card = AgentCard.fromJSON({
     name,
     description: 'Echoes messages; "ask" asks a question, "slow" streams progress, "fail" fails.',
     version: '1.0.0',
-    supportedInterfaces: [{ url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    supportedInterfaces: interfaces,
     capabilities: { streaming: true, pushNotifications: false },
     defaultInputModes: ['text/plain', 'application/json', 'application/octet-stream'],
     defaultOutputModes: ['text/plain'],
@@ -153,11 +171,18 @@ const server = app.listen(Number(portArg), host, () => {
   });
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, cache: { maxAge: 60 } }));
-  app.use('/a2a/jsonrpc', express.json({ limit: '20mb' }), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  if (grpcPort) {
+    grpcServer.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: GrpcUserBuilder.noAuthentication }));
+  } else {
+    app.use('/a2a/jsonrpc', express.json({ limit: '20mb' }), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  }
   process.stdout.write(`LISTENING ${base}\n`);
 });
 
-const stop = () => server.close(() => process.exit(0));
+const stop = () => {
+  grpcServer.forceShutdown();
+  server.close(() => process.exit(0));
+};
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 // Exit when the Go test that started us goes away (stdin closes).

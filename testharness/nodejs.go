@@ -168,8 +168,8 @@ func RunNodeJSONLines[S any](t testing.TB, opts NodeOptions, each func(S), scrip
 }
 
 // JSClientStep is one line of what the official JS SDK's client scripts
-// client-check.mjs (JSON-RPC) and client-rest.mjs (HTTP+JSON) of JSDir
-// print: a step, whether it went as expected, and what it saw.
+// client-check.mjs (JSON-RPC) and client-binding.mjs (HTTP+JSON, gRPC) of
+// JSDir print: a step, whether it went as expected, and what it saw.
 type JSClientStep struct {
 	Step  string `json:"step"`
 	OK    bool   `json:"ok"`
@@ -196,8 +196,8 @@ type JSClientStep struct {
 	NextPageToken *string  `json:"nextPageToken"`
 	SecondCancel  string   `json:"secondCancel"`
 
-	// client-rest.mjs: the SDK's typed REST errors, push configs and the
-	// requests the server saw.
+	// client-binding.mjs: the SDK's typed REST (and gRPC) errors, push
+	// configs and the requests the server saw.
 	StatusCode  int      `json:"statusCode"`
 	Transport   string   `json:"transport"`
 	Artifacts   int      `json:"artifacts"`
@@ -209,7 +209,7 @@ type JSClientStep struct {
 }
 
 // RunJSClient runs one of JSDir's JS SDK client scripts (client-check.mjs,
-// client-rest.mjs) like RunNodeJSONLines and returns the last step of each
+// client-binding.mjs) like RunNodeJSONLines and returns the last step of each
 // name. When the script has subscribed to a task the test holds, it prints
 // the step "subscribed" with the task's id: onSubscribed lets the task
 // finish.

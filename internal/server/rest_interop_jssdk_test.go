@@ -9,11 +9,11 @@ import (
 
 // TestOfficialJSSDKRESTClientInterop drives our HTTP+JSON binding with the
 // official JS SDK's REST transport (@a2a-js/sdk 1.3.0) through
-// testharness/interop/js/client-rest.mjs: every operation, push configs
+// testharness/interop/js/client-binding.mjs: every operation, push configs
 // included, and the SDK's typed errors decoded from google.rpc.Status.
 func TestOfficialJSSDKRESTClientInterop(t *testing.T) {
 	e := newEnv(t)
-	steps := testharness.RunJSClient(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, e.exec.release, "client-rest.mjs", e.url)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{Env: []string{"A2A_TOKEN=" + tokAlice}}, e.exec.release, "client-binding.mjs", e.url, "rest")
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

@@ -80,14 +80,14 @@ func TestOfficialGoSDKRESTClientAgainstTheBinary(t *testing.T) {
 }
 
 // TestOfficialJSSDKRESTClientAgainstTheBinary runs
-// testharness/interop/js/client-rest.mjs (the official JS SDK's REST
+// testharness/interop/js/client-binding.mjs (the official JS SDK's REST
 // transport) against the binary.
 func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
 	h := startHost(t, nil)
 	steps := testharness.RunJSClient(t, testharness.NodeOptions{
 		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
 		Timeout: 90 * time.Second,
-	}, h.agent.release, "client-rest.mjs", h.url)
+	}, h.agent.release, "client-binding.mjs", h.url, "rest")
 	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
 		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
 		if s, ok := steps[name]; !ok || !s.OK {

@@ -1,18 +1,21 @@
-// client-rest.mjs — drives an A2A v1.0 agent through its HTTP+JSON (REST)
-// interface with the official JS SDK client (@a2a-js/sdk, RestTransport),
-// a client we did not write, and reports what it saw. The Go tests of
+// client-binding.mjs — drives an A2A v1.0 agent through its HTTP+JSON
+// (REST) or its gRPC interface with the official JS SDK client
+// (@a2a-js/sdk: RestTransport, or GrpcTransport on @grpc/grpc-js), a client
+// we did not write, and reports what it saw. The Go tests of
 // internal/server run it against our server.
 //
-// Usage: node client-rest.mjs <agent base URL>
-//        A2A_TOKEN=… adds "Authorization: Bearer …" to every request.
+// Usage: node client-binding.mjs <agent base URL> [rest|grpc]   (default rest)
+//        A2A_TOKEN=… adds "Authorization: Bearer …" to every request (over
+//        gRPC as the `authorization` metadata, through a call interceptor).
 //        A2A_WEBHOOK_URL=… is the push config URL (default
 //        https://client.example/cb; an agent with an SSRF guard that
 //        resolves names needs one it accepts).
 //
-// Only the REST transport factory is given to the client, so it must pick
-// the card's HTTP+JSON interface; every request path is recorded and
-// reported in the last step, so the caller can check that none went to the
-// JSON-RPC endpoint.
+// Only the one transport factory is given to the client, so it must pick
+// the card's HTTP+JSON (or GRPC) interface; every HTTP request path is
+// recorded and reported in the last step, so the caller can check that
+// none went to the JSON-RPC endpoint (over gRPC: that only the card was
+// fetched over HTTP).
 //
 // The agent is expected to behave like the server tests' scripted agent:
 // "progress …" streams progress and artifact chunks, "slow …" keeps working
@@ -37,11 +40,13 @@ import {
   DefaultAgentCardResolver,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { authFetch as makeAuthFetch, isTask, makeStep, report, request, stateOf, textOf } from './common.mjs';
 
 const base = process.argv[2];
-if (!base) {
-  process.stderr.write('usage: node client-rest.mjs <agent base URL>\n');
+const binding = process.argv[3] ?? 'rest';
+if (!base || !['rest', 'grpc'].includes(binding)) {
+  process.stderr.write('usage: node client-binding.mjs <agent base URL> [rest|grpc]\n');
   process.exit(2);
 }
 const token = process.env.A2A_TOKEN ?? '';
@@ -60,12 +65,12 @@ const label = (ev) => {
   return p.$case === 'task' || p.$case === 'statusUpdate' ? `${p.$case}:${stateOf(p.value)}` : p.$case;
 };
 // describe reports an error the SDK threw: its class name (the SDK maps
-// google.rpc.Status errors to typed errors by ErrorInfo reason), the HTTP
-// status and the message.
+// google.rpc.Status errors, and gRPC statuses, to typed errors by
+// ErrorInfo reason), the HTTP status or gRPC code, and the message.
 const describe = (err) => ({
   error: String(err?.message ?? err),
   name: err?.name ?? '',
-  statusCode: err?.statusCode ?? 0,
+  statusCode: err?.statusCode ?? err?.cause?.code ?? 0,
   transport: err?.transport ?? '',
 });
 
@@ -99,17 +104,30 @@ if (!agentCard) {
   process.exit(1);
 }
 
-// Only the REST transport: the client must choose the card's HTTP+JSON
-// interface although the JSON-RPC ones are listed first.
+// Only the one transport: the client must choose the card's HTTP+JSON (or
+// GRPC) interface although the JSON-RPC ones are listed first. The gRPC
+// transport sends each call's service parameters as metadata; the token
+// joins them there.
+const bearer = {
+  async before(args) {
+    if (!token) return;
+    args.options = {
+      ...(args.options ?? {}),
+      serviceParameters: { ...(args.options?.serviceParameters ?? {}), authorization: `Bearer ${token}` },
+    };
+  },
+  async after() {},
+};
 const factory = new ClientFactory({
-  transports: [new RestTransportFactory({ fetchImpl: authFetch })],
+  transports: [binding === 'grpc' ? new GrpcTransportFactory() : new RestTransportFactory({ fetchImpl: authFetch })],
   cardResolver: resolver,
+  clientConfig: { interceptors: binding === 'grpc' ? [bearer] : [] },
 });
 const client = await factory.createFromAgentCard(agentCard);
 
 let taskId;
 await step('send', async () => {
-  const res = await client.sendMessage(request('hello from js rest'));
+  const res = await client.sendMessage(request(`hello from js ${binding}`));
   if (!isTask(res)) throw new Error(`expected a task, got ${JSON.stringify(res)}`);
   taskId = res.id;
   return {
@@ -122,14 +140,14 @@ await step('send', async () => {
 });
 
 await step('direct', async () => {
-  const res = await client.sendMessage(request('direct js rest'));
+  const res = await client.sendMessage(request(`direct js ${binding}`));
   if (isTask(res)) throw new Error(`expected a message, got a task ${res.id}`);
   return { answer: textOf(res.parts) };
 });
 
 await step('stream', async () => {
   const events = [];
-  for await (const ev of client.sendMessageStream(request('progress from js rest'))) {
+  for await (const ev of client.sendMessageStream(request(`progress from js ${binding}`))) {
     events.push(label(ev));
   }
   return { events };
@@ -164,14 +182,14 @@ await step('push', async () => {
 });
 
 await step('cancel', async () => {
-  const res = await client.sendMessage(request('slow from js rest', { returnImmediately: true }));
+  const res = await client.sendMessage(request(`slow from js ${binding}`, { returnImmediately: true }));
   if (!isTask(res)) throw new Error(`expected a task, got ${JSON.stringify(res)}`);
   const t = await client.cancelTask(CancelTaskRequest.fromJSON({ id: res.id }));
   return { taskId: t.id, state: stateOf(t) };
 });
 
 await step('resubscribe', async () => {
-  const res = await client.sendMessage(request('slow resubscribe rest', { returnImmediately: true }));
+  const res = await client.sendMessage(request(`slow resubscribe ${binding}`, { returnImmediately: true }));
   const events = [];
   for await (const ev of client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: res.id }))) {
     events.push(label(ev));

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -209,9 +210,17 @@ func (a *Authenticator) OAuth() *OAuthVerifier { return a.oauth }
 // without any Authorization header is never an error here: it gets a local or
 // anonymous identity, and [Authenticator.Admit] decides whether that is enough.
 func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
-	remote, loopback := remoteHost(r.RemoteAddr)
+	return a.AuthenticateCredentials(r.Context(), r.RemoteAddr, r.Header.Values("Authorization"))
+}
+
+// AuthenticateCredentials is Authenticate for any transport: remoteAddr
+// is the TCP peer ("host:port"), authorization the values of the
+// Authorization header or of the gRPC `authorization` metadata. ctx
+// bounds an OAuth verification.
+func (a *Authenticator) AuthenticateCredentials(ctx context.Context, remoteAddr string, authorization []string) (Identity, error) {
+	remote, loopback := remoteHost(remoteAddr)
 	local := loopback && a.loopbackIsLocal
-	values := r.Header.Values("Authorization")
+	values := authorization
 	if len(values) == 0 {
 		if local {
 			return Identity{ID: "local:" + remote, Tier: TierLocal, Remote: remote}, nil
@@ -228,7 +237,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 	idx := a.match(token)
 	if idx < 0 {
 		if a.oauth != nil {
-			id, err := a.oauth.Authenticate(r.Context(), token)
+			id, err := a.oauth.Authenticate(ctx, token)
 			if err != nil {
 				return Identity{}, err
 			}

@@ -2,8 +2,10 @@ package a2a
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // The Validate methods check REQUIRED fields and value ranges. Each
@@ -302,8 +304,8 @@ func (r *DeleteTaskPushNotificationConfigRequest) Validate() error {
 func (r *GetExtendedAgentCardRequest) Validate() error { return nil }
 
 // Validate checks the REQUIRED fields of a card this agent publishes:
-// name, description, version, at least one interface (absolute URL,
-// binding, version), input and output modes, at least one skill (id,
+// name, description, version, at least one interface (absolute URL —
+// for GRPC the address gRPC clients dial, host:port — binding, version), input and output modes, at least one skill (id,
 // name, description, a tag), one kind per security scheme and requirements
 // that name declared schemes.
 func (c *AgentCard) Validate() error {
@@ -320,7 +322,12 @@ func (c *AgentCard) Validate() error {
 	}
 	for i, in := range c.SupportedInterfaces {
 		p := "supportedInterfaces[" + strconv.Itoa(i) + "]"
-		if u, err := url.Parse(in.URL); err != nil || u.Scheme == "" || u.Host == "" {
+		switch u, err := url.Parse(in.URL); {
+		case strings.EqualFold(in.ProtocolBinding, BindingGRPC):
+			if !grpcTarget(in.URL) {
+				v.add(p+".url", fmt.Sprintf("must be the gRPC address a client dials, host:port (or dns:///host:port, or an absolute URL), got %q", in.URL))
+			}
+		case err != nil || u.Scheme == "" || u.Host == "":
 			v.add(p+".url", fmt.Sprintf("must be an absolute URL, got %q", in.URL))
 		}
 		if in.ProtocolBinding == "" {
@@ -378,4 +385,16 @@ func (c *AgentCard) validateRequirements(v *violations, path string, reqs []Secu
 			}
 		}
 	}
+}
+
+// grpcTarget reports whether s is an address a gRPC client dials:
+// host:port, dns:///host:port, or an absolute URL with a host.
+func grpcTarget(s string) bool {
+	if rest, ok := strings.CutPrefix(s, "dns:///"); ok {
+		s = rest
+	} else if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return true
+	}
+	host, port, err := net.SplitHostPort(s)
+	return err == nil && host != "" && port != "" && !strings.ContainsAny(host, "/?#@")
 }

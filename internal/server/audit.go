@@ -17,53 +17,36 @@ const (
 // record builds the audit record of an exchange: who asked for what, about
 // which task, and how it ended. It never holds message content or tokens;
 // Error carries the refusal's message (the audit log redacts it).
-func (ex *exchange) record(d time.Duration) security.AuditRecord {
+func (c *Call) record(d time.Duration) security.AuditRecord {
 	outcome := "ok"
-	code := ex.code
+	code := c.code
 	switch {
-	case ex.status == 429:
+	case c.status == 429:
 		outcome = outcomeRateLimited
-	case ex.status != 200 && ex.status != 204:
+	case c.status != 200 && c.status != 204:
 		outcome = outcomeRefused
 		if code == 0 {
-			code = ex.status
+			code = c.status
 		}
-	case ex.cut:
+	case c.cut:
 		outcome = outcomeCut
-	case ex.code != 0:
+	case c.code != 0:
 		outcome = "error"
 	}
 	return security.AuditRecord{
-		Time:          ex.start,
+		Time:          c.start,
 		Direction:     security.AuditInbound,
-		Identity:      ex.ident.ID,
-		Tier:          ex.ident.Tier.String(),
-		Method:        ex.method,
-		TaskID:        ex.taskID,
-		ContextID:     ex.contextID,
+		Identity:      c.Caller.ID,
+		Tier:          c.Caller.Tier.String(),
+		Method:        c.Method,
+		TaskID:        c.TaskID,
+		ContextID:     c.ContextID,
 		Outcome:       outcome,
 		Code:          code,
-		RequestBytes:  ex.bytesIn,
-		ResponseBytes: ex.bytesOut,
+		RequestBytes:  c.BytesIn,
+		ResponseBytes: c.BytesOut,
 		DurationMS:    float64(d) / float64(time.Millisecond),
-		Error:         ex.errMsg,
-	}
-}
-
-// audit hands the record of ex to the audit log (and the test hook).
-func (s *Server) audit(ex *exchange, d time.Duration) {
-	if s.opts.Audit == nil && s.auditHook == nil && s.opts.Observer == nil {
-		return
-	}
-	rec := ex.record(d)
-	if s.opts.Observer != nil {
-		s.opts.Observer(rec)
-	}
-	if s.auditHook != nil {
-		s.auditHook(rec, ex.events)
-	}
-	if err := s.opts.Audit.Log(rec); err != nil {
-		s.log.Warn("could not write the audit record", ex.logArgs("error", err)...)
+		Error:         c.errMsg,
 	}
 }
 

@@ -138,7 +138,7 @@ func TestGlobalStreamCap(t *testing.T) {
 	e.send(tokCarol, "unary requests go on", nil)
 	// A stream that ends gives its slot back.
 	e.exec.release(tasks[0].ID)
-	waitFor(t, "a stream slot to free", func() bool { return e.srv.streamSlots.Load() < 2 })
+	waitFor(t, "a stream slot to free", func() bool { return e.srv.pipe.streamSlots.Load() < 2 })
 	s := e.openStream(tokCarol, "SendStreamingMessage", sendParams("now there is room", nil))
 	if evs, errEv := s.all(); errEv != nil || len(evs) == 0 {
 		t.Errorf("after a slot freed: %v %v (HTTP %d %s)", kinds(evs), errEv, s.status, s.errBody)

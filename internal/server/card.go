@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +50,31 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 	return now
 }
 
-// serveCard serves the public agent card. The canonical path answers the
+// cardHandler serves the public agent card and builds the cards (public
+// and extended) every binding answers with: the interfaces of the
+// endpoint a request came in on, the skills from the host's live tool
+// registry, the security schemes, the signatures.
+type cardHandler struct {
+	opts *Options
+	log  hclog.Logger
+	now  func() time.Time
+	// pipe rate-limits and audits card requests like any other.
+	pipe *pipeline
+
+	state cardState
+	// skillCache holds the card's skills built from the host's tools.
+	skillCache skillCache
+
+	mu      sync.Mutex
+	baseURL string
+	// tlsLeaf is the certificate Start serves (nil without TLS): a Host
+	// it covers may be named in the card.
+	tlsLeaf *x509.Certificate
+	// hostHint logs once that a Host was not reflected into the card.
+	hostHint sync.Once
+}
+
+// ServeHTTP serves the public agent card. The canonical path answers the
 // v1.0 card, strictly as the v1.0 schema has it (no 0.3 key); 0.3 clients
 // get the 0.3 card (a2a.ToV03Card) at the legacy path
 // /.well-known/agent.json, or at the canonical path when they ask for it
@@ -58,44 +84,45 @@ func (c *cardState) modifiedAt(etag string, now time.Time) time.Time {
 // host's tool registry behind its skills is read at most once per
 // skillsTTL (see skillCache), so hammering the card does not turn into
 // calls into the host.
-func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
-	ex := &exchange{start: s.now(), status: http.StatusOK, method: "card", ident: cardCaller(s.opts.Auth, r)}
-	defer s.finishCard(ex)
-	if ok, wait := s.allowRate(ex.ident); !ok {
+func (h *cardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := &Call{start: h.now(), status: http.StatusOK, Method: "card", Caller: cardCaller(h.opts.Auth, r)}
+	defer h.finish(c)
+	if ok, wait := h.pipe.allowRate(c.Caller); !ok {
 		e := errRateLimited(wait)
-		ex.fail(http.StatusTooManyRequests, e)
+		c.Refused(refusedWith(http.StatusTooManyRequests, e))
 		w.Header().Set("Retry-After", retryAfter(wait))
 		w.Header().Set("Cache-Control", "no-store")
 		http.Error(w, e.Message, http.StatusTooManyRequests)
 		return
 	}
 	v03 := r.URL.Path == legacyCardPath || wantsV03Card(requestedVersion(r))
-	card := s.buildCard(s.endpointURL(r), s.skills(r.Context(), s.log), false)
-	body, err := s.encodeServedCard(card, v03)
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	card := h.buildCard(h.endpointURL(r.Host, r.TLS != nil, local), h.skills(r.Context(), h.log), false)
+	body, err := h.encodeServedCard(card, v03)
 	if err != nil {
-		s.log.Error("encoding the agent card failed", "error", err)
-		ex.status = http.StatusInternalServerError
+		h.log.Error("encoding the agent card failed", "error", err)
+		c.status = http.StatusInternalServerError
 		http.Error(w, "the agent card could not be encoded; see the agent's log", http.StatusInternalServerError)
 		return
 	}
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	modified := s.card.modifiedAt(etag, s.now())
-	h := w.Header()
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.opts.Card.CacheMaxAge/time.Second)))
-	h.Set("ETag", etag)
-	h.Set("Last-Modified", modified.Format(http.TimeFormat))
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Vary", "Host, A2A-Version")
+	modified := h.state.modifiedAt(etag, h.now())
+	hd := w.Header()
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(h.opts.Card.CacheMaxAge/time.Second)))
+	hd.Set("ETag", etag)
+	hd.Set("Last-Modified", modified.Format(http.TimeFormat))
+	hd.Set("Access-Control-Allow-Origin", "*")
+	hd.Set("Vary", "Host, A2A-Version")
 	if notModified(r, etag, modified) {
-		ex.status = http.StatusNotModified
+		c.status = http.StatusNotModified
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	n, _ := w.Write(body)
-	ex.bytesOut = int64(n)
+	c.BytesOut = int64(n)
 }
 
 // legacyCardPath is where 0.3 clients configured for the older location
@@ -121,12 +148,12 @@ func cardCaller(auth *security.Authenticator, r *http.Request) security.Identity
 	return ident
 }
 
-// finishCard audits a card request.
-func (s *Server) finishCard(ex *exchange) {
-	if ex.status == http.StatusNotModified {
-		ex.status = http.StatusOK // a successful exchange for the record
+// finish audits a card request.
+func (h *cardHandler) finish(c *Call) {
+	if c.status == http.StatusNotModified {
+		c.status = http.StatusOK // a successful exchange for the record
 	}
-	s.audit(ex, s.now().Sub(ex.start))
+	h.pipe.audit(c, h.now().Sub(c.start))
 }
 
 // notModified evaluates If-None-Match (weak comparison) and, without it,
@@ -149,7 +176,9 @@ func notModified(r *http.Request, etag string, modified time.Time) bool {
 	return false
 }
 
-// endpointURL is the JSON-RPC endpoint URL the card advertises:
+// endpointURL is the JSON-RPC endpoint URL the card advertises for a
+// request to host (the Host header, or gRPC's :authority), over TLS or
+// not, that came in on local:
 //
 //   - CardConfig.PublicURL when it is set;
 //   - else the request's Host when it names the agent for sure: a loopback
@@ -162,32 +191,31 @@ func notModified(r *http.Request, etag string, modified time.Time) bool {
 // Any other Host is never reflected: it is whatever the client chose to
 // send, and a card naming an attacker's host (kept by a shared cache, or
 // handed on by a proxy) would send peers and their tokens there.
-func (s *Server) endpointURL(r *http.Request) string {
-	if p := s.opts.Card.PublicURL; p != "" {
+func (h *cardHandler) endpointURL(host string, tls bool, local net.Addr) string {
+	if p := h.opts.Card.PublicURL; p != "" {
 		return strings.TrimRight(p, "/") + "/"
 	}
 	scheme := "http"
-	if r.TLS != nil {
+	if tls {
 		scheme = "https"
 	}
-	if validHost(r.Host) && (loopbackName(r.Host) || s.certCovers(r)) {
-		return scheme + "://" + r.Host + "/"
+	if validHost(host) && (loopbackName(host) || h.certCovers(host, tls)) {
+		return scheme + "://" + host + "/"
 	}
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if local == nil {
 		// Served outside an http.Server (a direct ServeHTTP call).
-		s.mu.Lock()
-		base := s.baseURL
-		s.mu.Unlock()
+		h.mu.Lock()
+		base := h.baseURL
+		h.mu.Unlock()
 		if base != "" {
 			return base + "/"
 		}
 		return scheme + "://127.0.0.1/"
 	}
-	if r.Host != "" {
-		s.hostHint.Do(func() {
-			s.log.Info("the agent card names the address the request came in on, not the Host it sent; set public_url (A2A_PUBLIC_URL) to advertise a host name",
-				"host", r.Host, "advertised", baseURL(scheme, local))
+	if host != "" {
+		h.hostHint.Do(func() {
+			h.log.Info("the agent card names the address the request came in on, not the Host it sent; set public_url (A2A_PUBLIC_URL) to advertise a host name",
+				"host", host, "advertised", baseURL(scheme, local))
 		})
 	}
 	return baseURL(scheme, local) + "/"
@@ -207,22 +235,21 @@ func loopbackName(hostport string) bool {
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
-// certCovers reports whether r came over TLS that this server terminates
-// and the host of its Host header is a name (or IP) of the served
+// certCovers reports whether a request came over TLS that this server
+// terminates and host (its Host header) is a name (or IP) of the served
 // certificate: a name the operator owns, which a client cannot redirect.
-func (s *Server) certCovers(r *http.Request) bool {
-	if r.TLS == nil {
+func (h *cardHandler) certCovers(host string, tls bool) bool {
+	if !tls {
 		return false
 	}
-	s.mu.Lock()
-	leaf := s.tlsLeaf
-	s.mu.Unlock()
+	h.mu.Lock()
+	leaf := h.tlsLeaf
+	h.mu.Unlock()
 	if leaf == nil {
 		return false
 	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
 	}
 	return leaf.VerifyHostname(strings.Trim(host, "[]")) == nil
 }
@@ -247,8 +274,8 @@ func validHost(h string) bool {
 
 // buildCard builds the v1.0 card for the given endpoint URL with skills
 // (see Server.skills); extended adds the extended skills.
-func (s *Server) buildCard(endpoint string, skills []a2a.AgentSkill, extended bool) *a2a.AgentCard {
-	c := &s.opts.Card
+func (h *cardHandler) buildCard(endpoint string, skills []a2a.AgentSkill, extended bool) *a2a.AgentCard {
+	c := &h.opts.Card
 	card := &a2a.AgentCard{
 		Name:        c.Name,
 		Description: c.Description,
@@ -263,33 +290,65 @@ func (s *Server) buildCard(endpoint string, skills []a2a.AgentSkill, extended bo
 		IconURL:          c.IconURL,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         a2a.Bool(true),
-			PushNotifications: a2a.Bool(s.opts.Push.Enabled),
-			ExtendedAgentCard: a2a.Bool(len(c.ExtendedSkills) > 0),
+			PushNotifications: a2a.Bool(h.opts.Push.Enabled),
+			ExtendedAgentCard: a2a.Bool(extendedCardOffered(h.opts)),
 			Extensions:        c.Extensions,
 		},
 		DefaultInputModes:  c.InputModes,
 		DefaultOutputModes: c.OutputModes,
 		Skills:             skills,
 	}
+	if !h.opts.DisableGRPC {
+		// The gRPC binding shares the port (see listen.go); a gRPC client
+		// dials host:port.
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			a2a.AgentInterface{URL: grpcTarget(endpoint), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion})
+	}
 	if c.ProviderOrganization != "" {
 		card.Provider = &a2a.AgentProvider{Organization: c.ProviderOrganization, URL: c.ProviderURL}
 	}
-	card.SecuritySchemes, card.SecurityRequirements = s.cardSecurity()
+	card.SecuritySchemes, card.SecurityRequirements = h.cardSecurity()
 	if extended {
 		card.Skills = append(card.Skills, c.ExtendedSkills...)
 		// The extended card is served as v1.0 JSON (or converted to 0.3)
 		// by every binding, so it is signed here.
-		s.signCard(card)
+		h.signCard(card)
 	}
 	return card
 }
 
+// grpcTarget is the gRPC address of an endpoint URL: "host:port", the
+// form the official SDKs publish and dial (grpc.NewClient, grpc-js take
+// it as it is); the port is the URL's, else 80 or 443 by its scheme.
+func grpcTarget(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return endpoint
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// extendedCardOffered reports whether the extended card is offered:
+// wherever authenticated peers exist (a token or an OAuth issuer is
+// configured), and whenever extended skills are configured (local callers
+// may read it then).
+func extendedCardOffered(o *Options) bool {
+	return len(o.Card.ExtendedSkills) > 0 || o.Auth.RequiresAuth()
+}
+
 // chatSkill is the skill advertised when the host lists no tools.
-func (s *Server) chatSkill() a2a.AgentSkill {
+func (h *cardHandler) chatSkill() a2a.AgentSkill {
 	return a2a.AgentSkill{
 		ID:          "chat",
 		Name:        "Chat",
-		Description: "Talk to " + s.opts.Card.Name + " in natural language: ask questions or delegate tasks.",
+		Description: "Talk to " + h.opts.Card.Name + " in natural language: ask questions or delegate tasks.",
 		Tags:        []string{"chat", "general"},
 	}
 }
@@ -322,13 +381,13 @@ type skillFetch struct {
 // skills returns the card's skills: the cached ones while they are fresh,
 // else the result of one fetch shared by every request that needs it.
 // Each caller gets its own slice (the extended card appends to it).
-func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
-	if s.opts.Skills == nil {
-		return []a2a.AgentSkill{s.chatSkill()}
+func (h *cardHandler) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
+	if h.opts.Skills == nil {
+		return []a2a.AgentSkill{h.chatSkill()}
 	}
-	c := &s.skillCache
+	c := &h.skillCache
 	c.mu.Lock()
-	if c.skills != nil && s.now().Before(c.expires) {
+	if c.skills != nil && h.now().Before(c.expires) {
 		out := slices.Clone(c.skills)
 		c.mu.Unlock()
 		return out
@@ -343,7 +402,7 @@ func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill 
 			}
 		case <-ctx.Done():
 		}
-		return []a2a.AgentSkill{s.chatSkill()}
+		return []a2a.AgentSkill{h.chatSkill()}
 	}
 	f := &skillFetch{done: make(chan struct{})}
 	c.flight = f
@@ -353,31 +412,31 @@ func (s *Server) skills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill 
 		c.mu.Lock()
 		c.flight = nil
 		if f.skills != nil {
-			c.skills, c.expires = f.skills, s.now().Add(skillsTTL)
+			c.skills, c.expires = f.skills, h.now().Add(skillsTTL)
 		}
 		c.mu.Unlock()
 		close(f.done)
 	}()
 	// Detached from this request's cancellation: the requests waiting for
 	// this fetch must not lose it because this request's client left.
-	f.skills = s.fetchSkills(context.WithoutCancel(ctx), log)
+	f.skills = h.fetchSkills(context.WithoutCancel(ctx), log)
 	return slices.Clone(f.skills)
 }
 
 // fetchSkills reads the host's skills (Options.Skills) once, sorted by id;
 // none, or a failing call, gives the generic chat skill.
-func (s *Server) fetchSkills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
+func (h *cardHandler) fetchSkills(ctx context.Context, log hclog.Logger) []a2a.AgentSkill {
 	ctx, cancel := context.WithTimeout(ctx, toolsTimeout)
 	defer cancel()
-	skills, err := s.opts.Skills(ctx)
+	skills, err := h.opts.Skills(ctx)
 	if err != nil {
 		if log != nil {
 			log.Warn("could not list the host's tools; the agent card advertises a generic chat skill", "error", err)
 		}
-		return []a2a.AgentSkill{s.chatSkill()}
+		return []a2a.AgentSkill{h.chatSkill()}
 	}
 	if len(skills) == 0 {
-		return []a2a.AgentSkill{s.chatSkill()}
+		return []a2a.AgentSkill{h.chatSkill()}
 	}
 	out := slices.Clone(skills)
 	slices.SortFunc(out, func(a, b a2a.AgentSkill) int { return strings.Compare(a.ID, b.ID) })

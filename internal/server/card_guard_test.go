@@ -112,7 +112,7 @@ func TestAgentCardRequestsShareOneToolListCall(t *testing.T) {
 		}()
 	}
 	waitFor(t, "the other requests to wait for the running fetch", func() bool {
-		c := &e.srv.skillCache
+		c := &e.srv.card.skillCache
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.flight != nil && c.flight.waiters == n-1
@@ -218,7 +218,7 @@ func TestAgentCardFetchOutlivesTheRequestThatStartedIt(t *testing.T) {
 		secondDone <- b
 	}()
 	waitFor(t, "the second request to wait", func() bool {
-		c := &e.srv.skillCache
+		c := &e.srv.card.skillCache
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.flight != nil && c.flight.waiters == 1
@@ -362,7 +362,7 @@ func TestAgentCardDoesNotReflectAForeignHost(t *testing.T) {
 		"[::1]:" + strconv.Itoa(port):        "http://[::1]:" + strconv.Itoa(port),
 	} {
 		urls, url03 := interfaceURLs(t, http.DefaultClient, e.url, host)
-		wantURLs := []string{want + "/", want + "/", want}
+		wantURLs := []string{want + "/", want + "/", want, grpcTarget(want)}
 		if strings.Join(urls, " ") != strings.Join(wantURLs, " ") || url03 != want+"/" {
 			t.Errorf("Host %q: interfaces %v, 0.3 url %q; want %v", host, urls, url03, wantURLs)
 		}

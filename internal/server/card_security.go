@@ -16,8 +16,8 @@ import (
 // satisfies the card (one requirement per scheme); which operations an
 // OAuth token may use is its scopes' business, checked per request. Both
 // the public and the extended card carry it.
-func (s *Server) cardSecurity() (map[string]a2a.SecurityScheme, []a2a.SecurityRequirement) {
-	auth := s.opts.Auth
+func (h *cardHandler) cardSecurity() (map[string]a2a.SecurityScheme, []a2a.SecurityRequirement) {
+	auth := h.opts.Auth
 	if !auth.RequiresAuth() {
 		return nil, nil
 	}

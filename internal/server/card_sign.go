@@ -38,17 +38,17 @@ type cardSignatures struct {
 // signCard attaches the configured signer's signatures to card, computed
 // over its v1.0 encoding (the extended card). Without a signer it does
 // nothing.
-func (s *Server) signCard(card *a2a.AgentCard) {
-	if s.opts.Card.Signer == nil || card == nil {
+func (h *cardHandler) signCard(card *a2a.AgentCard) {
+	if h.opts.Card.Signer == nil || card == nil {
 		return
 	}
 	card.Signatures = nil
 	doc, err := a2a.Marshal(card)
 	if err != nil {
-		s.log.Error("encoding the agent card for signing failed; it is served unsigned", "error", err)
+		h.log.Error("encoding the agent card for signing failed; it is served unsigned", "error", err)
 		return
 	}
-	card.Signatures = s.signatures(card, doc)
+	card.Signatures = h.signatures(card, doc)
 }
 
 // signatures returns the signatures of doc, the card document as it will
@@ -57,10 +57,10 @@ func (s *Server) signCard(card *a2a.AgentCard) {
 // document's content. A signing failure is logged and the card goes out
 // unsigned (peers that require a signature then refuse it with a clear
 // error).
-func (s *Server) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCardSignature {
-	signer := s.opts.Card.Signer
+func (h *cardHandler) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCardSignature {
+	signer := h.opts.Card.Signer
 	key := sha256.Sum256(doc)
-	c := &s.card.sigs
+	c := &h.state.sigs
 	c.mu.Lock()
 	sigs, ok := c.cache[key]
 	c.mu.Unlock()
@@ -74,7 +74,7 @@ func (s *Server) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCardSign
 			sigs = []a2a.AgentCardSignature{sig}
 		}
 		if err != nil {
-			s.log.Error("signing the agent card failed; it is served unsigned", "error", err)
+			h.log.Error("signing the agent card failed; it is served unsigned", "error", err)
 			return nil
 		}
 		c.mu.Lock()
@@ -91,7 +91,7 @@ func (s *Server) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCardSign
 // with v03 the 0.3 card (a2a.ToV03Card) — signed when a signer is
 // configured: over that very document, so each document verifies on its
 // own.
-func (s *Server) encodeServedCard(card *a2a.AgentCard, v03 bool) ([]byte, error) {
+func (h *cardHandler) encodeServedCard(card *a2a.AgentCard, v03 bool) ([]byte, error) {
 	encode := func() ([]byte, error) {
 		if v03 {
 			return a2a.Marshal(a2a.ToV03Card(card))
@@ -100,10 +100,10 @@ func (s *Server) encodeServedCard(card *a2a.AgentCard, v03 bool) ([]byte, error)
 	}
 	card.Signatures = nil
 	body, err := encode()
-	if err != nil || s.opts.Card.Signer == nil {
+	if err != nil || h.opts.Card.Signer == nil {
 		return body, err
 	}
-	if card.Signatures = s.signatures(card, body); len(card.Signatures) == 0 {
+	if card.Signatures = h.signatures(card, body); len(card.Signatures) == 0 {
 		return body, nil
 	}
 	return encode()

@@ -92,10 +92,11 @@ func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
 	}
 	card, _ := splitCard(t, body)
 	want := e.url + "/"
-	if len(card.SupportedInterfaces) != 3 ||
+	if len(card.SupportedInterfaces) != 4 ||
 		card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}) ||
 		card.SupportedInterfaces[1] != (a2a.AgentInterface{URL: want, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
-		card.SupportedInterfaces[2] != (a2a.AgentInterface{URL: e.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) {
+		card.SupportedInterfaces[2] != (a2a.AgentInterface{URL: e.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}) ||
+		card.SupportedInterfaces[3] != (a2a.AgentInterface{URL: strings.TrimPrefix(e.url, "http://"), ProtocolBinding: "GRPC", ProtocolVersion: "1.0"}) {
 		t.Errorf("supportedInterfaces = %+v", card.SupportedInterfaces)
 	}
 	if card.Name != "Test Agent" || card.Description != "An agent for tests" || card.Version != "9.9.9" ||
@@ -103,7 +104,9 @@ func TestAgentCardDeclaresBothInterfacesAndConfiguredFields(t *testing.T) {
 		card.DocumentationURL != "https://example.org/docs" || card.IconURL != "https://example.org/icon.png" {
 		t.Errorf("card fields = %+v", card)
 	}
-	if !card.Capabilities.SupportsStreaming() || !card.Capabilities.SupportsPushNotifications() || card.Capabilities.SupportsExtendedAgentCard() {
+	// Tokens are configured, so authenticated peers exist: the extended
+	// card is offered.
+	if !card.Capabilities.SupportsStreaming() || !card.Capabilities.SupportsPushNotifications() || !card.Capabilities.SupportsExtendedAgentCard() {
 		t.Errorf("capabilities = %s", mustJSON(card.Capabilities))
 	}
 	if len(card.Skills) != 1 || card.Skills[0].ID != "chat" {
@@ -341,9 +344,27 @@ func TestExtendedAgentCardForAuthenticatedPeersOnly(t *testing.T) {
 	if err := e.fails("", "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnauthorized {
 		t.Errorf("anonymous caller: %v", err)
 	}
-	// Without the extended card configured: -32004.
+	// Without extended skills it is offered all the same wherever
+	// authenticated peers exist (tokens are configured): the card as an
+	// authenticated peer sees it.
 	plain := newEnv(t)
-	if err := plain.fails(tokAlice, "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnsupportedOperation {
-		t.Errorf("not declared: %v", err)
+	if c := decode[a2a.AgentCard](t, plain.ok(tokAlice, "GetExtendedAgentCard", nil)); len(c.Skills) != 1 || c.Skills[0].ID != "chat" {
+		t.Errorf("extended card without extended skills: %+v", c.Skills)
+	}
+	// With no token configured nobody is authenticated: -32004, and the
+	// public card does not declare it.
+	open := newEnv(t, func(o *Options) {
+		a, err := security.NewAuthenticator(security.AuthConfig{LoopbackIsLocal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Auth = a
+	})
+	if err := open.fails("", "GetExtendedAgentCard", nil); err.Code != a2a.CodeUnsupportedOperation {
+		t.Errorf("no authenticated peers: %v", err)
+	}
+	_, body = fetchCard(t, open, "/.well-known/agent-card.json", nil)
+	if c, _ := splitCard(t, body); c.Capabilities.SupportsExtendedAgentCard() {
+		t.Error("a card without authenticated peers declares the extended card")
 	}
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
-// busyRetryAfter is the Retry-After (seconds) of the refusals a full
-// server answers: past Limits.MaxConnections or Limits.MaxStreams.
-const busyRetryAfter = "5"
+// busyRetryAfter is the Retry-After of the refusals a full server
+// answers: past Limits.MaxConnections or Limits.MaxStreams.
+const busyRetryAfter = 5 * time.Second
 
 // minIdleToEvict is how long a keep-alive connection must have waited
 // between requests before a new connection may take its place: a client
@@ -62,7 +62,7 @@ func newConnLimiter(max int, log hclog.Logger) *connLimiter {
 		WithMetadata("maxConnections", strconv.Itoa(max))
 	body := a2a.EncodeError(nil, e)
 	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
-		"Retry-After: " + busyRetryAfter + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		"Retry-After: " + retryAfter(busyRetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
 	return &connLimiter{max: max, log: log, minIdle: minIdleToEvict, refusal: append([]byte(head), body...), conns: map[*limitedConn]struct{}{}}
 }
 
@@ -193,6 +193,9 @@ func (l *connLimiter) refuse(c net.Conn, tlsOn bool) {
 func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
+	}
+	if pc, ok := c.(*prefixConn); ok {
+		c = pc.Conn
 	}
 	lc, ok := c.(*limitedConn)
 	if !ok {

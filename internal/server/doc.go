@@ -1,8 +1,21 @@
 // Package server is the inbound side of the A2A plugin: it serves the
-// agent card, the A2A v1.0 JSON-RPC endpoint (with the 0.3 method names
-// and shapes for older peers) and the v1.0 HTTP+JSON binding over HTTP,
-// and hands every request to the task manager (package tasks) after
+// agent card and the three A2A v1.0 bindings — JSON-RPC (with the 0.3
+// method names and shapes for older peers), HTTP+JSON and gRPC — and
+// hands every request to the task manager (package tasks) after
 // authenticating, authorising, limiting and validating it.
+//
+// # Shape
+//
+// The bindings are thin adapters over one transport-neutral Handler
+// (handler.go): the A2A operations with typed requests and answers, the
+// exchange (Call: the caller's identity, the version, the extensions,
+// what it was about) and event streams (Stream, written to a binding's
+// Sink). pipeline (pipeline.go) implements it — admission, authorization,
+// stream caps and the exchange's record, once for every binding — over
+// service (service.go), the operations on the task manager. The card
+// handler (card.go) stands on its own; the extended card is built there
+// for every binding. Server (server.go) composes them and listens
+// (listen.go: the gRPC binding shares the HTTP port).
 //
 // # Routes
 //
@@ -27,25 +40,25 @@
 //
 // # Request pipeline
 //
-// Every JSON-RPC request goes through these steps, cheapest first, and the
-// first refusal answers: authentication (security.Authenticator) → rate
-// limit per identity → body size → Content-Type → JSON nesting depth →
-// UTF-8 → envelope → method → A2A-Version → A2A-Extensions → capability →
-// permission (security.Policy) → params decoding and validation → message
-// limits (parts, part size, media types, ids) → trust gate and loop guards
-// (sends) → task manager. Nothing in a request body can claim an identity:
-// the identity comes from the Authorization header and the TCP peer only.
+// Every request goes through these steps, cheapest first, and the first
+// refusal answers. The handler's (Admit): shutdown → browser checks →
+// authentication (security.Authenticator) → rate limit per identity. The
+// binding's: body size → Content-Type → JSON nesting depth → UTF-8 →
+// envelope → method (JSON-RPC; the route for HTTP+JSON, the RPC for
+// gRPC). The handler's (Authorize): A2A-Version → A2A-Extensions →
+// capability → permission (security.Policy, OAuth scopes). The binding's:
+// params decoding and validation (a2a.DecodeParams for both JSON
+// bindings; grpcwire and the same Validate methods for gRPC). The
+// handler's: stream caps → message limits (parts, part size, media types,
+// ids) → trust gate and loop guards (sends) → task manager. Nothing in a
+// request can claim an identity: the identity comes from the
+// Authorization header (gRPC: the authorization metadata) and the TCP
+// peer only.
 //
-// An HTTP+JSON request takes the same steps in the same order, through the
-// same functions: the route stands for the envelope and method, and the
-// request object is assembled from path, query and body and then decoded
-// and validated by a2a.DecodeParams exactly as JSON-RPC params are. One
-// function per step (admit, readBody, checkJSON, a2a.NegotiateVersion,
-// authorize, a2a.DecodeParams, dispatch and the per-operation functions
-// of methods.go and sse.go); only the encoders differ, chosen by the
-// exchange's binding (refuse, writeResult, writeEvent, writeErrorEvent).
-// Audit records, metrics, logs (with binding=HTTP+JSON) and rate-limit
-// and stream budgets are shared: an identity has one budget for both.
+// Audit records, metrics, logs (with the binding when it is not JSON-RPC),
+// spans and the rate-limit and stream budgets are the handler's: an
+// identity has one budget for all bindings, and the three leave the same
+// record for the same exchange.
 //
 // # Decisions on what the specification leaves open
 //

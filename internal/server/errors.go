@@ -161,6 +161,7 @@ func toA2AError(err error) *a2a.Error {
 // Header names in canonical form (so lookups need no conversion) and
 // shared header values. The value slices are never modified.
 var (
+	hdrAuthorization = "Authorization"
 	hdrVersion       = textproto.CanonicalMIMEHeaderKey(a2a.HeaderVersion)
 	hdrExtensions    = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensions)
 	hdrExtensionsV03 = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensionsV03)

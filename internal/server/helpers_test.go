@@ -270,7 +270,7 @@ func newEnvTasks(t testing.TB, taskMod func(*tasks.Options), mods ...func(*Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.auditHook = audit.record
+	srv.pipe.auditHook = audit.record
 	ts := httptest.NewServer(srv.Handler())
 	e := &testEnv{t: t, srv: srv, ts: ts, mgr: mgr, exec: x, store: st, audit: audit, url: ts.URL}
 	t.Cleanup(func() {

@@ -19,7 +19,7 @@ func TestOfficialJSSDKClientInterop(t *testing.T) {
 		}
 	}
 	card := steps["card"]
-	if card.Name != "Test Agent" || !card.Streaming || len(card.Interfaces) != 3 ||
+	if card.Name != "Test Agent" || !card.Streaming || len(card.Interfaces) != 4 ||
 		card.Interfaces[0] != "JSONRPC 1.0 "+e.url+"/" || len(card.SecuritySchemes) != 1 {
 		t.Errorf("card = %+v", card)
 	}

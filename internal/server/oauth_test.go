@@ -125,7 +125,7 @@ func TestOAuthCardDeclaresWhatIsAccepted(t *testing.T) {
 	if _, err := e.srv.opts.Auth.OAuth().Authenticate(t.Context(), op.Token(t, "svc", "svc-secret", nil, oauthAudience)); err != nil {
 		t.Fatal(err)
 	}
-	card := e.srv.buildCard(e.url+"/", nil, false)
+	card := e.srv.card.buildCard(e.url+"/", nil, false)
 	a2atest.ValidateJSON(t, "Agent Card", mustJSON(card))
 	oauth := card.SecuritySchemes["oauth2-idp"].OAuth2
 	if oauth == nil || oauth.Flows.ClientCredentials == nil || oauth.Flows.ClientCredentials.TokenURL != op.TokenURL {

@@ -69,6 +69,9 @@ type Options struct {
 	// Tracer records a span per request (nil: OpenTelemetry export off).
 	// W3C trace context is propagated either way (see trace.go).
 	Tracer *tracing.Tracer
+	// DisableGRPC turns the gRPC binding off: the card declares no GRPC
+	// interface and Start serves no gRPC (see listen.go).
+	DisableGRPC bool
 	// Logger receives structured logs (default: discard).
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).
@@ -94,7 +97,10 @@ type CardConfig struct {
 	// address the connection came in on (never an arbitrary Host).
 	PublicURL string
 	// ExtendedSkills are the extra skills of the extended card shown to
-	// authenticated peers. Empty: the extended card is not offered.
+	// authenticated peers. The extended card is offered wherever
+	// authenticated peers exist (a token or an OAuth issuer is
+	// configured), with these skills or none, and with them to local
+	// callers too.
 	ExtendedSkills []a2a.AgentSkill
 	// InputModes are the media types the agent accepts in message parts;
 	// they are the card's defaultInputModes, and a part of any other type

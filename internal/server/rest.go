@@ -29,62 +29,58 @@ var (
 	valA2AJSON = []string{"application/a2a+json"}
 )
 
-// serveREST serves the HTTP+JSON binding. Paths that are no route answer
+// restBinding is the HTTP+JSON binding (see the routes in doc.go).
+type restBinding struct{ httpBinding }
+
+// ServeHTTP serves the HTTP+JSON binding. Paths that are no route answer
 // 404 (or 405 for a route used with the wrong HTTP method) before
 // authentication, as unknown paths always did; everything else is an
 // exchange with the JSON-RPC binding's steps in the same order:
 // authentication, rate limit, body size, Content-Type, nesting depth,
-// UTF-8, version, extensions, capability, permission, params, dispatch.
-func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
+// UTF-8, version, extensions, capability, permission, params, operation.
+func (b *restBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, allow := matchREST(r.Method, r.URL.EscapedPath())
 	if rt.Op == 0 {
 		restRouteMiss(w, r, allow)
 		return
 	}
-	ex := &exchange{start: s.now(), status: http.StatusOK, rest: true, ctype: restContentType(r)}
-	defer s.finish(ex, r)
-	if !s.admit(w, r, ex) {
+	ctype := restContentType(r)
+	ctx, c, err := b.h.Admit(r.Context(), b.peer(r, a2a.BindingHTTPJSON))
+	defer b.h.Finish(c)
+	if err != nil {
+		b.refuse(w, c, ctype, RefusalOf(err))
 		return
 	}
 	// Named only once admitted, as a JSON-RPC method is only read then:
 	// both bindings leave the same audit record.
-	ex.op, ex.method = rt.Op, rt.Op.String()
-	rc := http.NewResponseController(w)
+	c.Op, c.Method = rt.Op, rt.Op.String()
 	var body []byte
 	if rt.HasBody {
 		buf, release := pooledBody()
 		defer release()
-		if status, e := s.readBody(w, r, buf); e != nil {
-			s.refuse(w, ex, status, e)
+		if rf := b.readBody(r, buf); rf != nil {
+			b.refuse(w, c, ctype, rf)
 			return
 		}
 		body = buf.Bytes()
-		ex.bytesIn = int64(len(body))
+		c.BytesIn = int64(len(body))
 		if len(body) > 0 {
 			if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONContentType(ct) {
 				e := a2a.ErrContentTypeNotSupported(ct)
 				e.Message = fmt.Sprintf("Content-Type %q is not supported: send HTTP+JSON request bodies as application/a2a+json or application/json", ct)
-				s.refuse(w, ex, http.StatusOK, e)
+				b.refuse(w, c, ctype, refusal(e))
 				return
 			}
-			if e := s.checkJSON(body); e != nil {
-				s.refuse(w, ex, http.StatusOK, e)
+			if e := b.checkJSON(body); e != nil {
+				b.refuse(w, c, ctype, refusal(e))
 				return
 			}
 		}
 	}
-	if version, e := a2a.NegotiateVersion(requestedVersion(r), false); e != nil {
-		s.refuse(w, ex, http.StatusOK, e)
-		return
-	} else if version != a2a.ProtocolVersion {
-		e := a2a.ErrVersionNotSupported(version)
-		e.Message = fmt.Sprintf("A2A protocol version %q is not served over HTTP+JSON here: send A2A-Version: 1.0 (protocol 0.3 is served by the JSON-RPC interface)", version)
-		e.Metadata["supportedVersions"] = a2a.ProtocolVersion
-		s.refuse(w, ex, http.StatusOK, e)
-		return
-	}
-	if e := s.authorize(w, r, ex); e != nil {
-		s.refuse(w, ex, http.StatusOK, e)
+	err = b.h.Authorize(ctx, c)
+	echoExtensions(w, c)
+	if err != nil {
+		b.refuse(w, c, ctype, RefusalOf(err))
 		return
 	}
 	var query url.Values
@@ -93,10 +89,34 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	}
 	params, e := restParams(&rt, query, body)
 	if e != nil {
-		s.refuse(w, ex, http.StatusOK, e)
+		b.refuse(w, c, ctype, refusal(e))
 		return
 	}
-	s.dispatch(w, r, rc, ex, params)
+	res, st, err := invoke(ctx, b.h, c, params)
+	switch {
+	case err != nil:
+		b.refuse(w, c, ctype, RefusalOf(err))
+	case st != nil:
+		b.stream(ctx, w, st, &sseSink{b: &b.httpBinding, c: c, rest: true})
+	default:
+		if c.Op == a2a.OpDeletePushConfig {
+			res = emptyObject
+		}
+		out, encErr := a2a.Marshal(res)
+		if encErr != nil {
+			b.log.Error("encoding a response failed", c.logArgs("error", encErr)...)
+			b.refuse(w, c, ctype, refusal(errInternal()))
+			return
+		}
+		b.writeBody(w, http.NewResponseController(w), c, ctype, out)
+	}
+}
+
+// refuse answers with a google.rpc.Status error and records it.
+func (b *restBinding) refuse(w http.ResponseWriter, c *Call, ctype []string, r *Refusal) {
+	c.Refused(r)
+	refusalHeaders(w, r)
+	c.BytesOut += int64(writeStatusError(w, ctype, r.Status, r.Err))
 }
 
 // matchREST resolves an HTTP method and escaped path to a route

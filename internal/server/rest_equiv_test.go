@@ -266,7 +266,7 @@ var equivalenceScenarios = []struct {
 	{"authentication", func(r *run) {
 		r.wantError("bad token", "wrong-token-0123456789", a2a.OpGetTask, &a2a.GetTaskRequest{ID: "x"}, a2a.CodeUnauthorized)
 		r.wantError("no token", "", a2a.OpListTasks, &a2a.ListTasksRequest{}, a2a.CodeUnauthorized)
-		r.wantError("extended card", tokAlice, a2a.OpGetExtendedCard, &a2a.GetExtendedAgentCardRequest{}, a2a.CodeUnsupportedOperation)
+		r.wantError("extended card, anonymous", "", a2a.OpGetExtendedCard, &a2a.GetExtendedAgentCardRequest{}, a2a.CodeUnauthorized)
 	}},
 	{"version", func(r *run) {
 		b := r.b

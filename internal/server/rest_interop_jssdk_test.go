@@ -20,7 +20,7 @@ func TestOfficialJSSDKRESTClientInterop(t *testing.T) {
 			t.Errorf("step %s: %+v", name, s)
 		}
 	}
-	if c := steps["card"]; len(c.Interfaces) != 3 || c.Interfaces[2] != "HTTP+JSON 1.0 "+e.url {
+	if c := steps["card"]; len(c.Interfaces) != 4 || c.Interfaces[2] != "HTTP+JSON 1.0 "+e.url {
 		t.Errorf("card = %+v", c)
 	}
 	send := steps["send"]

@@ -327,7 +327,8 @@ func TestRESTExtendedCard(t *testing.T) {
 	}
 	a2atest.ValidateJSON(t, "Agent Card", r.body)
 	card := decode[a2a.AgentCard](t, r.body)
-	if len(card.SupportedInterfaces) != 3 || card.SupportedInterfaces[2].ProtocolBinding != a2a.BindingHTTPJSON {
+	if len(card.SupportedInterfaces) != 4 || card.SupportedInterfaces[2].ProtocolBinding != a2a.BindingHTTPJSON ||
+		card.SupportedInterfaces[3].ProtocolBinding != a2a.BindingGRPC {
 		t.Errorf("interfaces %+v", card.SupportedInterfaces)
 	}
 	if r := e.restDo("", "GET", "/extendedAgentCard", nil, nil); r.status != 401 {

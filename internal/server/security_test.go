@@ -365,7 +365,7 @@ func TestStreamLimitPerIdentity(t *testing.T) {
 	if _, errEv := first.all(); errEv != nil {
 		t.Fatal(errEv)
 	}
-	waitFor(t, "the slot to be released", func() bool { return e.srv.streams.open() == 0 })
+	waitFor(t, "the slot to be released", func() bool { return e.srv.pipe.streams.open() == 0 })
 	if evs, errEv := e.openStream(tokAlice, "SendStreamingMessage", sendParams("hi", nil)).all(); errEv != nil || len(evs) == 0 {
 		t.Errorf("after release: %v %v", kinds(evs), errEv)
 	}

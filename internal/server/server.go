@@ -8,62 +8,41 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
-// Server serves the agent card and the A2A JSON-RPC endpoint. Create it
-// with New; serve it with Start or mount Handler in your own http.Server.
+// Server serves the agent card and the three A2A bindings — JSON-RPC,
+// HTTP+JSON and gRPC — over one transport-neutral handler (pipeline over
+// service). Create it with New; serve it with Start, or mount Handler (the
+// HTTP bindings and the card) in your own http.Server.
 type Server struct {
 	opts Options
 	log  hclog.Logger
-	now  func() time.Time
+
+	pipe *pipeline
+	card *cardHandler
+	rpc  *jsonrpcBinding
+	rest *restBinding
+	// grpc is the gRPC server of the binding; nil with DisableGRPC.
+	grpc *grpc.Server
 
 	handler http.Handler
-	card    cardState
-	// skillCache holds the card's skills built from the host's tools.
-	skillCache skillCache
-	// inputModes is CardConfig.InputModes, parsed once.
-	inputModes mediaMatcher
-	// extensions indexes CardConfig.Extensions by URI.
-	extensions map[string]bool
-	required   []string
-
-	// auditHook, set by tests, sees every audit record and the number of
-	// SSE events of the exchange.
-	auditHook func(rec security.AuditRecord, events int)
+	conns   *connLimiter
 
 	mu      sync.Mutex
 	httpSrv *http.Server
-	baseURL string
-	// tlsLeaf is the certificate Start serves (nil without TLS): a Host
-	// it covers may be named in the card.
-	tlsLeaf *x509.Certificate
-	// hostHint logs once that a Host was not reflected into the card.
-	hostHint sync.Once
-
-	closing     atomic.Bool
-	stopStreams chan struct{}
-	stopOnce    sync.Once
-	streams     streamCount // open streams
-	// streamSlots counts the streams holding a place under
-	// Limits.MaxStreams; conns caps the connections Start accepts.
-	streamSlots atomic.Int64
-	conns       *connLimiter
-	// localHosts are the DNS names (besides localhost) a loopback caller
-	// may use in Host and still be Local: the public URL's host.
-	localHosts map[string]bool
+	mux     *connMux
 }
 
 // New checks opts, fills in defaults and returns a server.
@@ -72,54 +51,62 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		opts:        o,
-		log:         o.Logger.Named("server"),
-		now:         o.Now,
-		stopStreams: make(chan struct{}),
-		extensions:  make(map[string]bool, len(o.Card.Extensions)),
-	}
-	if s.inputModes, err = newMediaMatcher(o.Card.InputModes); err != nil {
+	s := &Server{opts: o, log: o.Logger.Named("server")}
+	svc := &service{opts: &s.opts, log: s.log}
+	if svc.inputModes, err = newMediaMatcher(o.Card.InputModes); err != nil {
 		return nil, err
 	}
-	for _, e := range o.Card.Extensions {
-		s.extensions[e.URI] = true
-		if e.Required {
-			s.required = append(s.required, e.URI)
-		}
-	}
+	s.pipe = newPipeline(&s.opts, s.log, svc)
+	s.card = &cardHandler{opts: &s.opts, log: s.log, now: o.Now, pipe: s.pipe}
+	svc.card = s.card
 	// Fail at start-up, not at the first card request, when the card the
 	// configuration describes would be invalid. (Skills built from the
 	// host's tools are valid by construction; the host is not asked here.)
-	probe := s.buildCard("http://127.0.0.1/", []a2a.AgentSkill{s.chatSkill()}, false)
+	probe := s.card.buildCard("http://127.0.0.1/", []a2a.AgentSkill{s.card.chatSkill()}, false)
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
 	}
 	s.conns = newConnLimiter(o.Limits.MaxConnections, s.log)
-	s.localHosts = map[string]bool{}
-	if u, err := url.Parse(o.Card.PublicURL); err == nil && u.Hostname() != "" {
-		s.localHosts[strings.ToLower(u.Hostname())] = true
+	hb := httpBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}
+	s.rpc, s.rest = &jsonrpcBinding{hb}, &restBinding{hb}
+	if !o.DisableGRPC {
+		s.grpc = (&grpcBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}).newServer()
 	}
-	s.handler = s.guardBody(s.traceRequests(s.routes()))
+	s.handler = s.grpcOverTLS(s.guardBody(s.traceRequests(s.routes())))
 	return s, nil
 }
 
 // routes builds the handler tree.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/agent-card.json", s.serveCard)
-	mux.HandleFunc("GET /.well-known/agent.json", s.serveCard)
+	mux.Handle("GET /.well-known/agent-card.json", s.card)
+	mux.Handle("GET /.well-known/agent.json", s.card)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
-	mux.HandleFunc("POST /{$}", s.serveRPC)
-	mux.HandleFunc("POST /a2a", s.serveRPC)
-	mux.HandleFunc("POST /rpc", s.serveRPC)
+	mux.Handle("POST /{$}", s.rpc)
+	mux.Handle("POST /a2a", s.rpc)
+	mux.Handle("POST /rpc", s.rpc)
 	// The HTTP+JSON binding: its routes are path-distinct from the
 	// JSON-RPC endpoint, so it shares the base URL (see rest.go).
-	mux.HandleFunc("/", s.serveREST)
+	mux.Handle("/", s.rest)
 	for _, e := range s.opts.Extra {
 		mux.Handle(e.Pattern, s.protect(e))
 	}
 	return s.recoverer(mux)
+}
+
+// grpcOverTLS passes the gRPC requests of an HTTP/2 connection (TLS with
+// ALPN h2; see listen.go) to the gRPC server.
+func (s *Server) grpcOverTLS(next http.Handler) http.Handler {
+	if s.grpc == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			s.grpc.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // protect serves an extra route only to callers it admits: Local callers,
@@ -130,7 +117,7 @@ func (s *Server) routes() http.Handler {
 // operator's browser would reach the Local tier.
 func (s *Server) protect(e ExtraRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if crossSiteBrowserRequest(r) {
+		if crossSite(Peer{Host: r.Host, Origin: r.Header.Get("Origin"), FetchSite: r.Header.Get("Sec-Fetch-Site")}) {
 			http.Error(w, "forbidden: "+errCrossSite(r.Header.Get("Origin")).Message, http.StatusForbidden)
 			return
 		}
@@ -140,7 +127,7 @@ func (s *Server) protect(e ExtraRoute) http.Handler {
 			http.Error(w, "unauthorized: the bearer token is not valid for this agent", http.StatusUnauthorized)
 			return
 		}
-		if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, s.localHosts) {
+		if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, s.pipe.localHosts) {
 			http.Error(w, "misdirected request: "+errMisdirected(r.Host).Message, http.StatusMisdirectedRequest)
 			return
 		}
@@ -152,19 +139,21 @@ func (s *Server) protect(e ExtraRoute) http.Handler {
 	})
 }
 
-// ActiveStreams is the number of open SSE streams.
-func (s *Server) ActiveStreams() int64 { return s.streams.open() }
+// ActiveStreams is the number of open streams, all bindings together.
+func (s *Server) ActiveStreams() int64 { return s.pipe.streams.open() }
 
 // Handler returns the server's HTTP handler: the agent card at
 // /.well-known/agent-card.json (and the legacy /.well-known/agent.json),
 // the JSON-RPC endpoint at POST / (aliases /a2a and /rpc), the HTTP+JSON
-// routes (POST /message:send, GET /tasks/{id}, …) and GET /healthz.
+// routes (POST /message:send, GET /tasks/{id}, …), GET /healthz, and —
+// on HTTP/2 — gRPC requests. A plaintext gRPC client needs Start, which
+// routes h2c connections to the gRPC server.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if s.closing.Load() {
+	if s.pipe.closing.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte("shutting down"))
 		return
@@ -173,10 +162,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // Start listens on addr ("host:port") and serves in the background; with
-// tlsCert and tlsKey (PEM file paths) it serves HTTPS. It returns the base
-// URL clients can use (an unspecified host such as 0.0.0.0 is reported as
-// 127.0.0.1). ctx bounds only the listen step; stop the server with
-// Shutdown.
+// tlsCert and tlsKey (PEM file paths) it serves HTTPS. The gRPC binding
+// shares the port (see listen.go). It returns the base URL clients can use
+// (an unspecified host such as 0.0.0.0 is reported as 127.0.0.1). ctx
+// bounds only the listen step; stop the server with Shutdown.
 func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,22 +204,43 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 			return "", fmt.Errorf("server: loading TLS certificate %s and key %s: %w", tlsCert, tlsKey, err)
 		}
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-		s.tlsLeaf = cert.Leaf
-		if s.tlsLeaf == nil && len(cert.Certificate) > 0 {
-			s.tlsLeaf, _ = x509.ParseCertificate(cert.Certificate[0])
+		if s.grpc != nil {
+			// HTTP/2 for gRPC clients (HTTP clients may use it too).
+			srv.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
 		}
+		leaf := cert.Leaf
+		if leaf == nil && len(cert.Certificate) > 0 {
+			leaf, _ = x509.ParseCertificate(cert.Certificate[0])
+		}
+		s.card.mu.Lock()
+		s.card.tlsLeaf = leaf
+		s.card.mu.Unlock()
 		ln = tls.NewListener(ln, srv.TLSConfig)
 		scheme = "https"
 	}
 	s.httpSrv = srv
-	s.baseURL = baseURL(scheme, ln.Addr())
+	base := baseURL(scheme, ln.Addr())
+	s.card.mu.Lock()
+	s.card.baseURL = base
+	s.card.mu.Unlock()
+	httpLn := ln
+	if s.grpc != nil && tlsCert == "" {
+		s.mux = newConnMux(ln, l.ReadHeaderTimeout)
+		httpLn = s.mux.http
+		go s.mux.serve()
+		go func() {
+			if err := s.grpc.Serve(s.mux.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				s.log.Error("A2A gRPC server stopped", "addr", addr, "error", err)
+			}
+		}()
+	}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("A2A server stopped", "addr", addr, "error", err)
 		}
 	}()
-	s.log.Info("A2A server listening", "addr", ln.Addr().String(), "url", s.baseURL)
-	return s.baseURL, nil
+	s.log.Info("A2A server listening", "addr", ln.Addr().String(), "url", base, "grpc", s.grpc != nil)
+	return base, nil
 }
 
 // baseURL renders a listener address as a base URL.
@@ -248,28 +258,45 @@ func baseURL(scheme string, a net.Addr) string {
 }
 
 // Shutdown stops accepting requests and lets open streams finish until ctx
-// is done; streams still open then get a final JSON-RPC error event
-// ("server shutting down; resubscribe") and are closed. It returns nil
-// when everything drained in time.
+// is done; streams still open then get a final error event (gRPC: status
+// UNAVAILABLE, "server shutting down; resubscribe") and are closed. It
+// returns nil when everything drained in time.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
+	s.pipe.shutdown()
 	s.mu.Lock()
-	srv := s.httpSrv
+	srv, mux := s.httpSrv, s.mux
 	s.mu.Unlock()
+	if mux != nil {
+		_ = mux.Close()
+	}
+	grpcDone := make(chan struct{})
+	if s.grpc != nil {
+		go func() { s.grpc.GracefulStop(); close(grpcDone) }()
+	} else {
+		close(grpcDone)
+	}
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx)
-	} else {
-		err = s.streams.wait(ctx)
+	}
+	if err == nil {
+		select {
+		case <-grpcDone:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil {
+		err = s.pipe.streams.wait(ctx) // the streams of a Handler mounted elsewhere
 	}
 	if err == nil {
 		return nil
 	}
-	open := s.streams.open()
-	s.stopOnce.Do(func() { close(s.stopStreams) })
+	open := s.pipe.streams.open()
+	s.pipe.stopAllStreams()
 	// Give the streams a moment to write their goodbye event.
 	goodbye, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = s.streams.wait(goodbye)
+	_ = s.pipe.streams.wait(goodbye)
 	cancel()
 	if srv != nil {
 		// The cut streams' handlers have returned; let net/http finish
@@ -279,6 +306,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			_ = srv.Close()
 		}
 		cancel()
+	}
+	if s.grpc != nil {
+		select {
+		case <-grpcDone:
+		case <-time.After(time.Second):
+			s.grpc.Stop() // unary calls still running are cut
+		}
 	}
 	if open > 0 {
 		return fmt.Errorf("server: shutdown cut %d open stream(s): %w", open, err)
@@ -346,56 +380,4 @@ func (t *trackingWriter) Flush() {
 func retryAfter(d time.Duration) string {
 	secs := int((d + time.Second - 1) / time.Second)
 	return strconv.Itoa(max(secs, 1))
-}
-
-// streamCount counts open streams and says when none is left. Unlike a
-// sync.WaitGroup it may gain a stream while Shutdown waits for the others
-// (a request admitted just before shutdown began).
-type streamCount struct {
-	mu   sync.Mutex
-	n    int64
-	zero chan struct{} // closed when n drops to 0; nil while n is 0
-}
-
-func (c *streamCount) add() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == 0 {
-		c.zero = make(chan struct{})
-	}
-	c.n++
-}
-
-func (c *streamCount) done() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n--
-	if c.n == 0 {
-		close(c.zero)
-		c.zero = nil
-	}
-}
-
-func (c *streamCount) open() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
-// wait returns once no stream is open — streams that start while it
-// waits are waited for too — or with ctx's error when ctx ends first.
-func (c *streamCount) wait(ctx context.Context) error {
-	for {
-		c.mu.Lock()
-		zero := c.zero
-		c.mu.Unlock()
-		if zero == nil {
-			return nil
-		}
-		select {
-		case <-zero:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }

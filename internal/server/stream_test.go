@@ -191,7 +191,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 		func(o *Options) { o.Limits.WriteTimeout = 3 * time.Second })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	e.rawSubscribe(tokAlice, task.ID, true) // never read
-	waitFor(t, "the stuck stream to open", func() bool { return e.srv.streams.open() == 1 })
+	waitFor(t, "the stuck stream to open", func() bool { return e.srv.pipe.streams.open() == 1 })
 
 	good := e.openStream(tokAlice, "SubscribeToTask", &a2a.SubscribeToTaskRequest{ID: task.ID})
 	if good.r == nil {
@@ -203,7 +203,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 		_, err := io.Copy(&raw, good.resp.Body)
 		done <- err
 	}()
-	waitFor(t, "both streams to be open", func() bool { return e.srv.streams.open() == 2 })
+	waitFor(t, "both streams to be open", func() bool { return e.srv.pipe.streams.open() == 2 })
 	e.exec.release(task.ID)
 	select {
 	case err := <-done:
@@ -228,7 +228,7 @@ func TestStuckClientIsCutWhileOthersContinue(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, "no stream left open", func() bool { return e.srv.streams.open() == 0 })
+	waitFor(t, "no stream left open", func() bool { return e.srv.pipe.streams.open() == 0 })
 }
 
 func TestTooSlowStreamEndsWithDroppedEvent(t *testing.T) {
@@ -238,7 +238,7 @@ func TestTooSlowStreamEndsWithDroppedEvent(t *testing.T) {
 	e := newEnvTasks(t, func(o *tasks.Options) { o.SubscriberBuffer = 8 })
 	task := e.startGated(tokAlice, fmt.Sprintf("slowchunks %d %d", chunks, size))
 	c := e.rawSubscribe(tokAlice, task.ID, false)
-	waitFor(t, "the stream to open", func() bool { return e.srv.streams.open() == 1 })
+	waitFor(t, "the stream to open", func() bool { return e.srv.pipe.streams.open() == 1 })
 	e.exec.release(task.ID)
 	// The task finishes although its subscriber does not read.
 	waitFor(t, "the task to complete", func() bool {

@@ -17,7 +17,7 @@ const maxIDLength = 256
 // checkMessage applies the limits a2a's Validate does not know about: the
 // number and size of parts, the media types the agent accepts (-32005) and
 // well-formed ids. It runs before anything reaches the host.
-func (s *Server) checkMessage(m *a2a.Message) *a2a.Error {
+func (s *service) checkMessage(m *a2a.Message) *a2a.Error {
 	l := &s.opts.Limits
 	if len(m.Parts) > l.MaxParts {
 		return a2a.ErrInvalidParams("message.parts", fmt.Sprintf(

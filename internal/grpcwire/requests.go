@@ -1,6 +1,8 @@
 package grpcwire
 
 import (
+	"strconv"
+
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -136,7 +138,11 @@ func ListTasksRequestToProto(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {
 	return out
 }
 
-// ListTasksRequestFromProto converts ListTasks' request.
+// ListTasksRequestFromProto converts ListTasks' request. A status this
+// version does not know (a number past the v1.0 enum) becomes a state
+// named by its number, which validation refuses as the JSON bindings
+// refuse an unknown state name: a filter must not silently match
+// everything.
 func ListTasksRequestFromProto(r *a2apb.ListTasksRequest) *a2a.ListTasksRequest {
 	out := &a2a.ListTasksRequest{
 		Tenant:               r.GetTenant(),
@@ -149,6 +155,9 @@ func ListTasksRequestFromProto(r *a2apb.ListTasksRequest) *a2a.ListTasksRequest 
 	}
 	if s := r.GetStatus(); s != a2apb.TaskState_TASK_STATE_UNSPECIFIED {
 		out.Status = StateFromProto(s)
+		if _, known := a2apb.TaskState_name[int32(s)]; !known {
+			out.Status = a2a.TaskState("TASK_STATE_" + strconv.Itoa(int(s)))
+		}
 	}
 	return out
 }

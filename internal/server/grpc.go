@@ -217,10 +217,17 @@ func (g *grpcBinding) serviceDesc() *grpc.ServiceDesc {
 // newServer is the gRPC server of the binding: messages bounded by
 // Limits.MaxBodyBytes, headers by Limits.MaxHeaderBytes, idle connections
 // closed after Limits.IdleTimeout.
+//
+// A message over MaxBodyBytes is refused with REQUEST_TOO_LARGE and its
+// ErrorInfo, as over HTTP. gRPC refuses a message over its own receive
+// limit while reading it, with a status of its own that no handler can
+// replace (RESOURCE_EXHAUSTED, "received message larger than max"), so
+// that limit is twice MaxBodyBytes: larger messages get gRPC's refusal,
+// and no more than it is ever read.
 func (g *grpcBinding) newServer() *grpc.Server {
 	l := g.limits
 	s := grpc.NewServer(
-		grpc.MaxRecvMsgSize(int(l.MaxBodyBytes)),
+		grpc.MaxRecvMsgSize(int(2*l.MaxBodyBytes)),
 		grpc.MaxHeaderListSize(uint32(l.MaxHeaderBytes)),
 		grpc.ConnectionTimeout(l.ReadHeaderTimeout),
 		grpc.MaxConcurrentStreams(grpcMaxStreamsPerConn),
@@ -264,6 +271,9 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 			return g.refuse(c, r)
 		}
 		c.BytesIn = int64(proto.Size(req))
+		if c.BytesIn > g.limits.MaxBodyBytes {
+			return g.refuse(c, refusedWith(413, errTooLarge(g.limits.MaxBodyBytes)))
+		}
 		if rpc.unary != nil {
 			out, err := rpc.unary(ctx, g.h, c, req)
 			if err != nil {

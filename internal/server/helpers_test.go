@@ -218,6 +218,8 @@ type testEnv struct {
 	store store.Store
 	audit *auditSink
 	url   string
+	// grpc reaches the server's gRPC binding.
+	grpc *grpcTestConn
 }
 
 // testAuth is the default authenticator of the tests: three peers, no
@@ -272,8 +274,9 @@ func newEnvTasks(t testing.TB, taskMod func(*tasks.Options), mods ...func(*Optio
 	}
 	srv.pipe.auditHook = audit.record
 	ts := httptest.NewServer(srv.Handler())
-	e := &testEnv{t: t, srv: srv, ts: ts, mgr: mgr, exec: x, store: st, audit: audit, url: ts.URL}
+	e := &testEnv{t: t, srv: srv, ts: ts, mgr: mgr, exec: x, store: st, audit: audit, url: ts.URL, grpc: &grpcTestConn{srv: srv}}
 	t.Cleanup(func() {
+		defer e.grpc.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)

@@ -111,11 +111,12 @@ type bindingClient struct {
 	name string
 	e    *testEnv
 	rest bool
+	grpc bool
 	hdr  map[string]string
 }
 
 func bindings(e *testEnv) []bindingClient {
-	return []bindingClient{{name: "JSONRPC", e: e}, {name: "HTTP+JSON", e: e, rest: true}}
+	return []bindingClient{{name: "JSONRPC", e: e}, {name: "HTTP+JSON", e: e, rest: true}, {name: "GRPC", e: e, grpc: true}}
 }
 
 // call runs a unary operation and returns its result (validated against
@@ -124,6 +125,9 @@ func bindings(e *testEnv) []bindingClient {
 func (b bindingClient) call(token string, op a2a.Operation, params any) (json.RawMessage, *a2a.Error) {
 	t := b.e.t
 	t.Helper()
+	if b.grpc {
+		return b.grpcCall(token, op, params)
+	}
 	if !b.rest {
 		r := b.e.rpc(token, op.String(), params, b.hdr)
 		if r.err != nil {
@@ -205,6 +209,9 @@ func (s *restStream) all() ([]a2a.StreamResponse, *a2a.Error) {
 func (b bindingClient) open(token string, op a2a.Operation, params any) func() (*a2a.StreamResponse, *a2a.Error) {
 	t := b.e.t
 	t.Helper()
+	if b.grpc {
+		return b.grpcOpen(token, op, params)
+	}
 	done := false
 	if !b.rest {
 		s := b.e.openStream(token, op.String(), params, b.hdr)

@@ -433,3 +433,35 @@ func TestGRPCShutdownCutsStreamsWithUnavailable(t *testing.T) {
 		t.Error("Shutdown reported no cut stream")
 	}
 }
+
+// TestGRPCAcceptsOAuthTokens: a JWT access token in the authorization
+// metadata names the same caller, with the same tier and scopes, as over
+// HTTP.
+func TestGRPCAcceptsOAuthTokens(t *testing.T) {
+	e, op := oauthEnv(t)
+	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, _ := dialGRPC(t, base)
+	tok := func(scopes ...string) string { return op.Token(t, "svc", "svc-secret", scopes, oauthAudience) }
+	res, err := api.SendMessage(callCtx(tok("a2a:send", "a2a:get")), textRequest("hello oauth grpc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.exec.lastTurn().Sender.ID; got != "oauth:idp:svc" {
+		t.Errorf("the host saw caller %q", got)
+	}
+	// The task is the token identity's, whichever token it shows.
+	if _, err := api.GetTask(callCtx(tok("a2a:get")), &a2apb.GetTaskRequest{Id: res.GetTask().GetId()}); err != nil {
+		t.Errorf("GetTask with another token of the same client: %v", err)
+	}
+	_, err = api.CancelTask(callCtx(tok("a2a:get")), &a2apb.CancelTaskRequest{Id: res.GetTask().GetId()})
+	code, reason, md := grpcStatusOf(t, err)
+	if code != codes.PermissionDenied || reason != "UNAUTHORIZED" || md["scope"] != "a2a:cancel" {
+		t.Errorf("without the cancel scope: %v %s %v", code, reason, md)
+	}
+	if _, err := api.ListTasks(callCtx(tok("a2a:trusted", "a2a:list")), &a2apb.ListTasksRequest{}); err != nil {
+		t.Errorf("list with the trusted tier and the scope: %v", err)
+	}
+}

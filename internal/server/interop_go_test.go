@@ -24,7 +24,7 @@ func TestOfficialGoSDKClientInterop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("resolve card: %v", err)
 		}
-		goSDKSession(t, e, card, http.DefaultClient, "")
+		goSDKSession(t, e, card, []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(http.DefaultClient)}, "")
 	})
 	t.Run("token required", func(t *testing.T) {
 		e := newEnv(t)
@@ -32,7 +32,7 @@ func TestOfficialGoSDKClientInterop(t *testing.T) {
 		// The card declares the bearer scheme with ProtoJSON scopes, which
 		// the SDK's stock parser cannot read yet.
 		card := sdkclient.ResolveCard(t, context.Background(), hc, e.url)
-		goSDKSession(t, e, card, hc, tokAlice)
+		goSDKSession(t, e, card, []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(hc)}, tokAlice)
 		if len(card.SecuritySchemes) != 1 || len(card.SecurityRequirements) != 1 {
 			t.Errorf("security = %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
 		}
@@ -47,15 +47,15 @@ func TestOfficialGoSDKClientInterop(t *testing.T) {
 	})
 }
 
-// goSDKSession runs the SDK client, made from card, through every
-// operation.
-func goSDKSession(t *testing.T, e *testEnv, card *sdk.AgentCard, hc *http.Client, token string) {
+// goSDKSession runs the SDK client, made from card with the factory
+// options (its transport), through every operation.
+func goSDKSession(t *testing.T, e *testEnv, card *sdk.AgentCard, opts []a2aclient.FactoryOption, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if card.Name != "Test Agent" || len(card.SupportedInterfaces) == 0 || !card.Capabilities.Streaming {
 		t.Fatalf("card = %+v", card)
 	}
-	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc))
+	client, err := a2aclient.NewFromCard(ctx, card, opts...)
 	if err != nil {
 		t.Fatalf("client from card: %v", err)
 	}

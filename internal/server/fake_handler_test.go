@@ -177,7 +177,7 @@ func TestBindingsMapAFakeHandlersAnswers(t *testing.T) {
 		}
 		for i, want := range []struct {
 			binding, auth string
-			ext       int
+			ext           int
 		}{{a2a.BindingJSONRPC, "Bearer x", 2}, {a2a.BindingHTTPJSON, "", 0}, {a2a.BindingGRPC, "Bearer y", 1}} {
 			p := f.peers[i]
 			if p.Binding != want.binding || (want.auth != "" && (len(p.Authorization) != 1 || p.Authorization[0] != want.auth)) || len(p.Extensions) != want.ext || p.RemoteAddr == "" {

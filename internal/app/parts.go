@@ -194,6 +194,8 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		Observer: p.metrics.Exchange,
 		Logger:   log,
 		Tracer:   p.tracer,
+
+		DisableGRPC: !cfg.GRPC,
 	}
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
 	if cfg.Pprof {

@@ -99,6 +99,7 @@ type Config struct {
 	PublicURL string `json:"public_url" env:"A2A_PUBLIC_URL" help:"Base URL advertised in the Agent Card; set it when clients reach the agent by a host name or through a proxy (default: a loopback Host as sent, else the address the connection came in on; a client's Host is never reflected)."`
 	TLSCert   string `json:"tls_cert" env:"A2A_TLS_CERT" help:"PEM certificate file; with A2A_TLS_KEY the server speaks HTTPS."`
 	TLSKey    string `json:"tls_key" env:"A2A_TLS_KEY" help:"PEM private key file for A2A_TLS_CERT."`
+	GRPC      bool   `json:"grpc" env:"A2A_GRPC" default:"true" help:"Serve the gRPC binding (lf.a2a.v1.A2AService) on the A2A port beside JSON-RPC and HTTP+JSON, declared in the Agent Card as host:port; false turns it off (e.g. behind a proxy that passes no HTTP/2)."`
 
 	// Agent Card.
 	AgentName            string   `json:"agent_name" env:"A2A_AGENT_NAME" default:"Agent" help:"Agent Card name."`

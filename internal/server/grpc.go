@@ -36,6 +36,9 @@ type grpcBinding struct {
 	h      Handler
 	limits *Limits
 	log    hclog.Logger
+	// active counts the RPCs being served, streams included, for Shutdown
+	// to wait for.
+	active streamCount
 }
 
 // grpcRPC is one RPC: its operation, its request message, and how to run
@@ -250,6 +253,8 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		if !known {
 			return status.Errorf(codes.Unimplemented, "method %s is not served", method)
 		}
+		g.active.add()
+		defer g.active.done()
 		md, _ := metadata.FromIncomingContext(ss.Context())
 		ctx, c, err := g.h.Admit(ss.Context(), g.peer(ss.Context(), md))
 		defer g.h.Finish(c)

@@ -34,8 +34,10 @@ type Server struct {
 	card *cardHandler
 	rpc  *jsonrpcBinding
 	rest *restBinding
-	// grpc is the gRPC server of the binding; nil with DisableGRPC.
-	grpc *grpc.Server
+	// grpc is the gRPC server of the binding (grpcb); nil with
+	// DisableGRPC.
+	grpc  *grpc.Server
+	grpcb *grpcBinding
 
 	handler http.Handler
 	conns   *connLimiter
@@ -70,7 +72,8 @@ func New(opts Options) (*Server, error) {
 	hb := httpBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}
 	s.rpc, s.rest = &jsonrpcBinding{hb}, &restBinding{hb}
 	if !o.DisableGRPC {
-		s.grpc = (&grpcBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}).newServer()
+		s.grpcb = &grpcBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}
+		s.grpc = s.grpcb.newServer()
 	}
 	s.handler = s.grpcOverTLS(s.guardBody(s.traceRequests(s.routes())))
 	return s, nil
@@ -229,13 +232,13 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 		httpLn = s.mux.http
 		go s.mux.serve()
 		go func() {
-			if err := s.grpc.Serve(s.mux.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			if err := s.grpc.Serve(s.mux.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) && !s.pipe.closing.Load() {
 				s.log.Error("A2A gRPC server stopped", "addr", addr, "error", err)
 			}
 		}()
 	}
 	go func() {
-		if err := srv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) && !s.pipe.closing.Load() {
 			s.log.Error("A2A server stopped", "addr", addr, "error", err)
 		}
 	}()
@@ -269,27 +272,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if mux != nil {
 		_ = mux.Close()
 	}
-	grpcDone := make(chan struct{})
-	if s.grpc != nil {
-		go func() { s.grpc.GracefulStop(); close(grpcDone) }()
-	} else {
-		close(grpcDone)
-	}
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx)
 	}
-	if err == nil {
-		select {
-		case <-grpcDone:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+	if err == nil && s.grpcb != nil {
+		// The gRPC calls in flight, as net/http waits for its requests.
+		err = s.grpcb.active.wait(ctx)
 	}
 	if err == nil {
 		err = s.pipe.streams.wait(ctx) // the streams of a Handler mounted elsewhere
 	}
 	if err == nil {
+		s.stopGRPC()
 		return nil
 	}
 	open := s.pipe.streams.open()
@@ -307,17 +302,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		cancel()
 	}
-	if s.grpc != nil {
-		select {
-		case <-grpcDone:
-		case <-time.After(time.Second):
-			s.grpc.Stop() // unary calls still running are cut
-		}
-	}
+	s.stopGRPC()
 	if open > 0 {
 		return fmt.Errorf("server: shutdown cut %d open stream(s): %w", open, err)
 	}
 	return err
+}
+
+// stopGRPC stops the gRPC server once its calls are done (or cut): a
+// graceful stop (GOAWAY) for the clients that answer it, then at once —
+// a client that never acknowledges must not hold the shutdown.
+func (s *Server) stopGRPC() {
+	if s.grpc == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
+		s.grpc.Stop()
+	}
 }
 
 // recoverer turns a panic in a handler into a -32603 answer in the

@@ -36,6 +36,7 @@ func TestTheCardDeclaresHTTPJSONBesideJSONRPC(t *testing.T) {
 		{URL: h.url + "/", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
 		{URL: h.url + "/", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		{URL: h.url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+		{URL: strings.TrimPrefix(h.url, "http://"), ProtocolBinding: "GRPC", ProtocolVersion: "1.0"},
 	}
 	if fmt.Sprint(card.SupportedInterfaces) != fmt.Sprint(want) {
 		t.Fatalf("supportedInterfaces = %+v\nwant %+v", card.SupportedInterfaces, want)
@@ -233,7 +234,7 @@ var scenarios = []struct {
 		r.fails("no parts", tokAlice, a2a.OpSendMessage, &a2a.SendMessageRequest{Message: a2a.Message{MessageID: "m", Role: a2a.RoleUser}}, a2a.CodeInvalidParams)
 		r.fails("media type", tokAlice, a2a.OpSendMessage,
 			&a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.RoleUser, a2a.URLPart("https://example.com/v.mp4", "video/mp4", "v.mp4"))}, a2a.CodeContentTypeNotSupported)
-		r.fails("extended card", tokAlice, a2a.OpGetExtendedCard, &a2a.GetExtendedAgentCardRequest{}, a2a.CodeUnsupportedOperation)
+		r.fails("extended card without a token", "", a2a.OpGetExtendedCard, &a2a.GetExtendedAgentCardRequest{}, a2a.CodeUnauthorized)
 	}},
 	{"who may do what", func(r *run) {
 		r.fails("no token", "", a2a.OpListTasks, &a2a.ListTasksRequest{}, a2a.CodeUnauthorized)

@@ -15,11 +15,15 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary play "a2a-bench floor-server", which the
-// suite starts as os.Executable().
+// TestMain lets the test binary play "a2a-bench floor-server" (and the
+// floor-hop's "a2a-bench floor-child"), which the suite starts as
+// os.Executable().
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "floor-server" {
 		os.Exit(floorMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "floor-child" {
+		os.Exit(hopChildMain(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }
@@ -259,21 +263,24 @@ func TestProcReadingsOfThisProcess(t *testing.T) {
 	}
 }
 
-// TestSuiteAgainstTheFloor runs the real suite, end to end, with the floor
-// only: a2a-load is built, the floor is started as a process, measured,
-// stopped, and the report, JSON and chart are written.
+// TestSuiteAgainstTheFloor runs the real suite, end to end, with the two
+// floors only: a2a-load is built, the floors are started as processes
+// (floor-hop with its child), measured, stopped, and the report, JSON and
+// chart are written.
 func TestSuiteAgainstTheFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a2a-load")
 	}
 	dir := t.TempDir()
 	load := filepath.Join(dir, "a2a-load")
-	if out, err := exec.Command("go", "build", "-o", load, "../a2a-load").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", load, "./cmd/a2a-load")
+	build.Dir = "../.." // a2a-load is the plugin module's
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build a2a-load: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-load", load, "-out", out, "-only", "floor", "-modes", "send,stream,send-async",
+	code := run([]string{"-load", load, "-out", out, "-only", "floor,floor-hop", "-modes", "send,stream,send-async",
 		"-rounds", "2", "-duration", "300ms", "-warmup", "100ms", "-startup-n", "2", "-c", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -286,7 +293,7 @@ func TestSuiteAgainstTheFloor(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 6 || len(res.Summary) != 3 || len(res.StartupSummary) != 1 {
+	if len(res.Runs) != 12 || len(res.Summary) != 6 || len(res.StartupSummary) != 2 {
 		t.Fatalf("runs %d summary %d startup %d", len(res.Runs), len(res.Summary), len(res.StartupSummary))
 	}
 	for _, r := range res.Runs {

@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +29,9 @@ const floorMaxTasks = 100_000
 
 type floorServer struct {
 	card []byte
+	// hop, for floor-hop, is the round trip each send makes to the child
+	// before it is answered (see hop.go).
+	hop *hopClient
 
 	mu    sync.Mutex
 	tasks map[string]*floorTask
@@ -145,8 +146,19 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Method {
 	case "SendMessage", "SendStreamingMessage":
+		params := []byte(req.Params)
+		if f.hop != nil {
+			// The request goes to the child and back; the answer is made of
+			// what came back.
+			back, err := f.hop.call(r.Context(), params)
+			if err != nil {
+				f.reply(w, rpcResponse{ID: req.ID, Error: &rpcError{-32603, "hop: " + err.Error()}})
+				return
+			}
+			params = back
+		}
 		var p floorSendParams
-		if err := json.Unmarshal(req.Params, &p); err != nil || p.Message.MessageID == "" || len(p.Message.Parts) == 0 {
+		if err := json.Unmarshal(params, &p); err != nil || p.Message.MessageID == "" || len(p.Message.Parts) == 0 {
 			f.reply(w, rpcResponse{ID: req.ID, Error: &rpcError{-32602, "invalid params: a message with an id and parts is required"}})
 			return
 		}
@@ -248,6 +260,7 @@ func (f *floorServer) stream(w http.ResponseWriter, id json.RawMessage, t *floor
 func floorMain(args []string) int {
 	fs := flag.NewFlagSet("a2a-bench floor-server", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen `ADDRESS` (loopback)")
+	hop := fs.Bool("hop", false, "floor-hop: answer each send after one gRPC round trip over a long-lived stream to a child process")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -257,8 +270,20 @@ func floorMain(args []string) int {
 		return exitError
 	}
 	base := "http://" + ln.Addr().String()
-	srv := &http.Server{Handler: newFloorServer(base), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	fsrv := newFloorServer(base)
+	if *hop {
+		self, err := os.Executable()
+		if err == nil {
+			fsrv.hop, err = startHop(self)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "floor-server: %v\n", err)
+			return exitError
+		}
+		defer fsrv.hop.close()
+	}
+	srv := &http.Server{Handler: fsrv, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signalContext()
 	defer stop()
 	go func() {
 		<-ctx.Done()

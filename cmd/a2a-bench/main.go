@@ -61,6 +61,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "floor-server" {
 		os.Exit(floorMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "floor-child" {
+		os.Exit(hopChildMain(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -321,7 +324,7 @@ func (b *bench) prepare() error {
 			used[s] = true
 		}
 	}
-	if used[srvOursMem] || used[srvOursSQLite] {
+	if used[srvOursMem] || used[srvOursSQLite] || used[srvOursGRPC] {
 		if err := need(b.cfg.AgentHost, "run make build (or pass -agenthost)"); err != nil {
 			return err
 		}
@@ -340,7 +343,7 @@ func (b *bench) prepare() error {
 			return fmt.Errorf("%s cannot import grpc, protobuf and cryptography (%v): run make python-deps, or pass -python\n%s", b.cfg.Python, err, out)
 		}
 	}
-	if used[srvGoSDK] {
+	if used[srvGoSDK] || used[srvGoSDKGRPC] {
 		if err := need(b.cfg.GoSDK, "run make bench-tools (builds the official Go SDK's a2a CLI), pass -gosdk, or leave go-sdk out of -only"); err != nil {
 			return err
 		}

@@ -18,15 +18,18 @@ import (
 // Names of the servers the suite knows, in the order rounds visit them.
 const (
 	srvFloor      = "floor"
+	srvFloorHop   = "floor-hop"
 	srvOursMem    = "ours-mem"
 	srvOursSQLite = "ours-sqlite"
+	srvOursGRPC   = "ours-grpc"
 	srvGoSDK      = "go-sdk"
+	srvGoSDKGRPC  = "go-sdk-grpc"
 	srvJSSDK      = "js-sdk"
 	srvPyHost     = "py-host"
 )
 
 // defaultServers are the servers a plain `make bench` compares.
-var defaultServers = []string{srvFloor, srvOursMem, srvOursSQLite, srvGoSDK, srvJSSDK}
+var defaultServers = []string{srvFloor, srvFloorHop, srvOursMem, srvOursSQLite, srvOursGRPC, srvGoSDK, srvGoSDKGRPC, srvJSSDK}
 
 // allServers are every server the suite knows, in the order rounds visit
 // them: the default ones and the Python host (make bench-python).
@@ -35,6 +38,9 @@ var allServers = append(append([]string{}, defaultServers...), srvPyHost)
 // serverInfo describes each server for the report.
 var serverInfo = map[string]string{
 	srvFloor:      "net/http + encoding/json echo handler (the floor)",
+	srvFloorHop:   "the floor answering each send after one gRPC round trip over a long-lived stream to a child process (the second floor: the cheapest form of our process layout)",
+	srvOursGRPC:   "ours-mem over the gRPC binding (lf.a2a.v1.A2AService on the A2A port; a2a-load -transport grpc, one connection per client; send only)",
+	srvGoSDKGRPC:  "a2a serve --transport grpc --echo (github.com/a2aproject/a2a-go/v2 v2.4.0; send only)",
 	srvOursMem:    "agenthost + a2a-plugin, store: memory (HTTP → plugin → gRPC → host agent → gRPC Send → plugin → HTTP)",
 	srvOursSQLite: "agenthost + a2a-plugin, store: sqlite (same round trip, durable store)",
 	srvGoSDK:      "a2a serve --transport jsonrpc --echo (github.com/a2aproject/a2a-go/v2 v2.4.0)",
@@ -42,7 +48,13 @@ var serverInfo = map[string]string{
 	srvPyHost:     "host-sdk/python/examples/echo_host.py (the Python host SDK on Debian's python3) + a2a-plugin, store: sqlite (the same round trip as ours-sqlite, the host in Python)",
 }
 
-func isOurs(name string) bool { return name == srvOursMem || name == srvOursSQLite }
+func isOurs(name string) bool {
+	return name == srvOursMem || name == srvOursSQLite || name == srvOursGRPC
+}
+
+// overGRPC reports whether the load speaks gRPC to the server (which then
+// runs the send mode only).
+func overGRPC(name string) bool { return name == srvOursGRPC || name == srvGoSDKGRPC }
 
 // runsPlugin reports whether the server is a host running a2a-plugin as a
 // child process (its CPU counts as the server's too).
@@ -53,7 +65,7 @@ type server struct {
 	name    string
 	cmd     *exec.Cmd
 	base    string // http://127.0.0.1:port
-	rpc     string // JSON-RPC endpoint
+	rpc     string // JSON-RPC endpoint (gRPC servers: host:port)
 	dataDir string // ours: the host's data root
 	started time.Time
 	exited  chan struct{}
@@ -61,6 +73,9 @@ type server struct {
 	stdin   io.WriteCloser
 	log     *os.File
 	plugin  int // ours: the a2a-plugin process, once ready
+	// extra are further processes whose CPU counts as the server's
+	// (floor-hop's child).
+	extra   []int
 	stopped bool
 }
 
@@ -90,10 +105,13 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 	s := &server{name: name, base: fmt.Sprintf("http://127.0.0.1:%d", port), exited: make(chan struct{})}
 	var cmd *exec.Cmd
 	switch name {
-	case srvFloor:
+	case srvFloor, srvFloorHop:
 		cmd = exec.Command(b.self, "floor-server", "-addr", fmt.Sprintf("127.0.0.1:%d", port))
+		if name == srvFloorHop {
+			cmd.Args = append(cmd.Args, "-hop")
+		}
 		s.rpc = s.base + "/"
-	case srvOursMem, srvOursSQLite:
+	case srvOursMem, srvOursSQLite, srvOursGRPC:
 		store := "memory"
 		if name == srvOursSQLite {
 			store = "sqlite"
@@ -111,6 +129,9 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 		cmd = exec.Command(b.cfg.AgentHost, "run", "--plugins", b.cfg.Plugins, "--agent", "echo",
 			"--config", cfgPath, "--data", s.dataDir, "--log-level", "warn")
 		s.rpc = s.base + "/"
+		if name == srvOursGRPC {
+			s.rpc = fmt.Sprintf("127.0.0.1:%d", port) // the card's GRPC interface: the A2A port
+		}
 	case srvPyHost:
 		s.dataDir = o.dataDir
 		if s.dataDir == "" {
@@ -126,6 +147,12 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 		cmd = exec.Command(b.cfg.GoSDK, "serve", "--transport", "jsonrpc", "--echo", "--quiet",
 			"--host", "127.0.0.1", "--port", strconv.Itoa(port))
 		s.rpc = s.base + "/"
+	case srvGoSDKGRPC:
+		// Its card is on a port of its own it does not tell when quiet:
+		// readiness is the gRPC port accepting connections.
+		cmd = exec.Command(b.cfg.GoSDK, "serve", "--transport", "grpc", "--echo", "--quiet",
+			"--host", "127.0.0.1", "--port", strconv.Itoa(port))
+		s.rpc = fmt.Sprintf("127.0.0.1:%d", port)
 	case srvJSSDK:
 		script, err := filepath.Abs(b.cfg.JSServer)
 		if err != nil {
@@ -188,6 +215,23 @@ func (s *server) ready(timeout time.Duration) (time.Duration, error) {
 	deadline := time.Now().Add(timeout)
 	url := s.base + "/.well-known/agent-card.json"
 	for {
+		if s.name == srvGoSDKGRPC {
+			conn, err := net.DialTimeout("tcp", s.rpc, time.Second)
+			if err == nil {
+				conn.Close()
+				return time.Since(s.started), nil
+			}
+			select {
+			case <-s.exited:
+				return 0, fmt.Errorf("%s exited before it was ready (%v); see %s", s.name, s.waitErr, s.log.Name())
+			default:
+			}
+			if time.Now().After(deadline) {
+				return 0, fmt.Errorf("%s not ready after %s (last: %v); see %s", s.name, timeout, err, s.log.Name())
+			}
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
 		resp, err := c.Get(url)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
@@ -196,6 +240,9 @@ func (s *server) ready(timeout time.Duration) (time.Duration, error) {
 				d := time.Since(s.started)
 				if runsPlugin(s.name) {
 					s.plugin = childNamed(s.cmd.Process.Pid, "a2a-plugin")
+				}
+				if s.name == srvFloorHop {
+					s.extra = children(s.cmd.Process.Pid)
 				}
 				return d, nil
 			}
@@ -220,7 +267,7 @@ func (s *server) pids() []int {
 	if s.plugin != 0 {
 		p = append(p, s.plugin)
 	}
-	return p
+	return append(p, s.extra...)
 }
 
 // memPID is the process whose memory the report shows: the plugin for

@@ -28,6 +28,9 @@ type loadRun struct {
 func (b *bench) runLoad(s *server, lr loadRun) (loadResult, float64, float64, error) {
 	args := []string{"-url", s.rpc, "-mode", lr.mode, "-c", strconv.Itoa(lr.clients),
 		"-warmup", lr.warmup.String(), "-json"}
+	if overGRPC(s.name) {
+		args = append(args, "-transport", "grpc")
+	}
 	if lr.n > 0 {
 		args = append(args, "-n", strconv.FormatInt(lr.n, 10))
 	} else {
@@ -144,6 +147,9 @@ func (b *bench) compareOne(round int, name string) error {
 	}()
 	var errs []error
 	for _, mode := range b.cfg.Modes {
+		if overGRPC(name) && mode != "send" {
+			continue // a2a-load drives the send mode over gRPC
+		}
 		res, cpuOp, plugOp, err := b.runLoad(s, loadRun{mode: mode, clients: b.cfg.Clients, duration: b.cfg.Duration, warmup: b.cfg.Warmup})
 		if err != nil {
 			errs = append(errs, err)

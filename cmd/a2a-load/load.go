@@ -17,6 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 )
 
 // maxBody bounds one response body (a ListTasks page of big tasks fits).
@@ -46,8 +51,14 @@ func Run(parent context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	var target string
 	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if cfg.Transport == "grpc" {
+		if target, err = grpcTarget(cfg.URL); err != nil {
+			return nil, err
+		}
+		u = &url.URL{Scheme: "http", Host: target, Path: "/"} // the unused HTTP client's
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("-url %q is not an http(s) URL", cfg.URL)
 	}
 	var rnd [4]byte
@@ -91,6 +102,12 @@ func Run(parent context.Context, cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := r.newWorker()
+		if target != "" {
+			if err := w.dialGRPC(target); err != nil {
+				return nil, err
+			}
+			defer w.grpcConn.Close()
+		}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -145,6 +162,11 @@ type worker struct {
 	br     *bufio.Reader
 	timer  *time.Timer
 	dec    taskEnvelope
+
+	// -transport grpc
+	grpcConn *grpc.ClientConn
+	grpcAPI  a2apb.A2AServiceClient
+	grpcMD   metadata.MD
 
 	lat, ack, first []int64 // nanoseconds
 	ok, polls       int64
@@ -205,7 +227,11 @@ func (w *worker) loop() {
 		var o outcome
 		switch r.cfg.Mode {
 		case "send":
-			o = w.send(start)
+			if w.grpcAPI != nil {
+				o = w.sendGRPC()
+			} else {
+				o = w.send(start)
+			}
 		case "send-async":
 			o = w.sendAsync(start)
 		case "stream":

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 )
 
 // fakeServer is a small A2A JSON-RPC echo server whose misbehaviour the
@@ -350,4 +355,36 @@ func TestJSONOutput(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.OK != 20 || res.Mode != "send" {
 		t.Fatalf("%v %+v", err, res)
 	}
+}
+
+// TestGRPCTransportSendsToAnA2AService runs the gRPC transport against a
+// minimal lf.a2a.v1.A2AService that echoes the message into a completed
+// task.
+func TestGRPCTransportSendsToAnA2AService(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	a2apb.RegisterA2AServiceServer(gs, echoGRPC{})
+	go func() { _ = gs.Serve(ln) }()
+	defer gs.Stop()
+	res, err := Run(context.Background(), Config{URL: ln.Addr().String(), Transport: "grpc", Mode: "send", Concurrency: 2,
+		Requests: 20, Timeout: 5 * time.Second, Text: "hi", Client: "raw", PageSize: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK != 20 || res.ErrorsTotal != 0 {
+		t.Fatalf("ok %d, errors %d %v", res.OK, res.ErrorsTotal, res.ErrorSamples)
+	}
+}
+
+type echoGRPC struct{ a2apb.UnimplementedA2AServiceServer }
+
+func (echoGRPC) SendMessage(_ context.Context, r *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	m := r.GetMessage()
+	return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: &a2apb.Task{Id: "t", ContextId: "c",
+		Status:    &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_COMPLETED},
+		History:   []*a2apb.Message{m},
+		Artifacts: []*a2apb.Artifact{{ArtifactId: "a", Parts: m.GetParts()}}}}}, nil
 }

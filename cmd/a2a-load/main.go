@@ -15,6 +15,9 @@
 //	            event" the time to the first SSE event; events/s is reported.
 //	list        ListTasks (first page, -page-size); for stores with many tasks.
 //
+// -transport grpc drives send over the gRPC binding instead
+// (lf.a2a.v1.A2AService at -url host:port, one connection per worker).
+//
 // Every response is validated: HTTP status, JSON-RPC error, task state and
 // the echoed text (the unique marker sent in each message must come back at
 // least twice: once in the history, once in the answer). Failures are
@@ -120,6 +123,7 @@ type Config struct {
 	FailOnError bool          // exit 1 when any request failed
 	CPUProfile  string        // write the load tool's own CPU profile here
 	Client      string        // raw (default) or net/http
+	Transport   string        // jsonrpc (default) or grpc (mode send only)
 }
 
 const modes = "send, send-async, stream or list"
@@ -141,6 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.Token, "token", os.Getenv("A2A_LOAD_TOKEN"), "bearer token (default $A2A_LOAD_TOKEN)")
 	fs.BoolVar(&c.JSON, "json", false, "print the result as JSON")
 	fs.BoolVar(&c.FailOnError, "fail-on-error", false, "exit 1 if any request failed")
+	fs.StringVar(&c.Transport, "transport", "jsonrpc", "binding: jsonrpc, or grpc (lf.a2a.v1.A2AService at -url host:port; mode send only)")
 	fs.StringVar(&c.Client, "client", "raw", "HTTP client: raw (one goroutine per connection, cheapest) or net/http (a shared http.Transport)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write the load tool's own CPU profile to `FILE` (to keep it lean)")
 	fs.Usage = func() {
@@ -174,6 +179,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("-timeout %s must be positive", c.Timeout)
 	case c.Client != "raw" && c.Client != "net/http":
 		return fmt.Errorf("unknown -client %q (want raw or net/http)", c.Client)
+	case c.Transport != "jsonrpc" && c.Transport != "grpc" && c.Transport != "":
+		return fmt.Errorf("unknown -transport %q (want jsonrpc or grpc)", c.Transport)
+	case c.Transport == "grpc" && c.Mode != "send":
+		return fmt.Errorf("-transport grpc drives -mode send only, not %q", c.Mode)
 	case c.PageSize < 1:
 		return fmt.Errorf("-page-size %d must be positive", c.PageSize)
 	}

@@ -379,7 +379,9 @@ func TestGRPCTransportSendsToAnA2AService(t *testing.T) {
 	}
 }
 
-type echoGRPC struct{ a2apb.UnimplementedA2AServiceServer }
+type echoGRPC struct {
+	a2apb.UnimplementedA2AServiceServer
+}
 
 func (echoGRPC) SendMessage(_ context.Context, r *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
 	m := r.GetMessage()

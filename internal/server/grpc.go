@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -236,6 +237,11 @@ func (g *grpcBinding) newServer() *grpc.Server {
 		grpc.MaxConcurrentStreams(grpcMaxStreamsPerConn),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.IdleTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 20 * time.Second, PermitWithoutStream: true}),
+		// RPCs run on a pool of goroutines that keep their grown stacks
+		// (as net/http's connection goroutines do), instead of a fresh
+		// goroutine per RPC whose stack grows, by copying, through the
+		// handler's call depth every time; a busy pool spawns more.
+		grpc.NumStreamWorkers(uint32(max(16, 4*runtime.GOMAXPROCS(0)))),
 	)
 	s.RegisterService(g.serviceDesc(), nil)
 	return s

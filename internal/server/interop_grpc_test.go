@@ -18,16 +18,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
-// bearerRPC sends a bearer token as the authorization metadata of every
-// call (the official Go SDK's gRPC transport takes gRPC dial options).
-type bearerRPC string
-
-func (b bearerRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (bearerRPC) RequireTransportSecurity() bool { return false }
-
 // TestOfficialGoSDKGRPCClientInterop drives our gRPC binding with the
 // official Go SDK's gRPC transport (a2a-go v2.4.0, a2agrpc/v1), chosen
 // from our card's GRPC interface: every operation of goSDKSession, with
@@ -39,7 +29,7 @@ func TestOfficialGoSDKGRPCClientInterop(t *testing.T) {
 	// The gRPC transport alone: the client must pick the card's GRPC
 	// interface although the JSON-RPC ones are listed first.
 	opts := []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(),
-		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(bearerRPC(tokAlice)))}
+		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(sdkclient.BearerRPC(tokAlice)))}
 	goSDKSession(t, e, card, opts, tokAlice)
 	// The session went over gRPC: the exchanges' records say so.
 	grpcCalls := 0

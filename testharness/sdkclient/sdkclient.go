@@ -85,3 +85,16 @@ func ResolveCard(t testing.TB, ctx context.Context, hc *http.Client, base string
 	}
 	return card
 }
+
+// BearerRPC sends token as the `authorization` metadata of every gRPC
+// call (grpc.WithPerRPCCredentials), for the SDK's gRPC transport, which
+// takes dial options; it allows plaintext connections (loopback tests).
+type BearerRPC string
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (b BearerRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (BearerRPC) RequireTransportSecurity() bool { return false }

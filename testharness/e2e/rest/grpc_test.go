@@ -25,15 +25,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
-// bearerRPC sends a bearer token as every call's authorization metadata.
-type bearerRPC string
-
-func (b bearerRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (bearerRPC) RequireTransportSecurity() bool { return false }
-
 // TestOfficialGoSDKGRPCClientAgainstTheBinary: the official Go SDK with
 // only its gRPC transport dials the binary's GRPC interface (the A2A
 // port) and runs the operations; our statuses arrive as its typed errors.
@@ -52,7 +43,7 @@ func TestOfficialGoSDKGRPCClientAgainstTheBinary(t *testing.T) {
 		t.Fatalf("GRPC interface %q, want the A2A port of %s", grpcURL, h.url)
 	}
 	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
-		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(bearerRPC(tokAlice))))
+		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(sdkclient.BearerRPC(tokAlice))))
 	if err != nil {
 		t.Fatal(err)
 	}

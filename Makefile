@@ -284,9 +284,11 @@ bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through
 
 ## ---- benchmarks ----------------------------------------------------------
 #
-#   make bench        side by side on this machine: a bare Go floor, ours (memory and
-#                     SQLite stores, full host round trip), the official Go and JS SDK
-#                     servers; start-up times. A few minutes. Extra flags: BENCH_FLAGS=…
+#   make bench        side by side on this machine: two floors (bare Go, and Go with one
+#                     gRPC round trip to a child process), ours (memory and SQLite stores,
+#                     full host round trip; over JSON-RPC and over gRPC), the official Go
+#                     (JSON-RPC and gRPC) and JS SDK servers; start-up times. A few
+#                     minutes. Extra flags: BENCH_FLAGS=…
 #                     (e.g. BENCH_FLAGS='-only ours-sqlite,go-sdk -modes send -rounds 5')
 #   make bench-full   longer rounds, plus cost growth (1–256 clients, 1k–100k stored tasks)
 #   make bench-go     the Go micro-benchmarks of the hot paths
@@ -310,7 +312,7 @@ bench-python: build bench-tools python-deps ## the Python host SDK beside the Go
 	    -startup=false -python $(PY) $(BENCH_PY_FLAGS) || exit 1; \
 	done
 
-bench: build bench-tools npm-deps ## side-by-side benchmark: floor, ours, official Go and JS SDK servers
+bench: build bench-tools npm-deps ## side-by-side benchmark: two floors, ours (JSON-RPC, gRPC), official Go and JS SDK servers
 	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_FLAGS)
 
 bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth (about 20 min)

@@ -218,10 +218,12 @@ func flowsToProto(f *a2a.OAuthFlows) *a2apb.OAuthFlows {
 			DeviceAuthorizationUrl: a.DeviceAuthorizationURL, TokenUrl: a.TokenURL, RefreshUrl: a.RefreshURL, Scopes: scopesCopy(a.Scopes)}}
 	case f.Implicit != nil:
 		a := f.Implicit
+		//lint:ignore SA1019 the deprecated flows are still v1.0 fields: a card that declares one keeps it
 		out.Flow = &a2apb.OAuthFlows_Implicit{Implicit: &a2apb.ImplicitOAuthFlow{
 			AuthorizationUrl: a.AuthorizationURL, RefreshUrl: a.RefreshURL, Scopes: scopesCopy(a.Scopes)}}
 	case f.Password != nil:
 		a := f.Password
+		//lint:ignore SA1019 the deprecated flows are still v1.0 fields: a card that declares one keeps it
 		out.Flow = &a2apb.OAuthFlows_Password{Password: &a2apb.PasswordOAuthFlow{
 			TokenUrl: a.TokenURL, RefreshUrl: a.RefreshURL, Scopes: scopesCopy(a.Scopes)}}
 	}
@@ -243,9 +245,11 @@ func flowsFromProto(f *a2apb.OAuthFlows) a2a.OAuthFlows {
 		out.DeviceCode = &a2a.DeviceCodeOAuthFlow{DeviceAuthorizationURL: a.GetDeviceAuthorizationUrl(), TokenURL: a.GetTokenUrl(),
 			RefreshURL: a.GetRefreshUrl(), Scopes: scopesCopy(a.GetScopes())}
 	case *a2apb.OAuthFlows_Implicit:
+		//lint:ignore SA1019 the deprecated flows are still v1.0 fields: a card that declares one keeps it
 		a := v.Implicit
 		out.Implicit = &a2a.ImplicitOAuthFlow{AuthorizationURL: a.GetAuthorizationUrl(), RefreshURL: a.GetRefreshUrl(), Scopes: scopesCopy(a.GetScopes())}
 	case *a2apb.OAuthFlows_Password:
+		//lint:ignore SA1019 the deprecated flows are still v1.0 fields: a card that declares one keeps it
 		a := v.Password
 		out.Password = &a2a.PasswordOAuthFlow{TokenURL: a.GetTokenUrl(), RefreshURL: a.GetRefreshUrl(), Scopes: scopesCopy(a.GetScopes())}
 	}

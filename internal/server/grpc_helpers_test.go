@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
@@ -255,6 +254,3 @@ func (b bindingClient) grpcOpen(token string, op a2a.Operation, params any) func
 		return ev, nil
 	}
 }
-
-// protoSize is the wire size of a message, for the audit checks.
-func protoSize(m proto.Message) int64 { return int64(proto.Size(m)) }

@@ -169,10 +169,11 @@ lint: tools lint-ts python-deps ## gofmt, go vet, staticcheck, tidy go.mod files
 	$(PY) -m pyflakes $$(git ls-files 'host-sdk/*.py' | grep -v '_pb2')
 
 # The targets `make test` runs briefly: everything that parses what the
-# network sends (JSON-RPC decoding, part extraction, both bindings'
-# handlers), the injection filter and redaction. Every target still runs
-# its seed corpus as a plain test, and `make fuzz` runs them all for longer.
-FUZZ_SHORT_PKGS := ./internal/a2a ./internal/security ./internal/server
+# network sends (JSON-RPC decoding, part extraction, every binding's
+# handlers, the gRPC wire conversions), the injection filter and
+# redaction. Every target still runs its seed corpus as a plain test, and
+# `make fuzz` runs them all for longer.
+FUZZ_SHORT_PKGS := ./internal/a2a ./internal/grpcwire ./internal/security ./internal/server
 
 fuzz-short: ## the network-facing fuzz targets for $(FUZZTIME_TEST) each
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST) FUZZ_PKGS="$(FUZZ_SHORT_PKGS)"

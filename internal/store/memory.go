@@ -58,6 +58,8 @@ type Memory struct {
 	nextDelivery int64
 	failed       []failedDelivery
 
+	delegations memDelegations
+
 	convs     map[string]*memConv
 	entryLog  []entryRef // every live entry, oldest first, from logHead on
 	logHead   int
@@ -244,7 +246,8 @@ func (m *Memory) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 	return nil
 }
 
-// removeTask deletes a task with its push configs and pending deliveries.
+// removeTask deletes a task with its push configs, pending deliveries and
+// settled delegations.
 func (m *Memory) removeTask(id string) {
 	t := m.tasks[id]
 	if t == nil {
@@ -256,6 +259,7 @@ func (m *Memory) removeTask(id string) {
 		m.dropQueue(configRef{id, pc.id})
 	}
 	delete(m.configs, id)
+	m.dropDelegationsLocked(id, math.MaxInt64)
 	// Deliveries queued for configs that no longer exist.
 	for ref := range m.queues {
 		if ref.taskID == id {
@@ -715,6 +719,7 @@ func (m *Memory) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 		m.entryLog, m.logHead = live, 0
 	}
 	m.failed = slices.DeleteFunc(m.failed, func(f failedDelivery) bool { return f.FailedAt.UnixMilli() < c })
+	m.dropDelegationsLocked("", c)
 	return len(ids), entries, nil
 }
 

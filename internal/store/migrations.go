@@ -168,6 +168,32 @@ ALTER TABLE outbox ADD COLUMN context_id  TEXT NOT NULL DEFAULT '';
 ALTER TABLE outbox ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 ALTER TABLE outbox ADD COLUMN tracestate  TEXT NOT NULL DEFAULT '';
 `,
+	// 3: delegations — the remote tasks the agent's turns started on
+	// behalf of inbound tasks, and the cancels that follow a parent's end
+	// (see Delegation). Not a foreign key to tasks: a turn may delegate
+	// before its task is first saved. next_try orders the cancels due.
+	`
+CREATE TABLE delegations (
+	id                INTEGER PRIMARY KEY AUTOINCREMENT,
+	parent_task_id    TEXT    NOT NULL,
+	chain_id          TEXT    NOT NULL,
+	peer              TEXT    NOT NULL,
+	remote_task_id    TEXT    NOT NULL,
+	remote_context_id TEXT    NOT NULL,
+	state             TEXT    NOT NULL,
+	cause             TEXT    NOT NULL,
+	attempts          INTEGER NOT NULL,
+	next_try          INTEGER NOT NULL,
+	last_error        TEXT    NOT NULL,
+	remote_state      TEXT    NOT NULL,
+	created_at        INTEGER NOT NULL,
+	updated_at        INTEGER NOT NULL,
+	UNIQUE (parent_task_id, peer, remote_task_id)
+);
+CREATE INDEX delegations_due  ON delegations (next_try, id) WHERE state = 'cancel';
+CREATE INDEX delegations_open ON delegations (parent_task_id) WHERE state = 'open';
+CREATE INDEX delegations_settled ON delegations (updated_at) WHERE state NOT IN ('open', 'cancel');
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

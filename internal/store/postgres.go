@@ -662,5 +662,15 @@ func (s *Postgres) Prune(ctx context.Context, cutoff time.Time) (tasks, entries 
 			break
 		}
 	}
+	for {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM delegations WHERE id IN
+			(SELECT id FROM delegations WHERE state NOT IN ('open', 'cancel') AND updated_at < $1 LIMIT $2)`, c, batch)
+		if err != nil {
+			return tasks, entries, fmt.Errorf("store: prune delegations: %w", err)
+		}
+		if tag.RowsAffected() < int64(batch) {
+			break
+		}
+	}
 	return tasks, entries, nil
 }

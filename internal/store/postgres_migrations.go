@@ -169,6 +169,31 @@ CREATE TABLE task_events (
 );
 CREATE INDEX task_events_by_time ON task_events (at);
 `,
+	// 2: delegations, as in the SQLite schema's step 3 (see Delegation).
+	// A cancel in flight is held by moving next_try past a lease
+	// (ClaimCancels), so any replica may take a due one.
+	`
+CREATE TABLE delegations (
+	id                BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	parent_task_id    TEXT COLLATE "C" NOT NULL,
+	chain_id          TEXT COLLATE "C" NOT NULL,
+	peer              TEXT COLLATE "C" NOT NULL,
+	remote_task_id    TEXT COLLATE "C" NOT NULL,
+	remote_context_id TEXT COLLATE "C" NOT NULL,
+	state             TEXT NOT NULL,
+	cause             TEXT NOT NULL,
+	attempts          INTEGER NOT NULL,
+	next_try          BIGINT NOT NULL,
+	last_error        TEXT NOT NULL,
+	remote_state      TEXT NOT NULL,
+	created_at        BIGINT NOT NULL,
+	updated_at        BIGINT NOT NULL,
+	UNIQUE (parent_task_id, peer, remote_task_id)
+);
+CREATE INDEX delegations_due     ON delegations (next_try, id) WHERE state = 'cancel';
+CREATE INDEX delegations_open    ON delegations (parent_task_id) WHERE state = 'open';
+CREATE INDEX delegations_settled ON delegations (updated_at) WHERE state NOT IN ('open', 'cancel');
+`,
 }
 
 // PostgresSchemaVersion is the schema version this code writes.

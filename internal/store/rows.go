@@ -127,3 +127,20 @@ func encodeEntryParts(e *ConversationEntry) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// scanDelegation reads the delegation columns (sqliteDelegationColumns,
+// pgDelegationColumns: the same names in the same order).
+func scanDelegation(what string) func(rows) (Delegation, error) {
+	return func(r rows) (Delegation, error) {
+		var (
+			d                      Delegation
+			next, created, updated int64
+		)
+		if err := r.Scan(&d.ID, &d.ParentTaskID, &d.ChainID, &d.Peer, &d.RemoteTaskID, &d.RemoteContextID, &d.State, &d.Cause,
+			&d.Attempts, &next, &d.LastError, &d.RemoteState, &created, &updated); err != nil {
+			return Delegation{}, fmt.Errorf("store: %s: %w", what, err)
+		}
+		d.NextTry, d.CreatedAt, d.UpdatedAt = fromMillis(next), fromMillis(created), fromMillis(updated)
+		return d, nil
+	}
+}

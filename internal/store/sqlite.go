@@ -816,5 +816,8 @@ func (s *SQLite) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 			break
 		}
 	}
+	if err := s.pruneDelegations(ctx, c); err != nil {
+		return tasks, entries, err
+	}
 	return tasks, entries, nil
 }

@@ -117,6 +117,7 @@ type reader struct {
 	count, countAfter                          [listVariants]*sql.Stmt
 	getPushConfig, listPushConfigs             *sql.Stmt
 	dueDeliveries, conversation, conversations *sql.Stmt
+	delegations, openParents                   *sql.Stmt
 }
 
 // statements lists what a reader prepares, by field.
@@ -146,6 +147,8 @@ func (r *reader) statements() []struct {
 			FROM conversation_entries WHERE context_id = ?1 ORDER BY id DESC LIMIT ?2`},
 		{&r.conversations, `SELECT context_id, peer, entries, last_task_id, last_state, first_at, last_at
 			FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT ?1`},
+		{&r.delegations, `SELECT ` + sqliteDelegationColumns + ` FROM delegations WHERE parent_task_id = ?1 ORDER BY id`},
+		{&r.openParents, `SELECT DISTINCT parent_task_id FROM delegations WHERE state = 'open' ORDER BY parent_task_id`},
 	}
 	for v := range listVariants {
 		s = append(s, struct {

@@ -46,6 +46,8 @@ type writer struct {
 	insertEntry, upsertConversation                    *sql.Stmt
 	pruneTasks, pruneFailed, staleConversations        *sql.Stmt
 	deleteEntriesOf, deleteConversation                *sql.Stmt
+	insertDelegation, endDelegations, dueCancels       *sql.Stmt
+	claimCancel, updateDelegation, pruneDelegations    *sql.Stmt
 }
 
 // statements lists what the writer prepares, by field.
@@ -100,6 +102,20 @@ func (w *writer) statements() []struct {
 		{&w.staleConversations, `SELECT context_id FROM conversations WHERE last_at < ?1 LIMIT ?2`},
 		{&w.deleteEntriesOf, `DELETE FROM conversation_entries WHERE context_id = ?1`},
 		{&w.deleteConversation, `DELETE FROM conversations WHERE context_id = ?1`},
+		{&w.insertDelegation, `INSERT INTO delegations (parent_task_id, chain_id, peer, remote_task_id, remote_context_id,
+				state, cause, attempts, next_try, last_error, remote_state, created_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+			ON CONFLICT (parent_task_id, peer, remote_task_id) DO NOTHING`},
+		// ?2 is the state the open delegations take, ?3 their cause.
+		{&w.endDelegations, `UPDATE delegations SET state = ?2, cause = ?3, next_try = ?4, updated_at = ?4
+			WHERE parent_task_id = ?1 AND state = 'open'`},
+		{&w.dueCancels, `SELECT ` + sqliteDelegationColumns + ` FROM delegations
+			WHERE state = 'cancel' AND next_try <= ?1 ORDER BY next_try, id LIMIT ?2`},
+		{&w.claimCancel, `UPDATE delegations SET next_try = ?2 WHERE id = ?1`},
+		{&w.updateDelegation, `UPDATE delegations SET state = ?2, attempts = ?3, next_try = ?4, last_error = ?5,
+				remote_state = ?6, updated_at = ?7 WHERE id = ?1`},
+		{&w.pruneDelegations, `DELETE FROM delegations WHERE id IN (SELECT id FROM delegations
+			WHERE state NOT IN ('open', 'cancel') AND updated_at < ?1 LIMIT ?2)`},
 	}
 }
 

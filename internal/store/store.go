@@ -90,6 +90,59 @@ type Delivery struct {
 	CreatedAt time.Time
 }
 
+// States of a Delegation.
+const (
+	// DelegationOpen: the parent task has not ended; nothing was asked.
+	DelegationOpen = "open"
+	// DelegationCancel: the parent ended so that its delegations are
+	// canceled, and this cancel is not done yet (Attempts, NextTry,
+	// LastError say how it goes).
+	DelegationCancel = "cancel"
+	// DelegationCanceled: the peer accepted the cancel (RemoteState is the
+	// state it answered).
+	DelegationCanceled = "canceled"
+	// DelegationFinished: the remote task had ended by itself before the
+	// cancel (RemoteState says how).
+	DelegationFinished = "finished"
+	// DelegationFailed: the cancel was refused or given up (LastError says
+	// why).
+	DelegationFailed = "failed"
+	// DelegationKept: the parent ended in a way that leaves its
+	// delegations alone (it completed, or it failed with cancel_on_failure
+	// off).
+	DelegationKept = "kept"
+)
+
+// Delegation is one edge of a delegation tree: a remote task that a turn
+// of this agent started (or continued) while it answered an inbound task.
+// When that task is canceled (or fails, as configured) the remote task is
+// canceled too, and the peer — one of these plugins — does the same with
+// its own delegations.
+type Delegation struct {
+	ID int64
+	// ParentTaskID is the inbound task the turn answered.
+	ParentTaskID string
+	// ChainID is the delegation chain the call carried; the cancel
+	// carries it too, so it reaches only tasks of that tree.
+	ChainID string
+	// Peer is the configured peer name, or the URL called.
+	Peer                          string
+	RemoteTaskID, RemoteContextID string
+	// State is one of the Delegation* states.
+	State string
+	// Cause is why a cancel was asked: the parent's final state.
+	Cause string
+	// Attempts made to cancel so far, when the next one is due and why
+	// the last one failed.
+	Attempts  int
+	NextTry   time.Time
+	LastError string
+	// RemoteState is the remote task's state as the last answer gave it.
+	RemoteState string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 // Direction of a conversation entry, seen from this plugin.
 const (
 	DirectionSent     = "sent"
@@ -178,9 +231,36 @@ type Store interface {
 	// Conversations lists known conversations, most recent first.
 	Conversations(ctx context.Context, limit int) ([]ConversationSummary, error)
 
+	// AddDelegation records a remote task that a turn started or
+	// continued while it answered the inbound task d.ParentTaskID (d.State
+	// is usually DelegationOpen). A delegation already recorded (the same
+	// parent, peer and remote task) is left as it is: adding it again is
+	// not an error.
+	AddDelegation(ctx context.Context, d *Delegation) error
+	// EndDelegations settles the open delegations of a parent task that
+	// ended: with cancel, each becomes DelegationCancel, due at now, with
+	// cause; without, DelegationKept. It reports how many changed.
+	EndDelegations(ctx context.Context, parentTaskID string, cancel bool, cause string, now time.Time) (int, error)
+	// ClaimCancels returns up to limit delegations in DelegationCancel due
+	// at now (NextTry not after it), oldest first, and moves their NextTry
+	// to now+lease: while a cancel is in flight no other call (and no
+	// other replica sharing the store) takes it, and if the one that took
+	// it dies, it is due again once the lease has passed.
+	ClaimCancels(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delegation, error)
+	// UpdateDelegation writes d's State, Attempts, NextTry, LastError,
+	// RemoteState and UpdatedAt (by d.ID); a missing one is ErrNotFound.
+	UpdateDelegation(ctx context.Context, d *Delegation) error
+	// Delegations returns a parent task's delegations in the order they
+	// were recorded.
+	Delegations(ctx context.Context, parentTaskID string) ([]Delegation, error)
+	// OpenDelegationParents returns the parent tasks that have open
+	// delegations (at start-up: whose end may not have been seen).
+	OpenDelegationParents(ctx context.Context) ([]string, error)
+
 	// Prune deletes terminal tasks (with their push configs and pending
-	// deliveries) and conversation entries last updated before cutoff, and
-	// reports how many tasks and entries it removed.
+	// deliveries), settled delegations and conversation entries last
+	// updated before cutoff, and reports how many tasks and entries it
+	// removed.
 	Prune(ctx context.Context, cutoff time.Time) (tasks, entries int, err error)
 	// Close flushes and closes the store.
 	Close() error

@@ -400,6 +400,20 @@ func ErrTaskRunNotCancelable(taskID string, state TaskState) *Error {
 	}
 }
 
+// ErrTaskNotInChain is -32002 for a cancel that names a delegation chain
+// (the a2a-plugin/chain-id key of its metadata: a cancel cascading down a
+// delegation tree) and a task of another chain: a cascade reaches only the
+// tasks of its own tree.
+func ErrTaskNotInChain(taskID, chainID, taskChain string) *Error {
+	return &Error{
+		Code:   CodeTaskNotCancelable,
+		Reason: "TASK_NOT_CANCELABLE",
+		Message: fmt.Sprintf("Task %q was not canceled: the cancel is for the tasks of delegation chain %q, and this task belongs to chain %q; "+
+			"send CancelTask without the chain id to cancel it anyway", taskID, chainID, taskChain),
+		Metadata: map[string]string{"taskId": taskID, "why": "not-in-delegation-chain"},
+	}
+}
+
 // ErrPushNotSupported is -32003: the agent does not support push
 // notifications.
 func ErrPushNotSupported() *Error {

@@ -148,11 +148,15 @@ func (b *Bridge) peerOf(chatID string) string {
 }
 
 // rememberTurn records the latest turn of t's conversation: its chain
-// (from the message metadata), the trace the host got and the peer.
+// (the task's, which the task manager set; else from the message
+// metadata), the trace the host got and the peer.
 func (b *Bridge) rememberTurn(t *tasks.Turn, trace tracing.Context) {
-	c, err := security.ChainFromMetadata(t.Message.Metadata)
-	if err != nil {
-		c = security.Chain{}
+	c := t.Chain
+	if c.ID == "" {
+		var err error
+		if c, err = security.ChainFromMetadata(t.Message.Metadata); err != nil {
+			c = security.Chain{}
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -267,6 +267,19 @@ func TestInboundDelegationChainIsRememberedPerConversation(t *testing.T) {
 	}
 }
 
+// A task that came without a chain starts one (the task manager names
+// it): the calls its turn makes continue that one chain, so every remote
+// task they start is in the task's tree.
+func TestATurnWithoutAnInboundChainContinuesItsTasksChain(t *testing.T) {
+	br, mgr, host := setup(t)
+	send(mgr, a2a.NewMessage(a2a.RoleUser, a2a.TextPart("a new piece of work")))
+	req := next(t, host)
+	c, ok := br.ChainFor(req.GetChatId())
+	if !ok || !strings.HasPrefix(c.ID, "chain-") || c.Depth != 0 {
+		t.Fatalf("chain = %+v, %v; want the task's own new chain at depth 0", c, ok)
+	}
+}
+
 func TestConversationIsForgottenWhenItsLastOpenTurnEnds(t *testing.T) {
 	br, mgr, host := setup(t)
 	ctx := context.Background()

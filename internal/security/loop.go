@@ -204,6 +204,11 @@ const (
 	// so far: 1 on the first message an agent sends on its own behalf. A
 	// JSON number; a decimal string is accepted on input.
 	MetaChainDepth = "a2a-plugin/chain-depth"
+	// MetaCancelCascade holds, in the metadata of a task whose end
+	// canceled the remote tasks its turns delegated, how that went (see
+	// internal/cascade): counts, and every remote task that could not be
+	// canceled yet or at all, with the reason.
+	MetaCancelCascade = "a2a-plugin/cancel-cascade"
 )
 
 // DefaultMaxChainDepth is the depth limit [CheckDepth] uses when given 0:
@@ -311,9 +316,15 @@ func parseDepth(v any) (int, error) {
 func (c Chain) Next() Chain {
 	id := c.ID
 	if id == "" {
-		id = "chain-" + strings.ToLower(rand.Text())
+		id = NewChainID()
 	}
 	return Chain{ID: id, Depth: c.Depth + 1}
+}
+
+// NewChainID returns a new random chain id, for a task that starts a
+// delegation tree: every hop below it carries the id.
+func NewChainID() string {
+	return "chain-" + strings.ToLower(rand.Text())
 }
 
 // Apply returns a copy of md (a new map if md is nil) with the chain's keys

@@ -70,6 +70,10 @@ type Turn struct {
 	Sender security.Identity
 	// Continuation is true when the message answers an interrupted task.
 	Continuation bool
+	// Chain is the task's delegation chain (its id is the task's, see
+	// TaskChainID) at the depth the message came with: the outbound calls
+	// the turn makes continue it.
+	Chain security.Chain
 	// Trace is the W3C trace context of the request that started the turn.
 	Trace tracing.Context
 }

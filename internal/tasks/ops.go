@@ -123,6 +123,9 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 		if st := rec.Task.Status.State; st.Terminal() {
 			return nil, a2a.ErrTaskNotCancelable(req.ID, st)
 		}
+		if err := checkCancelChain(req, &rec.Task); err != nil {
+			return nil, err
+		}
 		if forward {
 			done, err := m.rep.forward(ctx, ForwardCancel, req.ID)
 			if done {
@@ -150,6 +153,10 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 		lt.mu.Unlock()
 		return nil, a2a.ErrTaskNotCancelable(req.ID, st)
 	}
+	if err := checkCancelChain(req, &lt.rec.Task); err != nil {
+		lt.mu.Unlock()
+		return nil, err
+	}
 	if lt.turnRunning && m.opts.HostCannotCancel {
 		lt.mu.Unlock()
 		return nil, a2a.ErrTaskRunNotCancelable(req.ID, st)
@@ -163,7 +170,7 @@ func (m *Manager) cancel(ctx context.Context, scope string, req *a2a.CancelTaskR
 	// Settling frees the context; a turn still waiting in the queue is
 	// dropped there.
 	err := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateCanceled,
-		msg: agentText(lt, "The task was canceled at the client's request.")}})
+		msg: agentText(lt, cancelNotice(req))}})
 	t := lt.snapshot()
 	lt.mu.Unlock()
 	if err != nil {

@@ -224,12 +224,14 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 	msg.ContextID = cid
 	msg.TaskID = a2a.NewID()
 	now := m.now()
+	chain := newTaskChain(msg)
 	lt := &liveTask{
 		rec: store.TaskRecord{
 			Task: a2a.Task{
 				ID: msg.TaskID, ContextID: cid,
-				Status:  a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &a2a.Timestamp{Time: now}},
-				History: []a2a.Message{msg},
+				Status:   a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &a2a.Timestamp{Time: now}},
+				History:  []a2a.Message{msg},
+				Metadata: map[string]any{security.MetaChainID: chain.ID},
 			},
 			Owner: p.Caller.ID, CreatedAt: now, UpdatedAt: now,
 		},
@@ -248,7 +250,7 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 	}
 	snap := lt.snapshot()
 	lt.pending = []Event{{Response: a2a.StreamResponse{Task: &snap}}}
-	turn.TaskID, turn.ContextID, turn.Message = msg.TaskID, cid, msg
+	turn.TaskID, turn.ContextID, turn.Message, turn.Chain = msg.TaskID, cid, msg, chain
 	lt.turn = turn
 	lt.trace = turn.Trace
 	if m.opts.Observer != nil {
@@ -326,6 +328,7 @@ func (m *Manager) prepareContinuation(ctx context.Context, p SendParams, msg a2a
 	lt.settled = make(chan struct{})
 	lt.output = false
 	turn.TaskID, turn.ContextID, turn.Message, turn.Continuation = t.ID, t.ContextID, msg, true
+	turn.Chain = continuedChain(t, msg)
 	lt.turn = turn
 	lt.trace = turn.Trace
 	accepted = true

@@ -455,6 +455,10 @@ func truncate(b []byte) string {
 // uuidRE matches the UUIDs servers and tests generate.
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
+// chainRE matches the delegation chain ids the plugin makes for tasks that
+// start a tree (security.NewChainID).
+var chainRE = regexp.MustCompile(`chain-[a-z2-7]{26}`)
+
 // ReplaceIDs replaces every UUID in s with "<id>", for comparing messages
 // that name different ids.
 func ReplaceIDs(s string) string { return uuidRE.ReplaceAllString(s, "<id>") }
@@ -462,7 +466,8 @@ func ReplaceIDs(s string) string { return uuidRE.ReplaceAllString(s, "<id>") }
 // Normalize rewrites a JSON document so that two runs of one scenario (in
 // two bindings, say) can be compared: every UUID becomes <id1>, <id2>, …
 // in order of first appearance, walking objects in key order (so the same
-// id stays the same placeholder); timestamps ("timestamp",
+// id stays the same placeholder), and every new delegation chain id
+// <chain1>, <chain2>, … likewise; timestamps ("timestamp",
 // "statusTimestampAfter") become <ts>, non-empty page tokens <token>;
 // keys come out sorted.
 func Normalize(t testing.TB, raw []byte) string {
@@ -471,7 +476,7 @@ func Normalize(t testing.TB, raw []byte) string {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("normalize: %v\n%s", err, raw)
 	}
-	ids := map[string]string{}
+	ids, chains := map[string]string{}, map[string]string{}
 	var walk func(v any) any
 	walk = func(v any) any {
 		switch x := v.(type) {
@@ -493,6 +498,14 @@ func Normalize(t testing.TB, raw []byte) string {
 			}
 			return x
 		case string:
+			x = chainRE.ReplaceAllStringFunc(x, func(id string) string {
+				if p, ok := chains[id]; ok {
+					return p
+				}
+				p := fmt.Sprintf("<chain%d>", len(chains)+1)
+				chains[id] = p
+				return p
+			})
 			return uuidRE.ReplaceAllStringFunc(x, func(id string) string {
 				if p, ok := ids[id]; ok {
 					return p

@@ -1,0 +1,270 @@
+package cascade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+)
+
+// done is what a cancel in flight reports to the loop.
+type done struct {
+	parent string
+	// retryAt is when the cancel is tried again (zero: it is settled, or
+	// it was abandoned).
+	retryAt time.Time
+}
+
+// maxErrorText bounds the error text kept for a failed cancel.
+const maxErrorText = 500
+
+// Run cancels the delegations whose parents ended until ctx ends: c sends
+// each CancelTask, a writes how it went into the parent's metadata. On the
+// way out it settles the ends it was told about, so they are in the store
+// for the next run; cancels still in flight are abandoned, and due again
+// once their lease lapses. Run may be called once.
+func (t *Tracker) Run(ctx context.Context, c Canceler, a Annotator) error {
+	if c == nil || a == nil {
+		return errors.New("cascade: Run needs a Canceler and an Annotator")
+	}
+	t.mu.Lock()
+	if t.running {
+		t.mu.Unlock()
+		return errors.New("cascade: Run called twice")
+	}
+	t.running = true
+	t.mu.Unlock()
+
+	lease := 2*t.timeout + 10*time.Second
+	results := make(chan done, t.concurrency)
+	inflight := 0
+	var nextRetry time.Time
+	t.reconcile(ctx, false)
+	lastSweep := t.now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		wait := t.poll
+		if !t.handleEnds(ctx) {
+			wait = min(wait, time.Second)
+		}
+		t.annotateDirty(ctx, a)
+		now := t.now()
+		if now.Sub(lastSweep) >= staleAfter/4 {
+			t.reconcile(ctx, true)
+			lastSweep = now
+		}
+		if free := t.concurrency - inflight; free > 0 && ctx.Err() == nil {
+			due, err := t.store.ClaimCancels(ctx, now, lease, free)
+			if err != nil && ctx.Err() == nil {
+				t.log.Error("cannot read the cancels due; trying again shortly", "error", err)
+				wait = min(wait, time.Second)
+			}
+			for _, d := range due {
+				inflight++
+				go func(d store.Delegation) { results <- t.cancelOne(ctx, c, d) }(d)
+			}
+		}
+		if !nextRetry.IsZero() {
+			if until := nextRetry.Sub(now); until <= 0 {
+				nextRetry = time.Time{}
+				wait = 0
+			} else if until < wait {
+				wait = until
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			for ; inflight > 0; inflight-- {
+				<-results
+			}
+			// The ends told so far go into the store, where the next run
+			// finds them, and the metadata says where things stand.
+			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			t.handleEnds(flush)
+			t.annotateDirty(flush, a)
+			cancel()
+			return nil
+		case <-t.wake:
+		case r := <-results:
+			inflight--
+			if !r.retryAt.IsZero() && (nextRetry.IsZero() || r.retryAt.Before(nextRetry)) {
+				nextRetry = r.retryAt
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// handleEnds settles the ends Ended was told about; it reports false when
+// one could not be stored (it is kept for the next round).
+func (t *Tracker) handleEnds(ctx context.Context) bool {
+	t.mu.Lock()
+	ends := t.ended
+	t.ended = nil
+	t.mu.Unlock()
+	ok := true
+	for i, e := range ends {
+		if err := t.end(ctx, e.task, e.state); err != nil {
+			if ctx.Err() == nil {
+				t.log.Error("cannot settle the delegations of an ended task; trying again shortly", "task_id", e.task, "error", err)
+			}
+			t.mu.Lock()
+			t.ended = append(t.ended, ends[i:]...)
+			t.mu.Unlock()
+			ok = false
+			break
+		}
+	}
+	return ok
+}
+
+// reconcile looks at the parents with open delegations in the store: one
+// that ended is settled as if Ended had been told. With stale, only the
+// parents known for longer than staleAfter are looked at, and one the
+// store does not hold (its turn answered with a direct message, so it was
+// never stored) has its delegations kept; without, every one is looked at
+// (at start-up, for ends the previous process did not settle).
+func (t *Tracker) reconcile(ctx context.Context, stale bool) {
+	now := t.now()
+	t.mu.Lock()
+	var parents []string
+	for p, since := range t.open {
+		if !stale || now.Sub(since) >= staleAfter {
+			parents = append(parents, p)
+		}
+	}
+	t.mu.Unlock()
+	for _, p := range parents {
+		rec, err := t.store.GetTask(ctx, p, "")
+		switch {
+		case err == nil && rec.Task.Status.State.Terminal():
+			if err := t.end(ctx, p, rec.Task.Status.State); err != nil {
+				t.log.Error("cannot settle the delegations of an ended task", "task_id", p, "error", err)
+			}
+		case errors.Is(err, store.ErrNotFound) && stale:
+			if _, err := t.store.EndDelegations(ctx, p, false, "", now); err != nil {
+				t.log.Error("cannot settle the delegations of a task that was never stored", "task_id", p, "error", err)
+				continue
+			}
+			t.mu.Lock()
+			delete(t.open, p)
+			t.mu.Unlock()
+		case err == nil || errors.Is(err, store.ErrNotFound):
+			t.mu.Lock()
+			if _, ok := t.open[p]; ok && stale {
+				t.open[p] = now // still running: look again later
+			}
+			t.mu.Unlock()
+		default:
+			if ctx.Err() == nil {
+				t.log.Warn("cannot read a task with open delegations", "task_id", p, "error", err)
+			}
+		}
+	}
+}
+
+// cancelOne sends one cancel and stores how it went.
+func (t *Tracker) cancelOne(ctx context.Context, c Canceler, d store.Delegation) done {
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	state, retry, err := c.CancelDelegation(cctx, d.Peer, d.RemoteTaskID, d.ChainID)
+	cancel()
+	now := t.now()
+	if ctx.Err() != nil {
+		// Shutting down: give the claim back, so that the next run tries
+		// at once (after a crash the lease lapses instead).
+		d.NextTry = now
+		if err := t.store.UpdateDelegation(context.WithoutCancel(ctx), &d); err != nil {
+			t.log.Warn("cannot give back a cancel in flight at shutdown; it is tried again once its lease lapses", "task_id", d.ParentTaskID, "error", err)
+		}
+		return done{parent: d.ParentTaskID}
+	}
+	d.Attempts++
+	d.UpdatedAt = now
+	var retryAt time.Time
+	log := []any{"task_id", d.ParentTaskID, "peer", d.Peer, "remote_task_id", d.RemoteTaskID, "attempt", d.Attempts}
+	switch {
+	case err == nil && state != "" && state != a2a.TaskStateCanceled && state.Terminal():
+		d.State, d.RemoteState, d.LastError = store.DelegationFinished, state.String(), ""
+		t.log.Debug("a delegated task had already ended", append(log, "state", state.String())...)
+	case err == nil:
+		d.State, d.RemoteState, d.LastError = store.DelegationCanceled, state.String(), ""
+		t.log.Debug("canceled a delegated task", append(log, "state", state.String())...)
+	case retry && d.Attempts < t.maxAttempts:
+		d.LastError = clip(err.Error())
+		retryAt = now.Add(t.backoff(d.Attempts))
+		d.NextTry = retryAt
+		t.log.Warn("could not cancel a delegated task; trying again later", append(log, "retry_at", retryAt, "error", err)...)
+	default:
+		d.State = store.DelegationFailed
+		d.LastError = clip(err.Error())
+		if retry {
+			d.LastError = clip(fmt.Sprintf("gave up after %d attempts: %v", d.Attempts, err))
+		}
+		t.log.Warn("could not cancel a delegated task", append(log, "error", d.LastError)...)
+	}
+	if err := t.store.UpdateDelegation(context.WithoutCancel(ctx), &d); err != nil {
+		// The claim lapses and the cancel is tried again.
+		t.log.Error("cannot record how a cancel went", append(log, "error", err)...)
+		return done{parent: d.ParentTaskID}
+	}
+	t.mu.Lock()
+	t.dirty[d.ParentTaskID] = struct{}{}
+	t.mu.Unlock()
+	return done{parent: d.ParentTaskID, retryAt: retryAt}
+}
+
+// backoff is the wait after the attempt-th failed attempt: BaseBackoff
+// doubled per earlier failure up to MaxBackoff, drawn from its upper half.
+func (t *Tracker) backoff(attempt int) time.Duration {
+	b := t.max
+	if shift := attempt - 1; shift < 62 && t.base<<shift > 0 && t.base<<shift < t.max {
+		b = t.base << shift
+	}
+	half := b / 2
+	return b - half + time.Duration(rand.Int64N(int64(half)+1))
+}
+
+// annotateDirty writes the cascade summary of every parent whose
+// delegations changed into its metadata.
+func (t *Tracker) annotateDirty(ctx context.Context, a Annotator) {
+	t.mu.Lock()
+	parents := make([]string, 0, len(t.dirty))
+	for p := range t.dirty {
+		parents = append(parents, p)
+	}
+	clear(t.dirty)
+	t.mu.Unlock()
+	for _, p := range parents {
+		ds, err := t.store.Delegations(ctx, p)
+		if err != nil {
+			t.log.Warn("cannot read the delegations of a task", "task_id", p, "error", err)
+			continue
+		}
+		s := Summarize(ds)
+		if s == nil {
+			continue
+		}
+		if err := a.Annotate(ctx, p, security.MetaCancelCascade, s.metadata()); err != nil && ctx.Err() == nil {
+			t.log.Warn("cannot write how the cancel of its delegations went into a task's metadata", "task_id", p, "error", err)
+		}
+	}
+}
+
+// clip bounds an error text.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

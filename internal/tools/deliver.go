@@ -10,6 +10,8 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
 // Delivering a message to a peer: over a stream when the peer streams,
@@ -47,6 +49,11 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 		return o
 	}
 	deadline := t.now().Add(spec.waitFor)
+	if spec.msg.TaskID != "" {
+		// A message on a task the peer already has: it is this turn's
+		// delegation now.
+		t.delegated(ctx, &spec, spec.msg.TaskID, spec.msg.ContextID)
+	}
 	if spec.wait && info.Card.Capabilities.SupportsStreaming() {
 		return t.deliverStreamed(ctx, &spec, o, deadline)
 	}
@@ -120,6 +127,9 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		o.tr.applyMessage(resp.Message)
 		return o
 	}
+	if spec.msg.TaskID == "" {
+		t.delegated(ctx, spec, resp.Task.ID, resp.Task.ContextID)
+	}
 	o.tr.applyTask(resp.Task)
 	switch {
 	case o.checkOver(), o.tr.done():
@@ -160,7 +170,7 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		}()
 	}
 	req := &a2a.SendMessageRequest{Message: spec.msg}
-	first, answered := true, false
+	first, answered, noted := true, false, spec.msg.TaskID != ""
 	end := &finishLine{cancel: cancel}
 	defer end.close()
 	err := t.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
@@ -170,6 +180,10 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		snapshot := first && spec.msg.TaskID != "" && ev.Response.Task != nil
 		first = false
 		line := o.tr.apply(ev)
+		if !noted && o.tr.taskID != "" {
+			noted = true
+			t.delegated(ctx, spec, o.tr.taskID, o.tr.contextID)
+		}
 		if o.tr.over {
 			return errTooMuchOutput
 		}
@@ -353,3 +367,23 @@ var (
 	// call keeps (maxCallBytes).
 	errTooMuchOutput = errors.New("too much output")
 )
+
+// delegated records that the call started (or continued) the peer's task
+// taskID on behalf of the inbound task the tool call works for (WithTurn),
+// if any, so that the end of that task reaches the remote one
+// (internal/cascade). It is recorded even when the call is being given up:
+// the cancel of the inbound task may be what stops the call.
+func (t *Toolset) delegated(ctx context.Context, spec *sendSpec, taskID, contextID string) {
+	turn, ok := ctx.Value(turnKey{}).(turnInfo)
+	if !ok || turn.task == "" || t.deps.Delegations == nil || taskID == "" {
+		return
+	}
+	chain, _ := security.ChainFromMetadata(spec.msg.Metadata)
+	d := store.Delegation{ParentTaskID: turn.task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := t.deps.Delegations.Record(rctx, d); err != nil {
+		t.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
+			"task_id", turn.task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
+	}
+}

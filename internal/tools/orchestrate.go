@@ -157,7 +157,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 			note := pc.Name + " (request cancelled"
 			if id := o.tr.taskID; id != "" {
 				target := &resolved{name: pc.Name, conf: pc, peer: pc.peer}
-				if err := t.cancelRemote(ctx, target, id); err != nil {
+				if err := t.cancelRemote(ctx, target, id, prep.chainID); err != nil {
 					note += fmt.Sprintf("; CancelTask for task %s failed: %s", peerID(id), kindOrErr(err))
 				} else {
 					note += fmt.Sprintf("; CancelTask sent for task %s", peerID(id))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
 // The tools reach peers only through these wrappers: each request is
@@ -37,14 +38,19 @@ func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.Se
 	}
 }
 
-// taskCall calls GetTask or CancelTask.
-func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID string) (*a2a.Task, error) {
+// taskCall calls GetTask or CancelTask; a cancel carries the delegation
+// chain chainID, when given, in its metadata (so it reaches only tasks of
+// that tree).
+func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID, chainID string) (*a2a.Task, error) {
 	for retried := false; ; retried = true {
 		x := &peerRequest{method: method, start: t.now(), taskID: taskID}
 		var task *a2a.Task
 		var err error
 		if method == "CancelTask" {
 			req := &a2a.CancelTaskRequest{ID: taskID}
+			if chainID != "" {
+				req.Metadata = map[string]any{security.MetaChainID: chainID}
+			}
 			x.reqBytes = payloadSize(req)
 			task, err = target.peer.CancelTask(ctx, req)
 		} else {
@@ -65,12 +71,13 @@ func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID
 
 // getTask calls GetTask.
 func (t *Toolset) getTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
-	return t.taskCall(ctx, target, "GetTask", taskID)
+	return t.taskCall(ctx, target, "GetTask", taskID, "")
 }
 
-// cancelTask calls CancelTask.
-func (t *Toolset) cancelTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
-	return t.taskCall(ctx, target, "CancelTask", taskID)
+// cancelTask calls CancelTask, for the delegation chain chainID ("" for
+// none).
+func (t *Toolset) cancelTask(ctx context.Context, target *resolved, taskID, chainID string) (*a2a.Task, error) {
+	return t.taskCall(ctx, target, "CancelTask", taskID, chainID)
 }
 
 // streamMessage calls SendStreamingMessage, handing every event to fn.

@@ -94,7 +94,11 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		writeJSONLine(&b, target.name, o)
 		return textResult(b.String())
 	case "cancel":
-		task, err := t.cancelTask(ctx, target, taskID)
+		var chainID string
+		if d := t.remembered(target.name, taskID); d != nil {
+			chainID = d.chain.ID // the tree the task was delegated in
+		}
+		task, err := t.cancelTask(ctx, target, taskID, chainID)
 		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
@@ -118,10 +122,10 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 
 // cancelRemote asks a peer to cancel a task, best effort, with a short
 // timeout independent of the caller's context (which may be cancelled).
-func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID string) error {
+func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID, chainID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err := t.cancelTask(ctx, target, taskID)
+	_, err := t.cancelTask(ctx, target, taskID, chainID)
 	if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 		return nil
 	}

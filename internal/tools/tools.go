@@ -100,6 +100,10 @@ type Deps struct {
 	// Audit receives one outbound record per request made to a peer; nil
 	// audits nothing.
 	Audit *security.AuditLog
+	// Delegations keeps every remote task a call starts or continues on
+	// behalf of an inbound task (WithTurn), so that the end of that task
+	// can cancel it (internal/cascade); nil keeps none.
+	Delegations DelegationRecorder
 	// HostRPCs are the optional host RPCs the host said it serves
 	// (ConfigureRequest.host.optional_rpcs, e.g. "RecordDelegation"). nil
 	// means the host did not say: an optional RPC is tried until the host
@@ -112,6 +116,14 @@ type Deps struct {
 	// tokenClient carries OAuth token requests (tests only; nil: a
 	// default client).
 	tokenClient *http.Client
+}
+
+// DelegationRecorder keeps the edges of delegation trees
+// (cascade.Tracker).
+type DelegationRecorder interface {
+	// Record keeps d, a remote task started or continued while the host
+	// answered the inbound task d.ParentTaskID.
+	Record(ctx context.Context, d store.Delegation) error
 }
 
 // Toolset implements plugin.Toolset with the a2a_* tools.

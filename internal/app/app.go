@@ -156,6 +156,11 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err != nil {
 		return nil, err
 	}
+	// Before the manager starts: the tasks it fails for the previous run
+	// end, and so do their delegations.
+	if err := p.startCascade(ctx, mgr, &undo); err != nil {
+		return nil, err
+	}
 	failed, err := mgr.Start(ctx) // with a cluster, also runs it
 	if err != nil {
 		return nil, err

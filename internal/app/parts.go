@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/cascade"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/cluster"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
@@ -48,6 +49,8 @@ type parts struct {
 	metrics *metrics.Metrics
 	push    *push.Dispatcher
 	tools   *tools.Toolset
+	// cascade cancels what a task delegated when the task ends so.
+	cascade *cascade.Tracker
 	guard   *security.SSRFGuard
 	// tracer exports spans when otel_endpoint is set; nil otherwise.
 	tracer *tracing.Tracer
@@ -163,7 +166,12 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		MaxCallsPerTask: noLimit(cfg.MaxCallsPerTask), MaxCallsPerMinute: noLimit(cfg.MaxCallsPerMinute),
 		Agents: cfg.Agents, // as config.Validate passed them
 	}
-	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs})
+	p.cascade, err = cascade.New(cascade.Options{Store: st, OnFailure: cfg.CancelOnFailure, MaxAttempts: cfg.CancelMaxAttempts, Logger: log.Named("cascade")})
+	if err != nil {
+		return nil, fmt.Errorf("a2a plugin: %w", err)
+	}
+	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs,
+		Delegations: p.cascade})
 	if err != nil {
 		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
 	}

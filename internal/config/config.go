@@ -161,6 +161,8 @@ type Config struct {
 	AllowLoopbackURLs     bool     `json:"allow_loopback_urls" env:"A2A_ALLOW_LOOPBACK_URLS" default:"false" help:"Allow loopback addresses in outbound and webhook URLs (tests, same-machine agents)."`
 	AllowPrivateURLs      bool     `json:"allow_private_urls" env:"A2A_ALLOW_PRIVATE_URLS" default:"false" help:"Allow private and link-local addresses in outbound and webhook URLs."`
 	CallTimeout           Duration `json:"call_timeout" env:"A2A_CALL_TIMEOUT" default:"120s" help:"Default time a2a_call waits for a peer before returning a task receipt."`
+	CancelOnFailure       bool     `json:"cancel_on_failure" env:"A2A_CANCEL_ON_FAILURE" default:"true" help:"When an inbound task fails or is rejected, cancel the remote tasks its turns delegated, as a cancel of the task always does (off: they run on)."`
+	CancelMaxAttempts     int      `json:"cancel_max_attempts" env:"A2A_CANCEL_MAX_ATTEMPTS" default:"12" help:"CancelTask attempts (exponential backoff from 1s to 5m) for each remote task a canceled task delegated, before the cancel is given up and recorded as failed."`
 	CardTrustedKeys       []string `json:"card_trusted_keys" env:"A2A_CARD_TRUSTED_KEYS" help:"Public key files (PEM, JWK or JWK Set) trusted for the cards of every peer configured with signed: true, comma-separated."`
 	AttachmentRoots       []string `json:"attachment_roots" env:"A2A_ATTACHMENT_ROOTS" help:"Directories (absolute paths, comma-separated) a2a_call may attach local files from (files[].path, resolved after symlinks); with none, path is refused and files go as base64 or url."`
 
@@ -453,6 +455,7 @@ func (c *Config) Validate() error {
 		"max_streams_per_peer (A2A_MAX_STREAMS_PER_PEER)": int64(c.MaxStreamsPerPeer), "max_pingpong_turns (A2A_MAX_PINGPONG_TURNS)": int64(c.MaxPingPongTurns),
 		"max_streams (A2A_MAX_STREAMS)": int64(c.MaxStreams), "max_connections (A2A_MAX_CONNECTIONS)": int64(c.MaxConnections),
 		"max_delegation_depth (A2A_MAX_DELEGATION_DEPTH)": int64(c.MaxDelegationDepth), "push_max_attempts (A2A_PUSH_MAX_ATTEMPTS)": int64(c.PushMaxAttempts),
+		"cancel_max_attempts (A2A_CANCEL_MAX_ATTEMPTS)":             int64(c.CancelMaxAttempts),
 		"max_push_configs_per_task (A2A_MAX_PUSH_CONFIGS_PER_TASK)": int64(c.MaxPushConfigsPerTask),
 		"audit_max_bytes (A2A_AUDIT_MAX_BYTES)":                     c.AuditMaxBytes,
 	}

@@ -448,3 +448,59 @@ func TestPeersPageShowsPeersCallsAndConversations(t *testing.T) {
 		t.Errorf("unknown conversation: %d", resp.StatusCode)
 	}
 }
+
+// TestTaskPageListsItsDelegationsAndWhyACancelFailed: the page of a task
+// whose turn delegated shows its chain and each remote task with where
+// its cancel stands, the error of one that failed or is retried
+// (escaped), and no such panel for a task that delegated nothing.
+func TestTaskPageListsItsDelegationsAndWhyACancelFailed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	now := time.Now()
+	e.save(&store.TaskRecord{Owner: "peer:alice", CreatedAt: now, UpdatedAt: now, Task: a2a.Task{ID: "root", ContextID: "c1",
+		Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}, Metadata: map[string]any{security.MetaChainID: "chain-tree1"}}})
+	e.save(&store.TaskRecord{Owner: "peer:alice", CreatedAt: now, UpdatedAt: now, Task: a2a.Task{ID: "lonely", ContextID: "c2",
+		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}})
+	for _, d := range []store.Delegation{
+		{ParentTaskID: "root", ChainID: "chain-tree1", Peer: "bob", RemoteTaskID: "tb", RemoteContextID: "cb", State: store.DelegationOpen},
+		{ParentTaskID: "root", ChainID: "chain-tree1", Peer: "carol", RemoteTaskID: "tc", RemoteContextID: "cc", State: store.DelegationOpen},
+		{ParentTaskID: "root", ChainID: "chain-tree1", Peer: "dave", RemoteTaskID: "td", RemoteContextID: "cd", State: store.DelegationOpen},
+	} {
+		if err := e.store.AddDelegation(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.EndDelegations(ctx, "root", true, "TASK_STATE_CANCELED", now); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := e.store.Delegations(ctx, "root")
+	ds[0].State, ds[0].RemoteState, ds[0].Attempts = store.DelegationCanceled, "TASK_STATE_CANCELED", 1
+	ds[1].State, ds[1].Attempts, ds[1].LastError = store.DelegationFailed, 1, `carol refused to cancel task tc: "<b>cannot stop a running turn</b>"`
+	ds[2].Attempts, ds[2].LastError, ds[2].NextTry = 2, "a2a peer dave: CancelTask: unreachable", now.Add(time.Minute)
+	for i := range ds {
+		ds[i].UpdatedAt = now
+		if err := e.store.UpdateDelegation(ctx, &ds[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	resp, body := e.get("/inspector/tasks/root")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("task page: HTTP %d", resp.StatusCode)
+	}
+	for _, want := range []string{"Delegated tasks", `id="task-chain">chain-tree1<`,
+		`data-agent="bob" data-task-id="tb" data-state="canceled"`,
+		`data-agent="carol" data-task-id="tc" data-state="cancel failed"`, "&lt;b&gt;cannot stop a running turn&lt;/b&gt;",
+		`data-agent="dave" data-task-id="td" data-state="cancel retrying"`, "CancelTask: unreachable", "next attempt",
+		`href="/inspector/conversations/cc"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("task page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<b>cannot") {
+		t.Error("the peer's error text was not escaped")
+	}
+	if _, body := e.get("/inspector/tasks/lonely"); strings.Contains(body, "Delegated tasks") {
+		t.Error("a task that delegated nothing shows a delegations panel")
+	}
+}

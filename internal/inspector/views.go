@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 )
 
 // ---- overview: the live Agent Card and the charts ----------------------
@@ -228,6 +229,50 @@ type taskView struct {
 	Raw                 string
 	Terminal            bool
 	Interrupted         bool
+	// ChainID is the delegation chain the task belongs to.
+	ChainID string
+	// Delegations are the remote tasks its turns delegated, with how
+	// canceling them went.
+	Delegations []delegationView
+}
+
+// delegationView is one remote task a task's turn delegated.
+type delegationView struct {
+	Agent, TaskID, ContextID string
+	// State says where it stands, in words ("running", "canceled", "cancel
+	// failed", …); Class styles it.
+	State, Class string
+	RemoteState  string
+	Attempts     int
+	Error        string
+	NextTry      time.Time
+	Updated      time.Time
+}
+
+// delegationViewOf shows a delegation.
+func delegationViewOf(d store.Delegation) delegationView {
+	v := delegationView{Agent: d.Peer, TaskID: d.RemoteTaskID, ContextID: d.RemoteContextID, RemoteState: d.RemoteState,
+		Attempts: d.Attempts, Error: d.LastError, Updated: d.UpdatedAt}
+	switch d.State {
+	case store.DelegationOpen:
+		v.State, v.Class = "delegated", "st-working"
+	case store.DelegationKept:
+		v.State, v.Class = "left running", "st-completed"
+	case store.DelegationCancel:
+		v.State, v.Class, v.NextTry = "cancel pending", "st-input-required", d.NextTry
+		if d.Attempts > 0 {
+			v.State = "cancel retrying"
+		}
+	case store.DelegationCanceled:
+		v.State, v.Class = "canceled", "st-canceled"
+	case store.DelegationFinished:
+		v.State, v.Class = "had finished", "st-completed"
+	case store.DelegationFailed:
+		v.State, v.Class = "cancel failed", "st-failed"
+	default:
+		v.State, v.Class = d.State, ""
+	}
+	return v
 }
 
 func (in *Inspector) serveTask(w http.ResponseWriter, r *http.Request) {
@@ -242,6 +287,14 @@ func (in *Inspector) serveTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := taskViewOf(rec)
+	ds, err := in.opts.Store.Delegations(r.Context(), id)
+	if err != nil {
+		in.fail(w, r, http.StatusInternalServerError, "The task's delegations could not be read: "+err.Error())
+		return
+	}
+	for _, d := range ds {
+		v.Delegations = append(v.Delegations, delegationViewOf(d))
+	}
 	fragment := ""
 	if r.URL.Query().Get("fragment") == "body" {
 		fragment = "task-body"
@@ -253,7 +306,7 @@ func taskViewOf(rec *store.TaskRecord) taskView {
 	t := &rec.Task
 	base := Prefix + "tasks/" + url.PathEscape(t.ID) + "/parts/"
 	v := taskView{ID: t.ID, ContextID: t.ContextID, Peer: rec.Owner, State: t.Status.State, Created: rec.CreatedAt, Updated: rec.UpdatedAt,
-		Terminal: t.Status.State.Terminal(), Interrupted: t.Status.State.Interrupted()}
+		Terminal: t.Status.State.Terminal(), Interrupted: t.Status.State.Interrupted(), ChainID: tasks.TaskChainID(t)}
 	if m := t.Status.Message; m != nil {
 		mv := messageOf(m, base+"s-")
 		v.Status = &mv

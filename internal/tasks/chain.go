@@ -137,5 +137,6 @@ func (m *Manager) Annotate(ctx context.Context, taskID, key string, value any) e
 	if err := m.rep.save(context.WithoutCancel(ctx), rec, nil, nil); err != nil {
 		return fmt.Errorf("annotating task %s: %w", taskID, err)
 	}
+	m.notify(rec)
 	return nil
 }

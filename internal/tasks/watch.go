@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
 // Change says that a task was saved: it became observable, or its status
@@ -29,8 +30,9 @@ type watchers struct {
 
 // Watch registers fn to be told about every change of every observable
 // task, after the change is durable (the order every other observer gets:
-// persist first, then tell). It is meant for the local operator's views,
-// which see every task. fn runs while the task is locked: it must return
+// persist first, then tell). It is meant for what sees every task: the
+// local operator's views, and the cancel of delegation trees, which learns
+// here that a task ended. fn runs while the task is locked: it must return
 // quickly, must not block and must not call back into the Manager (hand
 // the change to a buffered channel and drop it when full). The returned
 // function stops the watch; after it returns fn is not called again.
@@ -52,15 +54,19 @@ func (m *Manager) Watch(fn func(Change)) (stop func()) {
 }
 
 // notifyLocked tells the watchers that lt was saved. lt.mu must be held.
-func (m *Manager) notifyLocked(lt *liveTask) {
+func (m *Manager) notifyLocked(lt *liveTask) { m.notify(&lt.rec) }
+
+// notify tells the watchers that rec was saved; the task's lock (if it is
+// live) must be held, so that they hear of its saves in order.
+func (m *Manager) notify(rec *store.TaskRecord) {
 	w := &m.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.fns) == 0 {
 		return
 	}
-	c := Change{TaskID: lt.rec.Task.ID, ContextID: lt.rec.Task.ContextID, Owner: lt.rec.Owner,
-		State: lt.rec.Task.Status.State, CreatedAt: lt.rec.CreatedAt, UpdatedAt: lt.rec.UpdatedAt}
+	c := Change{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Owner: rec.Owner,
+		State: rec.Task.Status.State, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
 	for _, fn := range w.fns {
 		fn(c)
 	}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -41,17 +43,34 @@ func (s *SQLite) EndDelegations(ctx context.Context, parentTaskID string, cancel
 		}
 		return nil
 	})
-	return int(n), err
+	if err != nil {
+		return 0, err // n is not read: after ctx ended the op may still run
+	}
+	return int(n), nil
 }
 
 // ClaimCancels implements Store: one write transaction reads the due rows
-// and moves them past the lease.
+// and moves them past the lease. A reader looks first, so that the
+// Tracker's polls cost no write when nothing is due (the usual case).
 func (s *SQLite) ClaimCancels(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delegation, error) {
 	if limit <= 0 {
 		limit = 100
 	}
+	r, err := s.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var one int
+	err = r.anyCancelDue.QueryRowContext(ctx, now.UnixMilli()).Scan(&one)
+	s.release(r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: claim cancels: %w", err)
+	}
 	var out []Delegation
-	err := s.write(ctx, func(w *writer) error {
+	err = s.write(ctx, func(w *writer) error {
 		out = nil
 		rows, err := w.dueCancels.Query(now.UnixMilli(), limit)
 		if err != nil {
@@ -73,7 +92,11 @@ func (s *SQLite) ClaimCancels(ctx context.Context, now time.Time, lease time.Dur
 		out = ds
 		return nil
 	})
-	return out, err
+	if err != nil {
+		// out is not read: after ctx ended the op may still run.
+		return nil, err
+	}
+	return out, nil
 }
 
 // UpdateDelegation implements Store.

@@ -117,7 +117,7 @@ type reader struct {
 	count, countAfter                          [listVariants]*sql.Stmt
 	getPushConfig, listPushConfigs             *sql.Stmt
 	dueDeliveries, conversation, conversations *sql.Stmt
-	delegations, openParents                   *sql.Stmt
+	delegations, openParents, anyCancelDue     *sql.Stmt
 }
 
 // statements lists what a reader prepares, by field.
@@ -149,6 +149,7 @@ func (r *reader) statements() []struct {
 			FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT ?1`},
 		{&r.delegations, `SELECT ` + sqliteDelegationColumns + ` FROM delegations WHERE parent_task_id = ?1 ORDER BY id`},
 		{&r.openParents, `SELECT DISTINCT parent_task_id FROM delegations WHERE state = 'open' ORDER BY parent_task_id`},
+		{&r.anyCancelDue, `SELECT 1 FROM delegations WHERE state = 'cancel' AND next_try <= ?1 LIMIT 1`},
 	}
 	for v := range listVariants {
 		s = append(s, struct {

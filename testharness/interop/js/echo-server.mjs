@@ -15,6 +15,8 @@
 //            the same task completes it with "echo: <answer>".
 //   slow …   streams a few progress status updates (WORKING, ~150 ms apart)
 //            before completing; cancel stops it (TASK_STATE_CANCELED).
+//   hold …   works (TASK_STATE_WORKING) until CancelTask stops it
+//            (TASK_STATE_CANCELED), or completes after 10 minutes.
 //   fail …   fails the task (TASK_STATE_FAILED).
 //   anything else: completes at once with an artifact "echo: <text>"; file
 //            and data parts are described in the answer.
@@ -115,6 +117,17 @@ const executor = {
       bus.finished();
       return;
     }
+    if (lower.startsWith('hold')) {
+      bus.publish(statusEvent(taskId, contextId, 'TASK_STATE_WORKING', 'holding until canceled'));
+      for (const end = Date.now() + 10 * 60 * 1000; Date.now() < end; ) {
+        if (canceled.has(taskId)) {
+          bus.publish(statusEvent(taskId, contextId, 'TASK_STATE_CANCELED', 'canceled'));
+          bus.finished();
+          return;
+        }
+        await sleep(50);
+      }
+    }
     if (lower.startsWith('slow')) {
       const steps = 3;
       for (let i = 1; i <= steps; i++) {
@@ -159,7 +172,7 @@ const server = app.listen(Number(portArg), host, () => {
     : [{ url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }];
   const card = AgentCard.fromJSON({
     name,
-    description: 'Echoes messages; "ask" asks a question, "slow" streams progress, "fail" fails.',
+    description: 'Echoes messages; "ask" asks a question, "slow" streams progress, "hold" works until canceled, "fail" fails.',
     version: '1.0.0',
     supportedInterfaces: interfaces,
     capabilities: { streaming: true, pushNotifications: false },

@@ -34,8 +34,8 @@ func (l *delegationLog) all() []store.Delegation {
 
 // TestCallsForAnInboundTaskAreItsDelegations: a call made while the host
 // answers an inbound task records the remote task it started, under that
-// task and with the chain the message carried; a call of the host's own
-// user records nothing.
+// task and with the chain the message carried, for a2a_call and
+// a2a_orchestrate alike; a call of the host's own user records nothing.
 func TestCallsForAnInboundTaskAreItsDelegations(t *testing.T) {
 	c := newCapture(t)
 	log := &delegationLog{}
@@ -47,12 +47,16 @@ func TestCallsForAnInboundTaskAreItsDelegations(t *testing.T) {
 	turn := WithChain(WithTurn(context.Background(), "inbound-1", "peer:bob"), security.Chain{ID: "chain-tree", Depth: 1})
 	mustOK(t, callToolCtx(turn, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "do it"}, nil))
 	mustOK(t, callToolCtx(context.Background(), t, ts, ToolCall, map[string]any{"agent": "cap", "message": "my own"}, nil))
+	// a2a_orchestrate delegates through the same path.
+	mustOK(t, callToolCtx(turn, t, ts, ToolOrchestrate, map[string]any{"capability": "echo", "message": "all of you", "mode": "all", "timeout_s": 30}, nil))
 	ds := log.all()
-	if len(ds) != 1 {
-		t.Fatalf("recorded %d delegations, want 1: %+v", len(ds), ds)
+	if len(ds) != 2 {
+		t.Fatalf("recorded %d delegations, want 2 (the call and the orchestration): %+v", len(ds), ds)
 	}
-	if d := ds[0]; d.ParentTaskID != "inbound-1" || d.ChainID != "chain-tree" || d.Peer != "cap" || d.RemoteTaskID != "task-ctx-capture" || d.RemoteContextID != "ctx-capture" {
-		t.Errorf("delegation = %+v", d)
+	for _, d := range ds {
+		if d.ParentTaskID != "inbound-1" || d.ChainID != "chain-tree" || d.Peer != "cap" || d.RemoteTaskID != "task-ctx-capture" || d.RemoteContextID != "ctx-capture" {
+			t.Errorf("delegation = %+v", d)
+		}
 	}
 }
 

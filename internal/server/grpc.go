@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -255,7 +257,7 @@ const grpcMaxStreamsPerConn = 128
 // and decode the message, run the operation, answer or stream.
 func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 	rpc, known := grpcRPCs[method]
-	return func(_ any, ss grpc.ServerStream) error {
+	return func(_ any, ss grpc.ServerStream) (rerr error) {
 		if !known {
 			return status.Errorf(codes.Unimplemented, "method %s is not served", method)
 		}
@@ -264,6 +266,7 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		md, _ := metadata.FromIncomingContext(ss.Context())
 		ctx, c, err := g.h.Admit(ss.Context(), g.peer(ss.Context(), md))
 		defer g.h.Finish(c)
+		defer g.recoverPanic(c, &rerr)
 		if err != nil {
 			return g.refuse(c, RefusalOf(err))
 		}
@@ -301,6 +304,19 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		st.Run(ctx, sink, 0)
 		return sink.final
 	}
+}
+
+// recoverPanic turns a panic while serving an RPC into INTERNAL (-32603)
+// and a log line with the stack, as the HTTP bindings' recoverer does:
+// gRPC recovers no panic, so without this one request would end the
+// process. The peer never sees the stack.
+func (g *grpcBinding) recoverPanic(c *Call, rerr *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	g.log.Error("panic while serving a request", c.logArgs("remote", c.RemoteAddr, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
+	*rerr = g.refuse(c, refusal(errInternal()))
 }
 
 // peer is what the handler needs of an RPC before its message is read.

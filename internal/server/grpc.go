@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -288,6 +289,9 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		if c.BytesIn > g.limits.MaxBodyBytes {
 			return g.refuse(c, refusedWith(413, errTooLarge(g.limits.MaxBodyBytes)))
 		}
+		if protoTooDeep(req.ProtoReflect(), 1, g.limits.MaxJSONDepth) {
+			return g.refuse(c, refusal(errTooDeep(g.limits.MaxJSONDepth)))
+		}
 		if rpc.unary != nil {
 			out, err := rpc.unary(ctx, g.h, c, req)
 			if err != nil {
@@ -381,6 +385,57 @@ func (g *grpcBinding) recv(ss grpc.ServerStream, req proto.Message) *Refusal {
 	e := a2a.ErrParse("")
 	e.Message = "Parse error: the request message is not a valid lf.a2a.v1 message of this method: " + status.Convert(err).Message()
 	return refusal(e)
+}
+
+// protoTooDeep reports whether m nests deeper than limit when it opens
+// at level, counted as its ProtoJSON form nests objects and arrays — the
+// depth Limits.MaxJSONDepth bounds in the JSON bindings' bodies. protobuf
+// itself decodes 10,000 levels of google.protobuf.Struct, which the task
+// then carries in its JSON to the store, the host and JSON clients. A
+// google.protobuf.Value is its content (a scalar opens no level);
+// Timestamp and Duration are strings.
+func protoTooDeep(m protoreflect.Message, level, limit int) bool {
+	switch m.Descriptor().FullName() {
+	case "google.protobuf.Timestamp", "google.protobuf.Duration":
+		return false
+	case "google.protobuf.Value":
+		if fd := m.WhichOneof(m.Descriptor().Oneofs().Get(0)); fd != nil && fd.Message() != nil {
+			return protoTooDeep(m.Get(fd).Message(), level, limit)
+		}
+		return false
+	}
+	if level > limit {
+		return true
+	}
+	// A Struct and a ListValue are the object and the array of their one
+	// field.
+	inner := level + 1
+	if n := m.Descriptor().FullName(); n == "google.protobuf.Struct" || n == "google.protobuf.ListValue" {
+		inner = level
+	}
+	deep := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			if deep = inner > limit; !deep && fd.Message() != nil {
+				l := v.List()
+				for i := 0; i < l.Len() && !deep; i++ {
+					deep = protoTooDeep(l.Get(i).Message(), inner+1, limit)
+				}
+			}
+		case fd.IsMap():
+			if deep = inner > limit; !deep && fd.MapValue().Message() != nil {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					deep = protoTooDeep(mv.Message(), inner+1, limit)
+					return !deep
+				})
+			}
+		case fd.Message() != nil:
+			deep = protoTooDeep(v.Message(), level+1, limit)
+		}
+		return !deep
+	})
+	return deep
 }
 
 // refuse records a refusal and returns its gRPC status.

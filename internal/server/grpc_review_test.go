@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
@@ -41,5 +45,58 @@ func TestGRPCPanicIsAnInternalError(t *testing.T) {
 	defer f.mu.Unlock()
 	if f.finished != 2 {
 		t.Errorf("%d exchanges finished, want 2", f.finished)
+	}
+}
+
+// nestedStruct is metadata nested depth objects deep ({"a":{"a":…}}).
+func nestedStruct(depth int) *structpb.Struct {
+	s := &structpb.Struct{Fields: map[string]*structpb.Value{"leaf": structpb.NewBoolValue(true)}}
+	for range depth - 1 {
+		s = &structpb.Struct{Fields: map[string]*structpb.Value{"a": structpb.NewStructValue(s)}}
+	}
+	return s
+}
+
+// TestGRPCRefusesMessagesNestedTooDeep: Limits.MaxJSONDepth holds over
+// gRPC as over JSON-RPC and HTTP+JSON (-32600 REQUEST_TOO_DEEP,
+// INVALID_ARGUMENT), counted as the message's ProtoJSON form nests:
+// protobuf itself accepts 10,000 levels, which the task's JSON then
+// carries to the store, the host and every JSON client.
+func TestGRPCRefusesMessagesNestedTooDeep(t *testing.T) {
+	e := startedEnv(t)
+	api, _ := dialGRPC(t, e.url)
+	limit := e.srv.opts.Limits.MaxJSONDepth
+	// SendMessageRequest, message, metadata: three levels before the
+	// nested objects, as in an HTTP+JSON body.
+	req := textRequest("deep")
+	req.Message.Metadata = nestedStruct(limit - 2)
+	if _, err := api.SendMessage(callCtx(tokAlice), req); err != nil {
+		t.Fatalf("a message nested %d deep: %v", limit, err)
+	}
+	req.Message.MessageId = a2a.NewID()
+	if body, _ := protojson.Marshal(req); e.restDo(tokAlice, "POST", "/message:send", body, nil).status != 200 {
+		t.Fatalf("HTTP+JSON refuses the message nested %d deep", limit)
+	}
+	req = textRequest("too deep")
+	req.Message.Metadata = nestedStruct(limit - 1)
+	_, err := api.SendMessage(callCtx(tokAlice), req)
+	if code, reason, md := grpcStatusOf(t, err); code != codes.InvalidArgument || reason != "REQUEST_TOO_DEEP" || md["maxDepth"] != strconv.Itoa(limit) {
+		t.Errorf("a message nested %d deep: %v %s %v", limit+1, code, reason, md)
+	}
+	// The same message over HTTP+JSON is refused alike.
+	body, _ := protojson.Marshal(req)
+	if r := e.restDo(tokAlice, "POST", "/message:send", body, nil); r.status != 400 || !strings.Contains(string(r.body), "REQUEST_TOO_DEEP") {
+		t.Errorf("HTTP+JSON: %d %s", r.status, r.body)
+	}
+	// Deep data parts (google.protobuf.Value lists) count as arrays.
+	list := structpb.NewListValue(&structpb.ListValue{})
+	for range limit {
+		list = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{list}})
+	}
+	req = textRequest("deep data")
+	req.Message.Parts = append(req.Message.Parts, &a2apb.Part{Content: &a2apb.Part_Data{Data: list}})
+	_, err = api.SendMessage(callCtx(tokAlice), req)
+	if code, reason, _ := grpcStatusOf(t, err); code != codes.InvalidArgument || reason != "REQUEST_TOO_DEEP" {
+		t.Errorf("a data part nested %d deep: %v %s", limit+3, code, reason)
 	}
 }

@@ -131,7 +131,8 @@ type Limits struct {
 	// MaxPartBytes bounds the decoded content of one part (default 2 MiB).
 	MaxPartBytes int
 	// MaxJSONDepth bounds JSON nesting (default 64), checked before
-	// decoding.
+	// decoding; a gRPC message is bounded alike, as its ProtoJSON form
+	// would nest.
 	MaxJSONDepth int
 	// ReadHeaderTimeout bounds reading request headers (default 10 s).
 	ReadHeaderTimeout time.Duration

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
@@ -74,6 +75,57 @@ type limitedConn struct {
 	// idleSince is set while the connection waits between requests
 	// (guarded by l.mu).
 	idleSince time.Time
+	// calls counts the gRPC calls the connection carries (guarded by
+	// l.mu): an h2c connection is idle while it carries none.
+	calls int
+}
+
+// callStarted marks the gRPC connection in use for one more call.
+func (c *limitedConn) callStarted() {
+	c.l.mu.Lock()
+	c.calls++
+	c.idleSince = time.Time{}
+	c.l.mu.Unlock()
+}
+
+// callEnded marks the gRPC connection idle once its last call ended.
+func (c *limitedConn) callEnded() {
+	c.l.mu.Lock()
+	if c.calls--; c.calls <= 0 {
+		c.calls, c.idleSince = 0, time.Now()
+	}
+	c.l.mu.Unlock()
+}
+
+// connCreds is the plaintext gRPC transport of the shared port, whose
+// AuthInfo carries the connection's place under the cap (connInfo), so
+// that its calls mark it in use and an h2c connection without calls can
+// make room as an idle keep-alive connection does. It makes a new
+// connection idle at once: its client already spoke (the preface), as a
+// keep-alive connection has after its first request.
+type connCreds struct {
+	credentials.TransportCredentials
+}
+
+// connInfo is the AuthInfo of a connection connCreds admitted.
+type connInfo struct {
+	credentials.AuthInfo
+	conn *limitedConn
+}
+
+func (cc connCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := cc.TransportCredentials.ServerHandshake(raw)
+	if pc, ok := raw.(*prefixConn); ok && err == nil {
+		if lc, ok := pc.Conn.(*limitedConn); ok {
+			lc.callEnded()
+			info = connInfo{AuthInfo: info, conn: lc}
+		}
+	}
+	return conn, info, err
+}
+
+func (cc connCreds) Clone() credentials.TransportCredentials {
+	return connCreds{cc.TransportCredentials.Clone()}
 }
 
 // Close frees the connection's place.

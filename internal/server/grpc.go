@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -234,6 +235,7 @@ func (g *grpcBinding) serviceDesc() *grpc.ServiceDesc {
 func (g *grpcBinding) newServer() *grpc.Server {
 	l := g.limits
 	s := grpc.NewServer(
+		grpc.Creds(connCreds{insecure.NewCredentials()}),
 		grpc.MaxRecvMsgSize(int(2*l.MaxBodyBytes)),
 		grpc.MaxHeaderListSize(uint32(l.MaxHeaderBytes)),
 		grpc.ConnectionTimeout(l.ReadHeaderTimeout),
@@ -264,6 +266,12 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		}
 		g.active.add()
 		defer g.active.done()
+		if pr, ok := peer.FromContext(ss.Context()); ok {
+			if ci, ok := pr.AuthInfo.(connInfo); ok {
+				ci.conn.callStarted()
+				defer ci.conn.callEnded()
+			}
+		}
 		md, _ := metadata.FromIncomingContext(ss.Context())
 		ctx, c, err := g.h.Admit(ss.Context(), g.peer(ss.Context(), md))
 		defer g.h.Finish(c)

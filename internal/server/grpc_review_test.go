@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -98,5 +102,55 @@ func TestGRPCRefusesMessagesNestedTooDeep(t *testing.T) {
 	_, err = api.SendMessage(callCtx(tokAlice), req)
 	if code, reason, _ := grpcStatusOf(t, err); code != codes.InvalidArgument || reason != "REQUEST_TOO_DEEP" {
 		t.Errorf("a data part nested %d deep: %v %s", limit+3, code, reason)
+	}
+}
+
+// TestGRPCConnectionsMakeRoomUnderTheCap: under Limits.MaxConnections a
+// gRPC (h2c) connection that carries no call is idle, as a keep-alive
+// HTTP connection between requests is, and makes room for a newcomer;
+// one carrying a call (a stream) keeps its place. Otherwise connections
+// that did one call and then nothing held every place for IdleTimeout
+// and the HTTP clients were refused.
+func TestGRPCConnectionsMakeRoomUnderTheCap(t *testing.T) {
+	e := startedEnv(t, func(o *Options) { o.Limits.MaxConnections = 2 })
+	e.srv.conns.minIdle = 0
+	addr := strings.TrimPrefix(e.url, "http://")
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	api := a2apb.NewA2AServiceClient(cc)
+	if _, err := api.ListTasks(callCtx(tokAlice), &a2apb.ListTasksRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	stalled := rawRequest(t, addr, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Ty") // busy
+	waitFor(t, "two open connections, the gRPC one idle", func() bool { return e.srv.conns.open() == 2 && e.srv.conns.idle() == 1 })
+	c := rawRequest(t, addr, listRequest(addr, tokBob))
+	if resp, b := readAnswer(t, c, bufio.NewReader(c)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a newcomer while the gRPC connection was idle: HTTP %d %s", resp.StatusCode, b)
+	}
+	c.Close()
+	stalled.Close()
+
+	// A gRPC connection with a stream open is in use.
+	waitFor(t, "room", func() bool { return e.srv.conns.open() <= 1 })
+	task := e.startGated(tokAlice, "slow stream")
+	defer e.exec.release(task.ID)
+	st, err := api.SubscribeToTask(callCtx(tokAlice), &a2apb.SubscribeToTaskRequest{Id: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	waitFor(t, "the gRPC connection alone", func() bool { return e.srv.conns.open() == 1 })
+	stalled = rawRequest(t, addr, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Ty")
+	defer stalled.Close()
+	waitFor(t, "two busy connections", func() bool { return e.srv.conns.open() == 2 && e.srv.conns.idle() == 0 })
+	c = rawRequest(t, addr, listRequest(addr, tokBob))
+	if resp, _ := readAnswer(t, c, bufio.NewReader(c)); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a newcomer while the gRPC connection carried a stream: HTTP %d, want 503", resp.StatusCode)
 	}
 }

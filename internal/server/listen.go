@@ -15,7 +15,9 @@ import (
 // so connMux hands each connection to the HTTP server or to the gRPC
 // server by its first bytes — a plain gRPC client dials host:port and
 // reaches the native gRPC transport. Both servers sit behind the one
-// connection limiter (Limits.MaxConnections). Over TLS the HTTP server
+// connection limiter (Limits.MaxConnections); an h2c connection without
+// calls is idle there, as a keep-alive connection between requests is
+// (connCreds). Over TLS the HTTP server
 // negotiates HTTP/2 (ALPN h2) and passes requests with a gRPC
 // Content-Type to the gRPC server (grpc.Server.ServeHTTP), under the same
 // certificate.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/backoff"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
@@ -223,12 +223,7 @@ func (t *Tracker) cancelOne(ctx context.Context, c Canceler, d store.Delegation)
 // backoff is the wait after the attempt-th failed attempt: BaseBackoff
 // doubled per earlier failure up to MaxBackoff, drawn from its upper half.
 func (t *Tracker) backoff(attempt int) time.Duration {
-	b := t.max
-	if shift := attempt - 1; shift < 62 && t.base<<shift > 0 && t.base<<shift < t.max {
-		b = t.base << shift
-	}
-	half := b / 2
-	return b - half + time.Duration(rand.Int64N(int64(half)+1))
+	return backoff.Jittered(t.base, t.max, attempt)
 }
 
 // annotateDirty writes the cascade summary of every parent whose

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/backoff"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
@@ -332,12 +332,7 @@ func (d *Dispatcher) checkRedirect(req *http.Request, via []*http.Request) error
 // backoff is the delay after the attempt-th failure: BaseBackoff doubled
 // per earlier failure, capped at MaxBackoff, drawn from its upper half.
 func (d *Dispatcher) backoff(attempt int) time.Duration {
-	b := d.max
-	if shift := attempt - 1; shift < 62 && d.base<<shift > 0 && d.base<<shift < d.max {
-		b = d.base << shift
-	}
-	half := b / 2
-	return b - half + time.Duration(rand.Int64N(int64(half)+1))
+	return backoff.Jittered(d.base, d.max, attempt)
 }
 
 // retryAfter parses a Retry-After value (seconds or an HTTP date), capped

@@ -27,7 +27,7 @@ import (
 // proto/agentplugin/v1/agentplugin.proto (a test keeps them equal).
 const (
 	ProtocolMajor = 1
-	ProtocolMinor = 3
+	ProtocolMinor = 4
 )
 
 // Handshake is the go-plugin handshake both sides use. The magic cookie is not

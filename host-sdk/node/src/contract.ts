@@ -11,7 +11,7 @@ export const PROTOCOL_MAJOR = 1;
  * The contract minor this library implements; it equals the
  * "protocol-version:" header of agentplugin.proto (a test keeps them equal).
  */
-export const PROTOCOL_MINOR = 3;
+export const PROTOCOL_MINOR = 4;
 
 /** The go-plugin handshake every agentplugin binary expects. */
 export const HANDSHAKE = {
@@ -89,6 +89,25 @@ export interface HostInfo {
   optionalRpcs?: string[];
   /** The host cannot stop a turn it is running (contract 1.3). */
   cancelTurnUnsupported?: boolean;
+  /** The agents the host runs, the first its default (contract 1.4); none: one default agent. */
+  agents?: HostAgent[];
+}
+
+/** One agent a host runs (contract 1.4). */
+export interface HostAgent {
+  id: string;
+  name?: string;
+  description?: string;
+  skills?: AgentSkill[];
+}
+
+/** A skill of a HostAgent, as an A2A agent card lists it. */
+export interface AgentSkill {
+  id: string;
+  name?: string;
+  description?: string;
+  tags?: string[];
+  examples?: string[];
 }
 
 export interface ConfigureResponse {
@@ -147,6 +166,8 @@ export interface CallToolRequest {
   platform?: string;
   chatId?: string;
   trace?: TraceContext;
+  /** The agent whose turn calls the tool (contract 1.4; "" without agents). */
+  agentId?: string;
 }
 
 export interface ToolProgress {
@@ -175,6 +196,8 @@ export interface HandleMessageRequest {
   trace?: TraceContext;
   referenceTaskIds: string[];
   continuation: boolean;
+  /** The agent the message is for (contract 1.4; "" for a host that lists none). */
+  agentId?: string;
 }
 
 export interface HandleMessageResponse {
@@ -186,6 +209,8 @@ export interface CancelTurnRequest {
   chatId: string;
   taskId: string;
   reason: string;
+  /** The agent whose turn to stop (contract 1.4). */
+  agentId?: string;
 }
 
 export interface CancelTurnResponse {

@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.3
+// protocol-version: 1.4
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -22,6 +22,11 @@
 //   1.3  HostInfo.cancel_turn_unsupported: a host that cannot stop a
 //        running turn says so, and the platform refuses to cancel the
 //        work such a host is running instead of reporting it stopped.
+//   1.4  Several agents: HostInfo.agents lists the host's agents (the first
+//        is its default agent), and HandleMessageRequest, CancelTurnRequest
+//        and CallToolRequest name the agent they are for (agent_id). A host
+//        that lists none is one default agent, as before, and every
+//        agent_id it receives is "".
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)
@@ -779,8 +784,13 @@ type HostInfo struct {
 	// still called for those. Since protocol 1.3; false (the default) means
 	// CancelTurn really stops a running turn.
 	CancelTurnUnsupported bool `protobuf:"varint,5,opt,name=cancel_turn_unsupported,json=cancelTurnUnsupported,proto3" json:"cancel_turn_unsupported,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The agents this host runs (1.4), each reachable as its own A2A agent
+	// through the one platform; the first is the default agent. Empty: the
+	// host is one agent (the plugin's own configuration describes it), and
+	// every agent_id the plugin sends is "".
+	Agents        []*HostAgent `protobuf:"bytes,6,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostInfo) Reset() {
@@ -848,6 +858,166 @@ func (x *HostInfo) GetCancelTurnUnsupported() bool {
 	return false
 }
 
+func (x *HostInfo) GetAgents() []*HostAgent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+// HostAgent is one agent a host runs (1.4).
+type HostAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Stable id, unique within the host: lower-case letters, digits, '-'
+	// and '_', at most 64 characters (it appears in URLs, e.g. a Hermes
+	// profile or an OpenClaw agent id).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Display name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What the agent does, for its agent card.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// What the agent can do, for its agent card; empty: the plugin derives
+	// skills from the host's tools as for a single agent.
+	Skills        []*AgentSkill `protobuf:"bytes,4,rep,name=skills,proto3" json:"skills,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAgent) Reset() {
+	*x = HostAgent{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAgent) ProtoMessage() {}
+
+func (x *HostAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAgent.ProtoReflect.Descriptor instead.
+func (*HostAgent) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *HostAgent) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HostAgent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HostAgent) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *HostAgent) GetSkills() []*AgentSkill {
+	if x != nil {
+		return x.Skills
+	}
+	return nil
+}
+
+// AgentSkill is one skill of a HostAgent, as an A2A agent card lists it.
+type AgentSkill struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Tags          []string               `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
+	Examples      []string               `protobuf:"bytes,5,rep,name=examples,proto3" json:"examples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentSkill) Reset() {
+	*x = AgentSkill{}
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentSkill) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentSkill) ProtoMessage() {}
+
+func (x *AgentSkill) ProtoReflect() protoreflect.Message {
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentSkill.ProtoReflect.Descriptor instead.
+func (*AgentSkill) Descriptor() ([]byte, []int) {
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AgentSkill) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AgentSkill) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentSkill) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *AgentSkill) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *AgentSkill) GetExamples() []string {
+	if x != nil {
+		return x.Examples
+	}
+	return nil
+}
+
 // ConfigureRequest hands the plugin everything it needs to start.
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -867,7 +1037,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[7]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1049,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[7]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1062,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{7}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ConfigureRequest) GetConfigJson() []byte {
@@ -940,7 +1110,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[8]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1122,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[8]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1135,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{8}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ConfigureResponse) GetWarnings() []string {
@@ -985,7 +1155,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[9]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1167,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[9]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1180,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{9}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DrainRequest) GetTimeoutMs() uint32 {
@@ -1031,7 +1201,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[10]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1213,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[10]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1226,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{10}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DrainResponse) GetAbandoned() uint32 {
@@ -1075,7 +1245,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[11]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1257,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[11]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1270,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{11}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{13}
 }
 
 // ConnectResponse tells the host where the platform now listens.
@@ -1114,7 +1284,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[12]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1296,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[12]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1309,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{12}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConnectResponse) GetEndpoints() []string {
@@ -1158,7 +1328,7 @@ type DisconnectRequest struct {
 
 func (x *DisconnectRequest) Reset() {
 	*x = DisconnectRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[13]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1340,7 @@ func (x *DisconnectRequest) String() string {
 func (*DisconnectRequest) ProtoMessage() {}
 
 func (x *DisconnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[13]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1353,7 @@ func (x *DisconnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectRequest.ProtoReflect.Descriptor instead.
 func (*DisconnectRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{13}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{15}
 }
 
 // DisconnectResponse is empty.
@@ -1195,7 +1365,7 @@ type DisconnectResponse struct {
 
 func (x *DisconnectResponse) Reset() {
 	*x = DisconnectResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[14]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1377,7 @@ func (x *DisconnectResponse) String() string {
 func (*DisconnectResponse) ProtoMessage() {}
 
 func (x *DisconnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[14]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1390,7 @@ func (x *DisconnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisconnectResponse.ProtoReflect.Descriptor instead.
 func (*DisconnectResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{14}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{16}
 }
 
 // Artifact is a result produced by a turn, whole or in chunks.
@@ -1242,7 +1412,7 @@ type Artifact struct {
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[15]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1424,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[15]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1437,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{15}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Artifact) GetArtifactId() string {
@@ -1356,7 +1526,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[16]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1538,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[16]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1551,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{16}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SendRequest) GetPlatform() string {
@@ -1458,7 +1628,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[17]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1640,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[17]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1653,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{17}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SendResponse) GetMessageId() string {
@@ -1512,7 +1682,7 @@ type SendStreamRequest struct {
 
 func (x *SendStreamRequest) Reset() {
 	*x = SendStreamRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1694,7 @@ func (x *SendStreamRequest) String() string {
 func (*SendStreamRequest) ProtoMessage() {}
 
 func (x *SendStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[18]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1707,7 @@ func (x *SendStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendStreamRequest.ProtoReflect.Descriptor instead.
 func (*SendStreamRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{18}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SendStreamRequest) GetCallId() uint64 {
@@ -1581,7 +1751,7 @@ type SendStreamResponse struct {
 
 func (x *SendStreamResponse) Reset() {
 	*x = SendStreamResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1763,7 @@ func (x *SendStreamResponse) String() string {
 func (*SendStreamResponse) ProtoMessage() {}
 
 func (x *SendStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[19]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1776,7 @@ func (x *SendStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendStreamResponse.ProtoReflect.Descriptor instead.
 func (*SendStreamResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{19}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SendStreamResponse) GetCallId() uint64 {
@@ -1643,7 +1813,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1825,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[20]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1838,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{20}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -1700,7 +1870,7 @@ type ProcessingCompleteRequest struct {
 
 func (x *ProcessingCompleteRequest) Reset() {
 	*x = ProcessingCompleteRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1882,7 @@ func (x *ProcessingCompleteRequest) String() string {
 func (*ProcessingCompleteRequest) ProtoMessage() {}
 
 func (x *ProcessingCompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[21]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1895,7 @@ func (x *ProcessingCompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessingCompleteRequest.ProtoReflect.Descriptor instead.
 func (*ProcessingCompleteRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{21}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ProcessingCompleteRequest) GetPlatform() string {
@@ -1772,7 +1942,7 @@ type ProcessingCompleteResponse struct {
 
 func (x *ProcessingCompleteResponse) Reset() {
 	*x = ProcessingCompleteResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1954,7 @@ func (x *ProcessingCompleteResponse) String() string {
 func (*ProcessingCompleteResponse) ProtoMessage() {}
 
 func (x *ProcessingCompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[22]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1967,7 @@ func (x *ProcessingCompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessingCompleteResponse.ProtoReflect.Descriptor instead.
 func (*ProcessingCompleteResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{22}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{24}
 }
 
 // ListToolsRequest is empty.
@@ -1809,7 +1979,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1991,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[23]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +2004,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{23}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{25}
 }
 
 // ListToolsResponse lists tools.
@@ -1847,7 +2017,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +2029,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[24]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +2042,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{24}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolDefinition {
@@ -1891,16 +2061,19 @@ type CallToolRequest struct {
 	// Host-assigned id of this call, for logs.
 	CallId string `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// The conversation the calling model is in.
-	Platform      string        `protobuf:"bytes,4,opt,name=platform,proto3" json:"platform,omitempty"`
-	ChatId        string        `protobuf:"bytes,5,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
-	Trace         *TraceContext `protobuf:"bytes,6,opt,name=trace,proto3" json:"trace,omitempty"`
+	Platform string        `protobuf:"bytes,4,opt,name=platform,proto3" json:"platform,omitempty"`
+	ChatId   string        `protobuf:"bytes,5,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	Trace    *TraceContext `protobuf:"bytes,6,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The agent whose turn calls the tool (1.4; "" for a host without
+	// agents, or a call outside any agent's turn).
+	AgentId       string `protobuf:"bytes,7,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2085,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[25]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2098,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{25}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CallToolRequest) GetName() string {
@@ -1970,6 +2143,13 @@ func (x *CallToolRequest) GetTrace() *TraceContext {
 	return nil
 }
 
+func (x *CallToolRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 // ToolProgress is an intermediate report of a running tool.
 type ToolProgress struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1982,7 +2162,7 @@ type ToolProgress struct {
 
 func (x *ToolProgress) Reset() {
 	*x = ToolProgress{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2174,7 @@ func (x *ToolProgress) String() string {
 func (*ToolProgress) ProtoMessage() {}
 
 func (x *ToolProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[26]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2187,7 @@ func (x *ToolProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolProgress.ProtoReflect.Descriptor instead.
 func (*ToolProgress) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{26}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ToolProgress) GetMessage() string {
@@ -2037,7 +2217,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2229,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[27]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2242,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{27}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolResult) GetContent() string {
@@ -2093,7 +2273,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2285,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[28]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2298,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{28}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CallToolResponse) GetEvent() isCallToolResponse_Event {
@@ -2189,14 +2369,18 @@ type HandleMessageRequest struct {
 	ReferenceTaskIds []string `protobuf:"bytes,12,rep,name=reference_task_ids,json=referenceTaskIds,proto3" json:"reference_task_ids,omitempty"`
 	// This message continues an interrupted turn (answers a question or brings
 	// credentials) rather than starting a new one.
-	Continuation  bool `protobuf:"varint,13,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	Continuation bool `protobuf:"varint,13,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	// The agent the message is for (1.4): one of HostInfo.agents, "" for a
+	// host that lists none. Conversations (chat_id) are the agent's own: the
+	// same chat_id at two agents is two conversations.
+	AgentId       string `protobuf:"bytes,14,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandleMessageRequest) Reset() {
 	*x = HandleMessageRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2392,7 @@ func (x *HandleMessageRequest) String() string {
 func (*HandleMessageRequest) ProtoMessage() {}
 
 func (x *HandleMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[29]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2405,7 @@ func (x *HandleMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessageRequest.ProtoReflect.Descriptor instead.
 func (*HandleMessageRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{29}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HandleMessageRequest) GetPlatform() string {
@@ -2315,6 +2499,13 @@ func (x *HandleMessageRequest) GetContinuation() bool {
 	return false
 }
 
+func (x *HandleMessageRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 // HandleMessageResponse acknowledges an accepted message.
 type HandleMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2326,7 +2517,7 @@ type HandleMessageResponse struct {
 
 func (x *HandleMessageResponse) Reset() {
 	*x = HandleMessageResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2338,7 +2529,7 @@ func (x *HandleMessageResponse) String() string {
 func (*HandleMessageResponse) ProtoMessage() {}
 
 func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[30]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2351,7 +2542,7 @@ func (x *HandleMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessageResponse.ProtoReflect.Descriptor instead.
 func (*HandleMessageResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{30}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *HandleMessageResponse) GetTurnId() string {
@@ -2375,7 +2566,7 @@ type HandleMessagesRequest struct {
 
 func (x *HandleMessagesRequest) Reset() {
 	*x = HandleMessagesRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2578,7 @@ func (x *HandleMessagesRequest) String() string {
 func (*HandleMessagesRequest) ProtoMessage() {}
 
 func (x *HandleMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[31]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2591,7 @@ func (x *HandleMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessagesRequest.ProtoReflect.Descriptor instead.
 func (*HandleMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{31}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HandleMessagesRequest) GetCallId() uint64 {
@@ -2444,7 +2635,7 @@ type HandleMessagesResponse struct {
 
 func (x *HandleMessagesResponse) Reset() {
 	*x = HandleMessagesResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2647,7 @@ func (x *HandleMessagesResponse) String() string {
 func (*HandleMessagesResponse) ProtoMessage() {}
 
 func (x *HandleMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[32]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2660,7 @@ func (x *HandleMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleMessagesResponse.ProtoReflect.Descriptor instead.
 func (*HandleMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{32}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *HandleMessagesResponse) GetCallId() uint64 {
@@ -2495,18 +2686,20 @@ func (x *HandleMessagesResponse) GetError() *CallError {
 
 // CancelTurnRequest names the turn to stop.
 type CancelTurnRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Platform      string                 `protobuf:"bytes,1,opt,name=platform,proto3" json:"platform,omitempty"`
-	ChatId        string                 `protobuf:"bytes,2,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
-	TaskId        string                 `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Platform string                 `protobuf:"bytes,1,opt,name=platform,proto3" json:"platform,omitempty"`
+	ChatId   string                 `protobuf:"bytes,2,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	TaskId   string                 `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Reason   string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The agent whose turn to stop (1.4; as in HandleMessageRequest).
+	AgentId       string `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CancelTurnRequest) Reset() {
 	*x = CancelTurnRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2711,7 @@ func (x *CancelTurnRequest) String() string {
 func (*CancelTurnRequest) ProtoMessage() {}
 
 func (x *CancelTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[33]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2724,7 @@ func (x *CancelTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTurnRequest.ProtoReflect.Descriptor instead.
 func (*CancelTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{33}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelTurnRequest) GetPlatform() string {
@@ -2562,6 +2755,13 @@ func (x *CancelTurnRequest) GetReason() string {
 	return ""
 }
 
+func (x *CancelTurnRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 // CancelTurnResponse says whether a running turn was stopped.
 type CancelTurnResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2572,7 +2772,7 @@ type CancelTurnResponse struct {
 
 func (x *CancelTurnResponse) Reset() {
 	*x = CancelTurnResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2784,7 @@ func (x *CancelTurnResponse) String() string {
 func (*CancelTurnResponse) ProtoMessage() {}
 
 func (x *CancelTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[34]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2797,7 @@ func (x *CancelTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTurnResponse.ProtoReflect.Descriptor instead.
 func (*CancelTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{34}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelTurnResponse) GetCancelled() bool {
@@ -2616,7 +2816,7 @@ type HostServiceListToolsRequest struct {
 
 func (x *HostServiceListToolsRequest) Reset() {
 	*x = HostServiceListToolsRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2628,7 +2828,7 @@ func (x *HostServiceListToolsRequest) String() string {
 func (*HostServiceListToolsRequest) ProtoMessage() {}
 
 func (x *HostServiceListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[35]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2641,7 +2841,7 @@ func (x *HostServiceListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostServiceListToolsRequest.ProtoReflect.Descriptor instead.
 func (*HostServiceListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{35}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{37}
 }
 
 // HostServiceListToolsResponse is the host's live tool registry.
@@ -2654,7 +2854,7 @@ type HostServiceListToolsResponse struct {
 
 func (x *HostServiceListToolsResponse) Reset() {
 	*x = HostServiceListToolsResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2866,7 @@ func (x *HostServiceListToolsResponse) String() string {
 func (*HostServiceListToolsResponse) ProtoMessage() {}
 
 func (x *HostServiceListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[36]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2879,7 @@ func (x *HostServiceListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostServiceListToolsResponse.ProtoReflect.Descriptor instead.
 func (*HostServiceListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{36}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HostServiceListToolsResponse) GetTools() []*ToolDefinition {
@@ -2698,7 +2898,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2710,7 +2910,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[37]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2723,7 +2923,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{37}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{39}
 }
 
 // WatchResponse is a heartbeat or a notice on the Watch stream.
@@ -2740,7 +2940,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2752,7 +2952,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[38]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2765,7 +2965,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{38}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -2819,7 +3019,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +3031,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[39]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +3044,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{39}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Heartbeat) GetUnixMs() int64 {
@@ -2864,7 +3064,7 @@ type ShutdownNotice struct {
 
 func (x *ShutdownNotice) Reset() {
 	*x = ShutdownNotice{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +3076,7 @@ func (x *ShutdownNotice) String() string {
 func (*ShutdownNotice) ProtoMessage() {}
 
 func (x *ShutdownNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[40]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3089,7 @@ func (x *ShutdownNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownNotice.ProtoReflect.Descriptor instead.
 func (*ShutdownNotice) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{40}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ShutdownNotice) GetReason() string {
@@ -2911,7 +3111,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3123,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[41]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3136,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{41}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CompleteRequest) GetSystem() string {
@@ -2970,7 +3170,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3182,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[42]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3195,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{42}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CompleteResponse) GetText() string {
@@ -3029,7 +3229,7 @@ type RecordDelegationRequest struct {
 
 func (x *RecordDelegationRequest) Reset() {
 	*x = RecordDelegationRequest{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3241,7 @@ func (x *RecordDelegationRequest) String() string {
 func (*RecordDelegationRequest) ProtoMessage() {}
 
 func (x *RecordDelegationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[43]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3254,7 @@ func (x *RecordDelegationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordDelegationRequest.ProtoReflect.Descriptor instead.
 func (*RecordDelegationRequest) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{43}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RecordDelegationRequest) GetPlatform() string {
@@ -3129,7 +3329,7 @@ type RecordDelegationResponse struct {
 
 func (x *RecordDelegationResponse) Reset() {
 	*x = RecordDelegationResponse{}
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3141,7 +3341,7 @@ func (x *RecordDelegationResponse) String() string {
 func (*RecordDelegationResponse) ProtoMessage() {}
 
 func (x *RecordDelegationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[44]
+	mi := &file_agentplugin_v1_agentplugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3154,7 +3354,7 @@ func (x *RecordDelegationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordDelegationResponse.ProtoReflect.Descriptor instead.
 func (*RecordDelegationResponse) Descriptor() ([]byte, []int) {
-	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{44}
+	return file_agentplugin_v1_agentplugin_proto_rawDescGZIP(), []int{46}
 }
 
 var File_agentplugin_v1_agentplugin_proto protoreflect.FileDescriptor
@@ -3194,13 +3394,26 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x0eprotocol_minor\x18\x03 \x01(\rR\rprotocolMinor\x12>\n" +
 	"\fcapabilities\x18\x04 \x03(\x0e2\x1a.agentplugin.v1.CapabilityR\fcapabilities\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x12!\n" +
-	"\fenv_prefixes\x18\x06 \x03(\tR\venvPrefixes\"\xbc\x01\n" +
+	"\fenv_prefixes\x18\x06 \x03(\tR\venvPrefixes\"\xef\x01\n" +
 	"\bHostInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
 	"\x0eprotocol_minor\x18\x03 \x01(\rR\rprotocolMinor\x12#\n" +
 	"\roptional_rpcs\x18\x04 \x03(\tR\foptionalRpcs\x126\n" +
-	"\x17cancel_turn_unsupported\x18\x05 \x01(\bR\x15cancelTurnUnsupported\"\xbf\x01\n" +
+	"\x17cancel_turn_unsupported\x18\x05 \x01(\bR\x15cancelTurnUnsupported\x121\n" +
+	"\x06agents\x18\x06 \x03(\v2\x19.agentplugin.v1.HostAgentR\x06agents\"\x85\x01\n" +
+	"\tHostAgent\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x122\n" +
+	"\x06skills\x18\x04 \x03(\v2\x1a.agentplugin.v1.AgentSkillR\x06skills\"\x82\x01\n" +
+	"\n" +
+	"AgentSkill\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x12\n" +
+	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n" +
+	"\bexamples\x18\x05 \x03(\tR\bexamples\"\xbf\x01\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
 	"configJson\x12\x19\n" +
@@ -3265,14 +3478,15 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x1aProcessingCompleteResponse\"\x12\n" +
 	"\x10ListToolsRequest\"I\n" +
 	"\x11ListToolsResponse\x124\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1e.agentplugin.v1.ToolDefinitionR\x05tools\"\xce\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1e.agentplugin.v1.ToolDefinitionR\x05tools\"\xe9\x01\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\tR\rargumentsJson\x12\x17\n" +
 	"\acall_id\x18\x03 \x01(\tR\x06callId\x12\x1a\n" +
 	"\bplatform\x18\x04 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x05 \x01(\tR\x06chatId\x122\n" +
-	"\x05trace\x18\x06 \x01(\v2\x1c.agentplugin.v1.TraceContextR\x05trace\"D\n" +
+	"\x05trace\x18\x06 \x01(\v2\x1c.agentplugin.v1.TraceContextR\x05trace\x12\x19\n" +
+	"\bagent_id\x18\a \x01(\tR\aagentId\"D\n" +
 	"\fToolProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x1a\n" +
 	"\bfraction\x18\x02 \x01(\x01R\bfraction\"A\n" +
@@ -3283,7 +3497,7 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x10CallToolResponse\x12:\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1c.agentplugin.v1.ToolProgressH\x00R\bprogress\x124\n" +
 	"\x06result\x18\x02 \x01(\v2\x1a.agentplugin.v1.ToolResultH\x00R\x06resultB\a\n" +
-	"\x05event\"\x88\x04\n" +
+	"\x05event\"\xa3\x04\n" +
 	"\x14HandleMessageRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12.\n" +
@@ -3302,7 +3516,8 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"unattended\x122\n" +
 	"\x05trace\x18\v \x01(\v2\x1c.agentplugin.v1.TraceContextR\x05trace\x12,\n" +
 	"\x12reference_task_ids\x18\f \x03(\tR\x10referenceTaskIds\x12\"\n" +
-	"\fcontinuation\x18\r \x01(\bR\fcontinuation\"0\n" +
+	"\fcontinuation\x18\r \x01(\bR\fcontinuation\x12\x19\n" +
+	"\bagent_id\x18\x0e \x01(\tR\aagentId\"0\n" +
 	"\x15HandleMessageResponse\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\"\xa7\x01\n" +
 	"\x15HandleMessagesRequest\x12\x17\n" +
@@ -3314,12 +3529,13 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x16HandleMessagesResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12A\n" +
 	"\bresponse\x18\x02 \x01(\v2%.agentplugin.v1.HandleMessageResponseR\bresponse\x12/\n" +
-	"\x05error\x18\x03 \x01(\v2\x19.agentplugin.v1.CallErrorR\x05error\"y\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.agentplugin.v1.CallErrorR\x05error\"\x94\x01\n" +
 	"\x11CancelTurnRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\tR\x06taskId\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"2\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x19\n" +
+	"\bagent_id\x18\x05 \x01(\tR\aagentId\"2\n" +
 	"\x12CancelTurnResponse\x12\x1c\n" +
 	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\x1d\n" +
 	"\x1bHostServiceListToolsRequest\"T\n" +
@@ -3414,7 +3630,7 @@ func file_agentplugin_v1_agentplugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentplugin_v1_agentplugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentplugin_v1_agentplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_agentplugin_v1_agentplugin_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_agentplugin_v1_agentplugin_proto_goTypes = []any{
 	(TrustTier)(0),                       // 0: agentplugin.v1.TrustTier
 	(Capability)(0),                      // 1: agentplugin.v1.Capability
@@ -3427,116 +3643,120 @@ var file_agentplugin_v1_agentplugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),              // 8: agentplugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),             // 9: agentplugin.v1.DescribeResponse
 	(*HostInfo)(nil),                     // 10: agentplugin.v1.HostInfo
-	(*ConfigureRequest)(nil),             // 11: agentplugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),            // 12: agentplugin.v1.ConfigureResponse
-	(*DrainRequest)(nil),                 // 13: agentplugin.v1.DrainRequest
-	(*DrainResponse)(nil),                // 14: agentplugin.v1.DrainResponse
-	(*ConnectRequest)(nil),               // 15: agentplugin.v1.ConnectRequest
-	(*ConnectResponse)(nil),              // 16: agentplugin.v1.ConnectResponse
-	(*DisconnectRequest)(nil),            // 17: agentplugin.v1.DisconnectRequest
-	(*DisconnectResponse)(nil),           // 18: agentplugin.v1.DisconnectResponse
-	(*Artifact)(nil),                     // 19: agentplugin.v1.Artifact
-	(*SendRequest)(nil),                  // 20: agentplugin.v1.SendRequest
-	(*SendResponse)(nil),                 // 21: agentplugin.v1.SendResponse
-	(*SendStreamRequest)(nil),            // 22: agentplugin.v1.SendStreamRequest
-	(*SendStreamResponse)(nil),           // 23: agentplugin.v1.SendStreamResponse
-	(*CallError)(nil),                    // 24: agentplugin.v1.CallError
-	(*ProcessingCompleteRequest)(nil),    // 25: agentplugin.v1.ProcessingCompleteRequest
-	(*ProcessingCompleteResponse)(nil),   // 26: agentplugin.v1.ProcessingCompleteResponse
-	(*ListToolsRequest)(nil),             // 27: agentplugin.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),            // 28: agentplugin.v1.ListToolsResponse
-	(*CallToolRequest)(nil),              // 29: agentplugin.v1.CallToolRequest
-	(*ToolProgress)(nil),                 // 30: agentplugin.v1.ToolProgress
-	(*ToolResult)(nil),                   // 31: agentplugin.v1.ToolResult
-	(*CallToolResponse)(nil),             // 32: agentplugin.v1.CallToolResponse
-	(*HandleMessageRequest)(nil),         // 33: agentplugin.v1.HandleMessageRequest
-	(*HandleMessageResponse)(nil),        // 34: agentplugin.v1.HandleMessageResponse
-	(*HandleMessagesRequest)(nil),        // 35: agentplugin.v1.HandleMessagesRequest
-	(*HandleMessagesResponse)(nil),       // 36: agentplugin.v1.HandleMessagesResponse
-	(*CancelTurnRequest)(nil),            // 37: agentplugin.v1.CancelTurnRequest
-	(*CancelTurnResponse)(nil),           // 38: agentplugin.v1.CancelTurnResponse
-	(*HostServiceListToolsRequest)(nil),  // 39: agentplugin.v1.HostServiceListToolsRequest
-	(*HostServiceListToolsResponse)(nil), // 40: agentplugin.v1.HostServiceListToolsResponse
-	(*WatchRequest)(nil),                 // 41: agentplugin.v1.WatchRequest
-	(*WatchResponse)(nil),                // 42: agentplugin.v1.WatchResponse
-	(*Heartbeat)(nil),                    // 43: agentplugin.v1.Heartbeat
-	(*ShutdownNotice)(nil),               // 44: agentplugin.v1.ShutdownNotice
-	(*CompleteRequest)(nil),              // 45: agentplugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),             // 46: agentplugin.v1.CompleteResponse
-	(*RecordDelegationRequest)(nil),      // 47: agentplugin.v1.RecordDelegationRequest
-	(*RecordDelegationResponse)(nil),     // 48: agentplugin.v1.RecordDelegationResponse
-	(*structpb.Value)(nil),               // 49: google.protobuf.Value
-	(*structpb.Struct)(nil),              // 50: google.protobuf.Struct
+	(*HostAgent)(nil),                    // 11: agentplugin.v1.HostAgent
+	(*AgentSkill)(nil),                   // 12: agentplugin.v1.AgentSkill
+	(*ConfigureRequest)(nil),             // 13: agentplugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),            // 14: agentplugin.v1.ConfigureResponse
+	(*DrainRequest)(nil),                 // 15: agentplugin.v1.DrainRequest
+	(*DrainResponse)(nil),                // 16: agentplugin.v1.DrainResponse
+	(*ConnectRequest)(nil),               // 17: agentplugin.v1.ConnectRequest
+	(*ConnectResponse)(nil),              // 18: agentplugin.v1.ConnectResponse
+	(*DisconnectRequest)(nil),            // 19: agentplugin.v1.DisconnectRequest
+	(*DisconnectResponse)(nil),           // 20: agentplugin.v1.DisconnectResponse
+	(*Artifact)(nil),                     // 21: agentplugin.v1.Artifact
+	(*SendRequest)(nil),                  // 22: agentplugin.v1.SendRequest
+	(*SendResponse)(nil),                 // 23: agentplugin.v1.SendResponse
+	(*SendStreamRequest)(nil),            // 24: agentplugin.v1.SendStreamRequest
+	(*SendStreamResponse)(nil),           // 25: agentplugin.v1.SendStreamResponse
+	(*CallError)(nil),                    // 26: agentplugin.v1.CallError
+	(*ProcessingCompleteRequest)(nil),    // 27: agentplugin.v1.ProcessingCompleteRequest
+	(*ProcessingCompleteResponse)(nil),   // 28: agentplugin.v1.ProcessingCompleteResponse
+	(*ListToolsRequest)(nil),             // 29: agentplugin.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),            // 30: agentplugin.v1.ListToolsResponse
+	(*CallToolRequest)(nil),              // 31: agentplugin.v1.CallToolRequest
+	(*ToolProgress)(nil),                 // 32: agentplugin.v1.ToolProgress
+	(*ToolResult)(nil),                   // 33: agentplugin.v1.ToolResult
+	(*CallToolResponse)(nil),             // 34: agentplugin.v1.CallToolResponse
+	(*HandleMessageRequest)(nil),         // 35: agentplugin.v1.HandleMessageRequest
+	(*HandleMessageResponse)(nil),        // 36: agentplugin.v1.HandleMessageResponse
+	(*HandleMessagesRequest)(nil),        // 37: agentplugin.v1.HandleMessagesRequest
+	(*HandleMessagesResponse)(nil),       // 38: agentplugin.v1.HandleMessagesResponse
+	(*CancelTurnRequest)(nil),            // 39: agentplugin.v1.CancelTurnRequest
+	(*CancelTurnResponse)(nil),           // 40: agentplugin.v1.CancelTurnResponse
+	(*HostServiceListToolsRequest)(nil),  // 41: agentplugin.v1.HostServiceListToolsRequest
+	(*HostServiceListToolsResponse)(nil), // 42: agentplugin.v1.HostServiceListToolsResponse
+	(*WatchRequest)(nil),                 // 43: agentplugin.v1.WatchRequest
+	(*WatchResponse)(nil),                // 44: agentplugin.v1.WatchResponse
+	(*Heartbeat)(nil),                    // 45: agentplugin.v1.Heartbeat
+	(*ShutdownNotice)(nil),               // 46: agentplugin.v1.ShutdownNotice
+	(*CompleteRequest)(nil),              // 47: agentplugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),             // 48: agentplugin.v1.CompleteResponse
+	(*RecordDelegationRequest)(nil),      // 49: agentplugin.v1.RecordDelegationRequest
+	(*RecordDelegationResponse)(nil),     // 50: agentplugin.v1.RecordDelegationResponse
+	(*structpb.Value)(nil),               // 51: google.protobuf.Value
+	(*structpb.Struct)(nil),              // 52: google.protobuf.Struct
 }
 var file_agentplugin_v1_agentplugin_proto_depIdxs = []int32{
-	49, // 0: agentplugin.v1.Part.data:type_name -> google.protobuf.Value
-	50, // 1: agentplugin.v1.Part.metadata:type_name -> google.protobuf.Struct
+	51, // 0: agentplugin.v1.Part.data:type_name -> google.protobuf.Value
+	52, // 1: agentplugin.v1.Part.metadata:type_name -> google.protobuf.Struct
 	1,  // 2: agentplugin.v1.DescribeResponse.capabilities:type_name -> agentplugin.v1.Capability
-	10, // 3: agentplugin.v1.ConfigureRequest.host:type_name -> agentplugin.v1.HostInfo
-	4,  // 4: agentplugin.v1.Artifact.parts:type_name -> agentplugin.v1.Part
-	50, // 5: agentplugin.v1.Artifact.metadata:type_name -> google.protobuf.Struct
-	2,  // 6: agentplugin.v1.SendRequest.kind:type_name -> agentplugin.v1.SendKind
-	4,  // 7: agentplugin.v1.SendRequest.parts:type_name -> agentplugin.v1.Part
-	19, // 8: agentplugin.v1.SendRequest.artifact:type_name -> agentplugin.v1.Artifact
-	50, // 9: agentplugin.v1.SendRequest.metadata:type_name -> google.protobuf.Struct
-	20, // 10: agentplugin.v1.SendStreamRequest.request:type_name -> agentplugin.v1.SendRequest
-	21, // 11: agentplugin.v1.SendStreamResponse.response:type_name -> agentplugin.v1.SendResponse
-	24, // 12: agentplugin.v1.SendStreamResponse.error:type_name -> agentplugin.v1.CallError
-	3,  // 13: agentplugin.v1.ProcessingCompleteRequest.outcome:type_name -> agentplugin.v1.Outcome
-	7,  // 14: agentplugin.v1.ListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
-	6,  // 15: agentplugin.v1.CallToolRequest.trace:type_name -> agentplugin.v1.TraceContext
-	30, // 16: agentplugin.v1.CallToolResponse.progress:type_name -> agentplugin.v1.ToolProgress
-	31, // 17: agentplugin.v1.CallToolResponse.result:type_name -> agentplugin.v1.ToolResult
-	5,  // 18: agentplugin.v1.HandleMessageRequest.sender:type_name -> agentplugin.v1.Sender
-	0,  // 19: agentplugin.v1.HandleMessageRequest.trust_tier:type_name -> agentplugin.v1.TrustTier
-	4,  // 20: agentplugin.v1.HandleMessageRequest.parts:type_name -> agentplugin.v1.Part
-	50, // 21: agentplugin.v1.HandleMessageRequest.metadata:type_name -> google.protobuf.Struct
-	6,  // 22: agentplugin.v1.HandleMessageRequest.trace:type_name -> agentplugin.v1.TraceContext
-	33, // 23: agentplugin.v1.HandleMessagesRequest.request:type_name -> agentplugin.v1.HandleMessageRequest
-	34, // 24: agentplugin.v1.HandleMessagesResponse.response:type_name -> agentplugin.v1.HandleMessageResponse
-	24, // 25: agentplugin.v1.HandleMessagesResponse.error:type_name -> agentplugin.v1.CallError
-	7,  // 26: agentplugin.v1.HostServiceListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
-	43, // 27: agentplugin.v1.WatchResponse.heartbeat:type_name -> agentplugin.v1.Heartbeat
-	44, // 28: agentplugin.v1.WatchResponse.shutdown:type_name -> agentplugin.v1.ShutdownNotice
-	8,  // 29: agentplugin.v1.PluginService.Describe:input_type -> agentplugin.v1.DescribeRequest
-	11, // 30: agentplugin.v1.PluginService.Configure:input_type -> agentplugin.v1.ConfigureRequest
-	13, // 31: agentplugin.v1.PluginService.Drain:input_type -> agentplugin.v1.DrainRequest
-	15, // 32: agentplugin.v1.PlatformAdapterService.Connect:input_type -> agentplugin.v1.ConnectRequest
-	17, // 33: agentplugin.v1.PlatformAdapterService.Disconnect:input_type -> agentplugin.v1.DisconnectRequest
-	20, // 34: agentplugin.v1.PlatformAdapterService.Send:input_type -> agentplugin.v1.SendRequest
-	25, // 35: agentplugin.v1.PlatformAdapterService.ProcessingComplete:input_type -> agentplugin.v1.ProcessingCompleteRequest
-	22, // 36: agentplugin.v1.PlatformAdapterService.SendStream:input_type -> agentplugin.v1.SendStreamRequest
-	27, // 37: agentplugin.v1.ToolsetService.ListTools:input_type -> agentplugin.v1.ListToolsRequest
-	29, // 38: agentplugin.v1.ToolsetService.CallTool:input_type -> agentplugin.v1.CallToolRequest
-	33, // 39: agentplugin.v1.HostService.HandleMessage:input_type -> agentplugin.v1.HandleMessageRequest
-	35, // 40: agentplugin.v1.HostService.HandleMessages:input_type -> agentplugin.v1.HandleMessagesRequest
-	37, // 41: agentplugin.v1.HostService.CancelTurn:input_type -> agentplugin.v1.CancelTurnRequest
-	39, // 42: agentplugin.v1.HostService.ListTools:input_type -> agentplugin.v1.HostServiceListToolsRequest
-	41, // 43: agentplugin.v1.HostService.Watch:input_type -> agentplugin.v1.WatchRequest
-	45, // 44: agentplugin.v1.HostService.Complete:input_type -> agentplugin.v1.CompleteRequest
-	47, // 45: agentplugin.v1.HostService.RecordDelegation:input_type -> agentplugin.v1.RecordDelegationRequest
-	9,  // 46: agentplugin.v1.PluginService.Describe:output_type -> agentplugin.v1.DescribeResponse
-	12, // 47: agentplugin.v1.PluginService.Configure:output_type -> agentplugin.v1.ConfigureResponse
-	14, // 48: agentplugin.v1.PluginService.Drain:output_type -> agentplugin.v1.DrainResponse
-	16, // 49: agentplugin.v1.PlatformAdapterService.Connect:output_type -> agentplugin.v1.ConnectResponse
-	18, // 50: agentplugin.v1.PlatformAdapterService.Disconnect:output_type -> agentplugin.v1.DisconnectResponse
-	21, // 51: agentplugin.v1.PlatformAdapterService.Send:output_type -> agentplugin.v1.SendResponse
-	26, // 52: agentplugin.v1.PlatformAdapterService.ProcessingComplete:output_type -> agentplugin.v1.ProcessingCompleteResponse
-	23, // 53: agentplugin.v1.PlatformAdapterService.SendStream:output_type -> agentplugin.v1.SendStreamResponse
-	28, // 54: agentplugin.v1.ToolsetService.ListTools:output_type -> agentplugin.v1.ListToolsResponse
-	32, // 55: agentplugin.v1.ToolsetService.CallTool:output_type -> agentplugin.v1.CallToolResponse
-	34, // 56: agentplugin.v1.HostService.HandleMessage:output_type -> agentplugin.v1.HandleMessageResponse
-	36, // 57: agentplugin.v1.HostService.HandleMessages:output_type -> agentplugin.v1.HandleMessagesResponse
-	38, // 58: agentplugin.v1.HostService.CancelTurn:output_type -> agentplugin.v1.CancelTurnResponse
-	40, // 59: agentplugin.v1.HostService.ListTools:output_type -> agentplugin.v1.HostServiceListToolsResponse
-	42, // 60: agentplugin.v1.HostService.Watch:output_type -> agentplugin.v1.WatchResponse
-	46, // 61: agentplugin.v1.HostService.Complete:output_type -> agentplugin.v1.CompleteResponse
-	48, // 62: agentplugin.v1.HostService.RecordDelegation:output_type -> agentplugin.v1.RecordDelegationResponse
-	46, // [46:63] is the sub-list for method output_type
-	29, // [29:46] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	11, // 3: agentplugin.v1.HostInfo.agents:type_name -> agentplugin.v1.HostAgent
+	12, // 4: agentplugin.v1.HostAgent.skills:type_name -> agentplugin.v1.AgentSkill
+	10, // 5: agentplugin.v1.ConfigureRequest.host:type_name -> agentplugin.v1.HostInfo
+	4,  // 6: agentplugin.v1.Artifact.parts:type_name -> agentplugin.v1.Part
+	52, // 7: agentplugin.v1.Artifact.metadata:type_name -> google.protobuf.Struct
+	2,  // 8: agentplugin.v1.SendRequest.kind:type_name -> agentplugin.v1.SendKind
+	4,  // 9: agentplugin.v1.SendRequest.parts:type_name -> agentplugin.v1.Part
+	21, // 10: agentplugin.v1.SendRequest.artifact:type_name -> agentplugin.v1.Artifact
+	52, // 11: agentplugin.v1.SendRequest.metadata:type_name -> google.protobuf.Struct
+	22, // 12: agentplugin.v1.SendStreamRequest.request:type_name -> agentplugin.v1.SendRequest
+	23, // 13: agentplugin.v1.SendStreamResponse.response:type_name -> agentplugin.v1.SendResponse
+	26, // 14: agentplugin.v1.SendStreamResponse.error:type_name -> agentplugin.v1.CallError
+	3,  // 15: agentplugin.v1.ProcessingCompleteRequest.outcome:type_name -> agentplugin.v1.Outcome
+	7,  // 16: agentplugin.v1.ListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
+	6,  // 17: agentplugin.v1.CallToolRequest.trace:type_name -> agentplugin.v1.TraceContext
+	32, // 18: agentplugin.v1.CallToolResponse.progress:type_name -> agentplugin.v1.ToolProgress
+	33, // 19: agentplugin.v1.CallToolResponse.result:type_name -> agentplugin.v1.ToolResult
+	5,  // 20: agentplugin.v1.HandleMessageRequest.sender:type_name -> agentplugin.v1.Sender
+	0,  // 21: agentplugin.v1.HandleMessageRequest.trust_tier:type_name -> agentplugin.v1.TrustTier
+	4,  // 22: agentplugin.v1.HandleMessageRequest.parts:type_name -> agentplugin.v1.Part
+	52, // 23: agentplugin.v1.HandleMessageRequest.metadata:type_name -> google.protobuf.Struct
+	6,  // 24: agentplugin.v1.HandleMessageRequest.trace:type_name -> agentplugin.v1.TraceContext
+	35, // 25: agentplugin.v1.HandleMessagesRequest.request:type_name -> agentplugin.v1.HandleMessageRequest
+	36, // 26: agentplugin.v1.HandleMessagesResponse.response:type_name -> agentplugin.v1.HandleMessageResponse
+	26, // 27: agentplugin.v1.HandleMessagesResponse.error:type_name -> agentplugin.v1.CallError
+	7,  // 28: agentplugin.v1.HostServiceListToolsResponse.tools:type_name -> agentplugin.v1.ToolDefinition
+	45, // 29: agentplugin.v1.WatchResponse.heartbeat:type_name -> agentplugin.v1.Heartbeat
+	46, // 30: agentplugin.v1.WatchResponse.shutdown:type_name -> agentplugin.v1.ShutdownNotice
+	8,  // 31: agentplugin.v1.PluginService.Describe:input_type -> agentplugin.v1.DescribeRequest
+	13, // 32: agentplugin.v1.PluginService.Configure:input_type -> agentplugin.v1.ConfigureRequest
+	15, // 33: agentplugin.v1.PluginService.Drain:input_type -> agentplugin.v1.DrainRequest
+	17, // 34: agentplugin.v1.PlatformAdapterService.Connect:input_type -> agentplugin.v1.ConnectRequest
+	19, // 35: agentplugin.v1.PlatformAdapterService.Disconnect:input_type -> agentplugin.v1.DisconnectRequest
+	22, // 36: agentplugin.v1.PlatformAdapterService.Send:input_type -> agentplugin.v1.SendRequest
+	27, // 37: agentplugin.v1.PlatformAdapterService.ProcessingComplete:input_type -> agentplugin.v1.ProcessingCompleteRequest
+	24, // 38: agentplugin.v1.PlatformAdapterService.SendStream:input_type -> agentplugin.v1.SendStreamRequest
+	29, // 39: agentplugin.v1.ToolsetService.ListTools:input_type -> agentplugin.v1.ListToolsRequest
+	31, // 40: agentplugin.v1.ToolsetService.CallTool:input_type -> agentplugin.v1.CallToolRequest
+	35, // 41: agentplugin.v1.HostService.HandleMessage:input_type -> agentplugin.v1.HandleMessageRequest
+	37, // 42: agentplugin.v1.HostService.HandleMessages:input_type -> agentplugin.v1.HandleMessagesRequest
+	39, // 43: agentplugin.v1.HostService.CancelTurn:input_type -> agentplugin.v1.CancelTurnRequest
+	41, // 44: agentplugin.v1.HostService.ListTools:input_type -> agentplugin.v1.HostServiceListToolsRequest
+	43, // 45: agentplugin.v1.HostService.Watch:input_type -> agentplugin.v1.WatchRequest
+	47, // 46: agentplugin.v1.HostService.Complete:input_type -> agentplugin.v1.CompleteRequest
+	49, // 47: agentplugin.v1.HostService.RecordDelegation:input_type -> agentplugin.v1.RecordDelegationRequest
+	9,  // 48: agentplugin.v1.PluginService.Describe:output_type -> agentplugin.v1.DescribeResponse
+	14, // 49: agentplugin.v1.PluginService.Configure:output_type -> agentplugin.v1.ConfigureResponse
+	16, // 50: agentplugin.v1.PluginService.Drain:output_type -> agentplugin.v1.DrainResponse
+	18, // 51: agentplugin.v1.PlatformAdapterService.Connect:output_type -> agentplugin.v1.ConnectResponse
+	20, // 52: agentplugin.v1.PlatformAdapterService.Disconnect:output_type -> agentplugin.v1.DisconnectResponse
+	23, // 53: agentplugin.v1.PlatformAdapterService.Send:output_type -> agentplugin.v1.SendResponse
+	28, // 54: agentplugin.v1.PlatformAdapterService.ProcessingComplete:output_type -> agentplugin.v1.ProcessingCompleteResponse
+	25, // 55: agentplugin.v1.PlatformAdapterService.SendStream:output_type -> agentplugin.v1.SendStreamResponse
+	30, // 56: agentplugin.v1.ToolsetService.ListTools:output_type -> agentplugin.v1.ListToolsResponse
+	34, // 57: agentplugin.v1.ToolsetService.CallTool:output_type -> agentplugin.v1.CallToolResponse
+	36, // 58: agentplugin.v1.HostService.HandleMessage:output_type -> agentplugin.v1.HandleMessageResponse
+	38, // 59: agentplugin.v1.HostService.HandleMessages:output_type -> agentplugin.v1.HandleMessagesResponse
+	40, // 60: agentplugin.v1.HostService.CancelTurn:output_type -> agentplugin.v1.CancelTurnResponse
+	42, // 61: agentplugin.v1.HostService.ListTools:output_type -> agentplugin.v1.HostServiceListToolsResponse
+	44, // 62: agentplugin.v1.HostService.Watch:output_type -> agentplugin.v1.WatchResponse
+	48, // 63: agentplugin.v1.HostService.Complete:output_type -> agentplugin.v1.CompleteResponse
+	50, // 64: agentplugin.v1.HostService.RecordDelegation:output_type -> agentplugin.v1.RecordDelegationResponse
+	48, // [48:65] is the sub-list for method output_type
+	31, // [31:48] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_agentplugin_v1_agentplugin_proto_init() }
@@ -3550,11 +3770,11 @@ func file_agentplugin_v1_agentplugin_proto_init() {
 		(*Part_Url)(nil),
 		(*Part_Data)(nil),
 	}
-	file_agentplugin_v1_agentplugin_proto_msgTypes[28].OneofWrappers = []any{
+	file_agentplugin_v1_agentplugin_proto_msgTypes[30].OneofWrappers = []any{
 		(*CallToolResponse_Progress)(nil),
 		(*CallToolResponse_Result)(nil),
 	}
-	file_agentplugin_v1_agentplugin_proto_msgTypes[38].OneofWrappers = []any{
+	file_agentplugin_v1_agentplugin_proto_msgTypes[40].OneofWrappers = []any{
 		(*WatchResponse_Heartbeat)(nil),
 		(*WatchResponse_Shutdown)(nil),
 	}
@@ -3564,7 +3784,7 @@ func file_agentplugin_v1_agentplugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentplugin_v1_agentplugin_proto_rawDesc), len(file_agentplugin_v1_agentplugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   45,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

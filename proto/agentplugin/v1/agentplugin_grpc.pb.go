@@ -2,7 +2,7 @@
 // that it launched with hashicorp go-plugin over gRPC, and how the plugin calls
 // back into the host.
 //
-// protocol-version: 1.3
+// protocol-version: 1.4
 //
 // The major version is the package suffix (v1) and the go-plugin application
 // protocol version of the handshake. The minor version grows when fields or
@@ -22,6 +22,11 @@
 //   1.3  HostInfo.cancel_turn_unsupported: a host that cannot stop a
 //        running turn says so, and the platform refuses to cancel the
 //        work such a host is running instead of reporting it stopped.
+//   1.4  Several agents: HostInfo.agents lists the host's agents (the first
+//        is its default agent), and HandleMessageRequest, CancelTurnRequest
+//        and CallToolRequest name the agent they are for (agent_id). A host
+//        that lists none is one default agent, as before, and every
+//        agent_id it receives is "".
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
 // through which messages arrive and replies leave, like a chat platform)

@@ -17,8 +17,10 @@ PROTOCOL_MAJOR = 1
 #: The contract minor this host implements: 1.1 ``SendRequest.ends_turn``,
 #: 1.2 the call streams (``HostService.HandleMessages``,
 #: ``PlatformAdapterService.SendStream``), 1.3
-#: ``HostInfo.cancel_turn_unsupported``.
-PROTOCOL_MINOR = 3
+#: ``HostInfo.cancel_turn_unsupported``, 1.4 several agents
+#: (``HostInfo.agents``, ``agent_id`` on HandleMessage, CancelTurn and
+#: CallTool).
+PROTOCOL_MINOR = 4
 
 #: go-plugin's core protocol version, the first field of the handshake line.
 CORE_PROTOCOL_VERSION = 1

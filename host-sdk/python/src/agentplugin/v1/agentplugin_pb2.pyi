@@ -26,6 +26,20 @@ TRUST_TIER_PUBLIC: TrustTier
 TRUST_TIER_TRUSTED: TrustTier
 TRUST_TIER_UNSPECIFIED: TrustTier
 
+class AgentSkill(_message.Message):
+    __slots__ = ["description", "examples", "id", "name", "tags"]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    EXAMPLES_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    examples: _containers.RepeatedScalarFieldContainer[str]
+    id: str
+    name: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., examples: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class Artifact(_message.Message):
     __slots__ = ["append", "artifact_id", "description", "last_chunk", "metadata", "name", "parts"]
     APPEND_FIELD_NUMBER: _ClassVar[int]
@@ -53,20 +67,22 @@ class CallError(_message.Message):
     def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class CallToolRequest(_message.Message):
-    __slots__ = ["arguments_json", "call_id", "chat_id", "name", "platform", "trace"]
+    __slots__ = ["agent_id", "arguments_json", "call_id", "chat_id", "name", "platform", "trace"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     CHAT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_FIELD_NUMBER: _ClassVar[int]
     TRACE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
     arguments_json: str
     call_id: str
     chat_id: str
     name: str
     platform: str
     trace: TraceContext
-    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., call_id: _Optional[str] = ..., platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., trace: _Optional[_Union[TraceContext, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., call_id: _Optional[str] = ..., platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., trace: _Optional[_Union[TraceContext, _Mapping]] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class CallToolResponse(_message.Message):
     __slots__ = ["progress", "result"]
@@ -77,16 +93,18 @@ class CallToolResponse(_message.Message):
     def __init__(self, progress: _Optional[_Union[ToolProgress, _Mapping]] = ..., result: _Optional[_Union[ToolResult, _Mapping]] = ...) -> None: ...
 
 class CancelTurnRequest(_message.Message):
-    __slots__ = ["chat_id", "platform", "reason", "task_id"]
+    __slots__ = ["agent_id", "chat_id", "platform", "reason", "task_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CHAT_ID_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
     chat_id: str
     platform: str
     reason: str
     task_id: str
-    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., reason: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class CancelTurnResponse(_message.Message):
     __slots__ = ["cancelled"]
@@ -183,7 +201,8 @@ class DrainResponse(_message.Message):
     def __init__(self, abandoned: _Optional[int] = ...) -> None: ...
 
 class HandleMessageRequest(_message.Message):
-    __slots__ = ["chat_id", "continuation", "message_id", "metadata", "parts", "platform", "reference_task_ids", "sender", "task_id", "text", "trace", "trust_tier", "unattended"]
+    __slots__ = ["agent_id", "chat_id", "continuation", "message_id", "metadata", "parts", "platform", "reference_task_ids", "sender", "task_id", "text", "trace", "trust_tier", "unattended"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CHAT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTINUATION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -197,6 +216,7 @@ class HandleMessageRequest(_message.Message):
     TRACE_FIELD_NUMBER: _ClassVar[int]
     TRUST_TIER_FIELD_NUMBER: _ClassVar[int]
     UNATTENDED_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
     chat_id: str
     continuation: bool
     message_id: str
@@ -210,7 +230,7 @@ class HandleMessageRequest(_message.Message):
     trace: TraceContext
     trust_tier: TrustTier
     unattended: bool
-    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., sender: _Optional[_Union[Sender, _Mapping]] = ..., trust_tier: _Optional[_Union[TrustTier, str]] = ..., task_id: _Optional[str] = ..., text: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., message_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., unattended: bool = ..., trace: _Optional[_Union[TraceContext, _Mapping]] = ..., reference_task_ids: _Optional[_Iterable[str]] = ..., continuation: bool = ...) -> None: ...
+    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., sender: _Optional[_Union[Sender, _Mapping]] = ..., trust_tier: _Optional[_Union[TrustTier, str]] = ..., task_id: _Optional[str] = ..., text: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., message_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., unattended: bool = ..., trace: _Optional[_Union[TraceContext, _Mapping]] = ..., reference_task_ids: _Optional[_Iterable[str]] = ..., continuation: bool = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class HandleMessageResponse(_message.Message):
     __slots__ = ["turn_id"]
@@ -246,19 +266,33 @@ class Heartbeat(_message.Message):
     unix_ms: int
     def __init__(self, unix_ms: _Optional[int] = ...) -> None: ...
 
+class HostAgent(_message.Message):
+    __slots__ = ["description", "id", "name", "skills"]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SKILLS_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    id: str
+    name: str
+    skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
+
 class HostInfo(_message.Message):
-    __slots__ = ["cancel_turn_unsupported", "name", "optional_rpcs", "protocol_minor", "version"]
+    __slots__ = ["agents", "cancel_turn_unsupported", "name", "optional_rpcs", "protocol_minor", "version"]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_TURN_UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPTIONAL_RPCS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_MINOR_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[HostAgent]
     cancel_turn_unsupported: bool
     name: str
     optional_rpcs: _containers.RepeatedScalarFieldContainer[str]
     protocol_minor: int
     version: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., protocol_minor: _Optional[int] = ..., optional_rpcs: _Optional[_Iterable[str]] = ..., cancel_turn_unsupported: bool = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., protocol_minor: _Optional[int] = ..., optional_rpcs: _Optional[_Iterable[str]] = ..., cancel_turn_unsupported: bool = ..., agents: _Optional[_Iterable[_Union[HostAgent, _Mapping]]] = ...) -> None: ...
 
 class HostServiceListToolsRequest(_message.Message):
     __slots__ = []

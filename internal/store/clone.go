@@ -23,7 +23,7 @@ func cloneRecord(r *TaskRecord) (*TaskRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TaskRecord{Task: t, Owner: r.Owner, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+	return &TaskRecord{Task: t, Owner: r.Owner, Agent: r.Agent, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
 func cloneTask(t *a2a.Task) (a2a.Task, error) {

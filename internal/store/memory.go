@@ -78,8 +78,11 @@ type memTask struct {
 
 // indexKey names one secondary index of the Memory store.
 type indexKey struct {
-	kind byte // 'o' owner, 'c' context, 's' state, 'C' owner+context, 'S' owner+state
+	kind byte // 'o' owner, 'c' context, 's' state, 'C' owner+context, 'S' owner+state, '*' all
 	a, b string
+	// agent qualifies the index to one agent's tasks; the indexes of
+	// every agent together have agent "" (and no '*': that is m.all).
+	agent string
 }
 
 // memPush is a stored push config: its encoded form (decoded on the way
@@ -136,15 +139,25 @@ func NewMemory(maxTasks int) *Memory {
 	}
 }
 
-// indexKeys lists the secondary indexes a task belongs to.
-func indexKeys(owner, contextID, state string) [5]indexKey {
-	return [5]indexKey{
+// indexKeys lists the secondary indexes a task belongs to: those of
+// every agent's tasks and, for a task of a named agent, the same six
+// qualified by its agent (the sixth its agent's '*').
+func indexKeys(owner, contextID, state, agent string) []indexKey {
+	keys := []indexKey{
 		{kind: 'o', a: owner},
 		{kind: 'c', a: contextID},
 		{kind: 's', a: state},
 		{kind: 'C', a: owner, b: contextID},
 		{kind: 'S', a: owner, b: state},
 	}
+	if agent == "" {
+		return keys
+	}
+	for _, k := range keys[:5] {
+		k.agent = agent
+		keys = append(keys, k)
+	}
+	return append(keys, indexKey{kind: '*', agent: agent})
 }
 
 // index adds (or with del, removes) t under every index.
@@ -154,7 +167,7 @@ func (m *Memory) index(t *memTask, del bool) {
 	} else {
 		m.all.Insert(t.key)
 	}
-	for _, ik := range indexKeys(t.rec.Owner, t.rec.Task.ContextID, t.state) {
+	for _, ik := range indexKeys(t.rec.Owner, t.rec.Task.ContextID, t.state, t.rec.Agent) {
 		l := m.indexes[ik]
 		if del {
 			if l != nil {
@@ -298,17 +311,21 @@ func (m *Memory) GetTask(ctx context.Context, id, owner string) (*TaskRecord, er
 // indexFor picks the index serving p and the state filter still to apply
 // to its keys ("" when the index applies every filter).
 func (m *Memory) indexFor(p listPlan) (*keyList, string) {
+	ag := p.agent
 	switch v := listVariant(p); {
 	case v&filterContext != 0 && v&filterOwner != 0:
-		return m.indexes[indexKey{kind: 'C', a: p.owner, b: p.contextID}], p.state
+		return m.indexes[indexKey{kind: 'C', a: p.owner, b: p.contextID, agent: ag}], p.state
 	case v&filterContext != 0:
-		return m.indexes[indexKey{kind: 'c', a: p.contextID}], p.state
+		return m.indexes[indexKey{kind: 'c', a: p.contextID, agent: ag}], p.state
 	case v&filterState != 0 && v&filterOwner != 0:
-		return m.indexes[indexKey{kind: 'S', a: p.owner, b: p.state}], ""
+		return m.indexes[indexKey{kind: 'S', a: p.owner, b: p.state, agent: ag}], ""
 	case v&filterState != 0:
-		return m.indexes[indexKey{kind: 's', a: p.state}], ""
+		return m.indexes[indexKey{kind: 's', a: p.state, agent: ag}], ""
 	case v&filterOwner != 0:
-		return m.indexes[indexKey{kind: 'o', a: p.owner}], ""
+		return m.indexes[indexKey{kind: 'o', a: p.owner, agent: ag}], ""
+	}
+	if ag != "" {
+		return m.indexes[indexKey{kind: '*', agent: ag}], ""
 	}
 	return &m.all, ""
 }

@@ -57,8 +57,10 @@ func TestMigration2AddsTraceContextToAnExistingOutbox(t *testing.T) {
 	if err := s.w.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion || SchemaVersion < 2 {
 		t.Fatalf("user_version %d (%v), SchemaVersion %d; want the latest, 2 or later", v, err, SchemaVersion)
 	}
-	if _, err := s.GetTask(ctx, "t1", "peer:alice"); err != nil {
+	if old, err := s.GetTask(ctx, "t1", "peer:alice"); err != nil {
 		t.Fatalf("the version 1 task after migration: %v", err)
+	} else if old.Agent != "" {
+		t.Errorf("the version 1 task belongs to agent %q after migration, want the default agent (\"\")", old.Agent)
 	}
 	ds, err := s.DueDeliveries(ctx, time.Now(), 0)
 	if err != nil || len(ds) != 1 {

@@ -157,9 +157,9 @@ func (s *Postgres) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []D
 
 // Statements of SaveTaskEvents.
 const (
-	pgUpsertTask = `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task, replica, seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner,
+	pgUpsertTask = `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task, replica, seq, agent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner, agent = excluded.agent,
 			state = excluded.state, terminal = excluded.terminal, status_ts = excluded.status_ts,
 			created_at = excluded.created_at, task = excluded.task, replica = excluded.replica,
 			seq = tasks.seq + excluded.seq`
@@ -206,7 +206,7 @@ func (s *Postgres) SaveTaskEvents(ctx context.Context, rec *TaskRecord, deliveri
 	id := rec.Task.ID
 	b := &pgx.Batch{}
 	b.Queue(pgUpsertTask, id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
-		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, s.replica, int64(len(events)))
+		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, s.replica, int64(len(events)), rec.Agent)
 	if len(events) > 0 {
 		b.Queue(pgInsertEvents, id, events, s.channel)
 	}
@@ -245,18 +245,18 @@ func (s *Postgres) SaveTaskEvents(ctx context.Context, rec *TaskRecord, deliveri
 // GetTask implements Store.
 func (s *Postgres) GetTask(ctx context.Context, id, owner string) (*TaskRecord, error) {
 	var (
-		recOwner    string
-		created, ts int64
-		blob        []byte
+		recOwner, agent string
+		created, ts     int64
+		blob            []byte
 	)
-	err := s.pool.QueryRow(ctx, `SELECT owner, created_at, status_ts, task FROM tasks WHERE id = $1`, id).Scan(&recOwner, &created, &ts, &blob)
+	err := s.pool.QueryRow(ctx, `SELECT owner, agent, created_at, status_ts, task FROM tasks WHERE id = $1`, id).Scan(&recOwner, &agent, &created, &ts, &blob)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && owner != "" && owner != recOwner) {
 		return nil, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: get task %s: %w", id, err)
 	}
-	return decodeTask(id, recOwner, created, ts, blob)
+	return decodeTask(id, recOwner, agent, created, ts, blob)
 }
 
 // TaskAt returns a task with its seq (the number of events it has
@@ -270,19 +270,19 @@ func (s *Postgres) TaskAt(ctx context.Context, id string) (rec *TaskRecord, seq 
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
 	var (
-		owner       string
-		created, ts int64
-		blob        []byte
+		owner, agent string
+		created, ts  int64
+		blob         []byte
 	)
-	err = tx.QueryRow(ctx, `SELECT owner, created_at, status_ts, task, seq, replica FROM tasks WHERE id = $1 FOR SHARE`, id).
-		Scan(&owner, &created, &ts, &blob, &seq, &replica)
+	err = tx.QueryRow(ctx, `SELECT owner, agent, created_at, status_ts, task, seq, replica FROM tasks WHERE id = $1 FOR SHARE`, id).
+		Scan(&owner, &agent, &created, &ts, &blob, &seq, &replica)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, "", fmt.Errorf("store: task %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("store: get task %s: %w", id, err)
 	}
-	rec, err = decodeTask(id, owner, created, ts, blob)
+	rec, err = decodeTask(id, owner, agent, created, ts, blob)
 	return rec, seq, replica, err
 }
 
@@ -317,6 +317,9 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	if p.owner != "" {
 		w.add("owner = ?", p.owner)
 	}
+	if p.agent != "" {
+		w.add("agent = ?", p.agent)
+	}
 	if p.contextID != "" {
 		w.add("context_id = ?", p.contextID)
 	}
@@ -333,9 +336,9 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	}
 	n := len(w.args)
 	args := append(w.args, cts, cid, p.size+1)
-	query := `SELECT c.n, p.id, p.owner, p.created_at, p.status_ts, p.task
+	query := `SELECT c.n, p.id, p.owner, p.agent, p.created_at, p.status_ts, p.task
 		FROM (SELECT count(*) AS n FROM tasks WHERE ` + where + `) c
-		LEFT JOIN LATERAL (SELECT id, owner, created_at, status_ts, task FROM tasks WHERE ` + where +
+		LEFT JOIN LATERAL (SELECT id, owner, agent, created_at, status_ts, task FROM tasks WHERE ` + where +
 		fmt.Sprintf(` AND status_ts <= $%d AND (status_ts < $%d OR id > $%d) ORDER BY status_ts DESC, id LIMIT $%d`, n+1, n+1, n+2, n+3) +
 		`) p ON TRUE`
 	rows, err := s.pool.Query(ctx, query, args...)
@@ -350,11 +353,11 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	for rows.Next() {
 		var (
 			total       int64
-			id, owner   *string
-			created, ts *int64
-			blob        []byte
+			id, owner, agent *string
+			created, ts      *int64
+			blob             []byte
 		)
-		if err := rows.Scan(&total, &id, &owner, &created, &ts, &blob); err != nil {
+		if err := rows.Scan(&total, &id, &owner, &agent, &created, &ts, &blob); err != nil {
 			return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 		}
 		page.TotalSize = int(total)
@@ -365,7 +368,7 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 			page.NextPageToken = encodePageToken(last)
 			break
 		}
-		rec, err := decodeTask(*id, *owner, *created, *ts, blob)
+		rec, err := decodeTask(*id, *owner, *agent, *created, *ts, blob)
 		if err != nil {
 			return TaskPage{}, err
 		}
@@ -378,7 +381,7 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	return page, nil
 }
 
-// scanTasks reads rows of (id, owner, created_at, status_ts, task).
+// scanTasks reads rows of (id, owner, agent, created_at, status_ts, task).
 func scanTasks(rs pgx.Rows, what string) ([]*TaskRecord, error) {
 	defer rs.Close()
 	return collect(rs, what, scanTask(what))
@@ -387,7 +390,7 @@ func scanTasks(rs pgx.Rows, what string) ([]*TaskRecord, error) {
 // ActiveTasks implements Store: every non-terminal task, oldest status
 // first, whichever replica wrote it.
 func (s *Postgres) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, owner, created_at, status_ts, task FROM tasks WHERE NOT terminal ORDER BY status_ts, id`)
+	rows, err := s.pool.Query(ctx, `SELECT id, owner, agent, created_at, status_ts, task FROM tasks WHERE NOT terminal ORDER BY status_ts, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: active tasks: %w", err)
 	}
@@ -397,7 +400,7 @@ func (s *Postgres) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
 // ReplicaTasks returns the running tasks (not terminal, not waiting for
 // their client) that replica wrote last, oldest status first.
 func (s *Postgres) ReplicaTasks(ctx context.Context, replica string) ([]*TaskRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, owner, created_at, status_ts, task FROM tasks
+	rows, err := s.pool.Query(ctx, `SELECT id, owner, agent, created_at, status_ts, task FROM tasks
 		WHERE NOT terminal AND replica = $1 AND state NOT IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')
 		ORDER BY status_ts, id`, replica)
 	if err != nil {

@@ -194,6 +194,14 @@ CREATE INDEX delegations_due     ON delegations (next_try, id) WHERE state = 'ca
 CREATE INDEX delegations_open    ON delegations (parent_task_id) WHERE state = 'open';
 CREATE INDEX delegations_settled ON delegations (updated_at) WHERE state NOT IN ('open', 'cancel');
 `,
+	// next: every task belongs to one of the host's agents (contract
+	// 1.4); tasks saved before belong to the default agent of a host
+	// without agents ('').
+	`
+ALTER TABLE tasks ADD COLUMN agent TEXT COLLATE "C" NOT NULL DEFAULT '';
+CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id);
+CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id);
+`,
 }
 
 // PostgresSchemaVersion is the schema version this code writes.

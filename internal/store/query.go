@@ -76,6 +76,8 @@ func shorten(s string) string {
 // listPlan is a TaskQuery checked and reduced to what both stores execute.
 type listPlan struct {
 	owner, contextID string
+	// agent is the agent filter, "" for none.
+	agent string
 	// state is the wire name of the state filter, "" for none.
 	state string
 	// after is the lowest status timestamp (ms) admitted; math.MinInt64
@@ -94,7 +96,7 @@ type listPlan struct {
 // does on the wire. StatusAfter is compared at millisecond precision, the
 // precision of stored status timestamps.
 func planQuery(q TaskQuery) (listPlan, error) {
-	p := listPlan{owner: q.Owner, contextID: q.ContextID, after: math.MinInt64, size: q.PageSize}
+	p := listPlan{owner: q.Owner, agent: q.Agent, contextID: q.ContextID, after: math.MinInt64, size: q.PageSize}
 	if q.State != "" && q.State != a2a.TaskStateUnspecified {
 		p.state = string(q.State)
 	}

@@ -32,18 +32,18 @@ func collect[T any](rs rows, what string, scan func(rows) (T, error)) ([]T, erro
 	return out, nil
 }
 
-// scanTask reads (id, owner, created_at, status_ts, task).
+// scanTask reads (id, owner, agent, created_at, status_ts, task).
 func scanTask(what string) func(rows) (*TaskRecord, error) {
 	return func(r rows) (*TaskRecord, error) {
 		var (
-			id, owner   string
-			created, ts int64
-			blob        []byte
+			id, owner, agent string
+			created, ts      int64
+			blob             []byte
 		)
-		if err := r.Scan(&id, &owner, &created, &ts, &blob); err != nil {
+		if err := r.Scan(&id, &owner, &agent, &created, &ts, &blob); err != nil {
 			return nil, fmt.Errorf("store: %s: %w", what, err)
 		}
-		return decodeTask(id, owner, created, ts, blob)
+		return decodeTask(id, owner, agent, created, ts, blob)
 	}
 }
 

@@ -370,7 +370,7 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 	}
 	id := rec.Task.ID
 	args := []any{id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
-		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob}
+		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, rec.Agent}
 	now := time.Now().UnixMilli()
 	return s.write(ctx, func(w *writer) error {
 		if _, err := w.upsertTask.Exec(args...); err != nil {
@@ -402,23 +402,23 @@ func (s *SQLite) GetTask(ctx context.Context, id, owner string) (*TaskRecord, er
 	}
 	defer s.release(r)
 	var (
-		recOwner    string
-		created, ts int64
-		blob        []byte
+		recOwner, agent string
+		created, ts     int64
+		blob            []byte
 	)
-	err = r.getTask.QueryRowContext(ctx, id).Scan(&recOwner, &created, &ts, &blob)
+	err = r.getTask.QueryRowContext(ctx, id).Scan(&recOwner, &agent, &created, &ts, &blob)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != "" && owner != recOwner) {
 		return nil, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: get task %s: %w", id, err)
 	}
-	return decodeTask(id, recOwner, created, ts, blob)
+	return decodeTask(id, recOwner, agent, created, ts, blob)
 }
 
 // decodeTask rebuilds a record from its row.
-func decodeTask(id, owner string, created, ts int64, blob []byte) (*TaskRecord, error) {
-	rec := &TaskRecord{Owner: owner, CreatedAt: fromMillis(created), UpdatedAt: fromMillis(ts)}
+func decodeTask(id, owner, agent string, created, ts int64, blob []byte) (*TaskRecord, error) {
+	rec := &TaskRecord{Owner: owner, Agent: agent, CreatedAt: fromMillis(created), UpdatedAt: fromMillis(ts)}
 	if err := a2a.Unmarshal(blob, &rec.Task); err != nil {
 		return nil, fmt.Errorf("store: decode task %s: %w", id, err)
 	}
@@ -447,37 +447,52 @@ func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 	}
 	var page TaskPage
-	count, hasAfter := r.count[v], p.after != math.MinInt64
-	if hasAfter {
-		count = r.countAfter[v]
+	hasAfter := p.after != math.MinInt64
+	var rows *sql.Rows
+	if p.agent != "" {
+		// One agent's tasks (a host with several agents): the statements
+		// of the variant with the agent as ?8, counted over its index.
+		args := []any{p.owner, p.contextID, p.state, p.after, cts, cid, p.size + 1, p.agent}
+		if err := r.conn.QueryRowContext(ctx, agentCountSQL(v), args...).Scan(&page.TotalSize); err != nil {
+			return TaskPage{}, fmt.Errorf("store: count tasks: %w", err)
+		}
+		if page.TotalSize == 0 {
+			return page, nil
+		}
+		rows, err = r.conn.QueryContext(ctx, agentListSQL(v), args...)
+	} else {
+		count := r.count[v]
+		if hasAfter {
+			count = r.countAfter[v]
+		}
+		if err := count.QueryRowContext(ctx, countArgs(v, hasAfter, []any{p.owner, p.contextID, p.state, p.after})...).Scan(&page.TotalSize); err != nil {
+			return TaskPage{}, fmt.Errorf("store: count tasks: %w", err)
+		}
+		if page.TotalSize == 0 {
+			return page, nil
+		}
+		rows, err = r.list[v].QueryContext(ctx, p.owner, p.contextID, p.state, p.after, cts, cid, p.size+1)
 	}
-	if err := count.QueryRowContext(ctx, countArgs(v, hasAfter, []any{p.owner, p.contextID, p.state, p.after})...).Scan(&page.TotalSize); err != nil {
-		return TaskPage{}, fmt.Errorf("store: count tasks: %w", err)
-	}
-	if page.TotalSize == 0 {
-		return page, nil
-	}
-	rows, err := r.list[v].QueryContext(ctx, p.owner, p.contextID, p.state, p.after, cts, cid, p.size+1)
 	if err != nil {
 		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 	}
 	defer rows.Close()
 	page.Tasks = make([]*TaskRecord, 0, min(p.size, page.TotalSize))
 	var (
-		id, owner   string
-		created, ts int64
-		blob        sql.RawBytes
-		last        taskKey
+		id, owner, agent string
+		created, ts      int64
+		blob             sql.RawBytes
+		last             taskKey
 	)
 	for rows.Next() {
 		if len(page.Tasks) == p.size {
 			page.NextPageToken = encodePageToken(last)
 			break
 		}
-		if err := rows.Scan(&id, &owner, &created, &ts, &blob); err != nil {
+		if err := rows.Scan(&id, &owner, &agent, &created, &ts, &blob); err != nil {
 			return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 		}
-		rec, err := decodeTask(id, owner, created, ts, blob)
+		rec, err := decodeTask(id, owner, agent, created, ts, blob)
 		if err != nil {
 			return TaskPage{}, err
 		}

@@ -66,8 +66,22 @@ func listWhere(v int, after bool) string {
 // in index order, newest status first, ties by id, and the scan stops
 // after ?7 rows.
 func listSQL(v int) string {
-	return `SELECT id, owner, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
 		` AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+}
+
+// agentListSQL and agentCountSQL are listSQL and the count of one
+// agent's tasks (?8), both with all eight parameters of listSQL and the
+// agent: the StatusAfter bound is always applied (math.MinInt64 admits
+// everything), and the count has the cursor and limit as no-op terms so
+// that it numbers its parameters up to ?8 too.
+func agentListSQL(v int) string {
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
+		` AND agent = ?8 AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+}
+
+func agentCountSQL(v int) string {
+	return `SELECT count(*) FROM tasks` + listWhere(v, true) + ` AND agent = ?8 AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7`
 }
 
 // countSQL counts the rows of all pages (with a StatusAfter bound or
@@ -131,8 +145,8 @@ func (r *reader) statements() []struct {
 	}{
 		{&r.begin, `BEGIN`},
 		{&r.rollback, `ROLLBACK`},
-		{&r.getTask, `SELECT owner, created_at, status_ts, task FROM tasks WHERE id = ?1`},
-		{&r.active, `SELECT id, owner, created_at, status_ts, task FROM tasks WHERE terminal = 0 ORDER BY status_ts, id`},
+		{&r.getTask, `SELECT owner, agent, created_at, status_ts, task FROM tasks WHERE id = ?1`},
+		{&r.active, `SELECT id, owner, agent, created_at, status_ts, task FROM tasks WHERE terminal = 0 ORDER BY status_ts, id`},
 		{&r.getPushConfig, `SELECT owner, created_at, config FROM push_configs WHERE task_id = ?1 AND id = ?2`},
 		{&r.listPushConfigs, `SELECT id, owner, created_at, config FROM push_configs WHERE task_id = ?1 ORDER BY created_at, rowid`},
 		// Per config only the oldest pending delivery may go, so that each

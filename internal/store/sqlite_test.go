@@ -281,7 +281,7 @@ func TestFailedWriteDoesNotSinkItsBatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[i] = s.write(ctx, func(w *writer) error {
-				if _, err := w.upsertTask.Exec(fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"`+fmt.Sprint(i)+`","status":{"state":"TASK_STATE_WORKING"}}`)); err != nil {
+				if _, err := w.upsertTask.Exec(fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"`+fmt.Sprint(i)+`","status":{"state":"TASK_STATE_WORKING"}}`), ""); err != nil {
 					return err
 				}
 				if i%10 == 3 {

@@ -62,9 +62,9 @@ func (w *writer) statements() []struct {
 		{&w.begin, `BEGIN IMMEDIATE`},
 		{&w.commit, `COMMIT`},
 		{&w.rollback, `ROLLBACK`},
-		{&w.upsertTask, `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-			ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner,
+		{&w.upsertTask, `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task, agent)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+			ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner, agent = excluded.agent,
 				state = excluded.state, terminal = excluded.terminal, status_ts = excluded.status_ts,
 				created_at = excluded.created_at, task = excluded.task`},
 		{&w.insertOutbox, `INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at,

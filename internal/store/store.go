@@ -30,7 +30,11 @@ type TaskRecord struct {
 	// Owner is the identity that created the task ("peer:alice",
 	// "ip:203.0.113.7", "local:127.0.0.1"). Scoped queries only return the
 	// owner's tasks.
-	Owner     string
+	Owner string
+	// Agent is the id of the host's agent the task belongs to ("" for a
+	// host that declares no agents: its one default agent). Tasks of one
+	// agent are invisible to every other (see ForAgent).
+	Agent     string
 	CreatedAt time.Time
 	// UpdatedAt is the time of the last status change; it orders ListTasks
 	// (newest first) and is the task's status timestamp.
@@ -41,7 +45,10 @@ type TaskRecord struct {
 type TaskQuery struct {
 	// Owner restricts the result to one identity's tasks; "" means all
 	// (only for callers allowed to see everything, e.g. the local operator).
-	Owner     string
+	Owner string
+	// Agent restricts the result to one agent's tasks; "" means every
+	// agent's (ForAgent always sets it).
+	Agent     string
 	ContextID string
 	State     a2a.TaskState
 	// StatusAfter keeps tasks whose status timestamp is at or after it.

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"GetUnknownIsNotFound", testGetUnknown},
 		{"SaveRejectsBadRecords", testSaveRejects},
 		{"OwnerScoping", testOwnerScoping},
+		{"AgentScoping", testAgentScoping},
 		{"ListFiltersAndPages", testListFilters},
 		{"ListOrderNewestFirstTiesByID", testListOrder},
 		{"ListStatusAfterIsInclusive", testStatusAfter},
@@ -297,6 +298,91 @@ func testOwnerScoping(t *testing.T, s store.Store) {
 		if got := listAll(t, s, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("ListTasks %+v = %v, want %v", tc.q, got, tc.want)
 		}
+	}
+}
+
+// testAgentScoping: the agent is kept with each task (ForAgent sets it),
+// a ListTasks with Agent sees only that agent's tasks (filters, pages and
+// totalSize included), and through an agent's view another agent's task,
+// its push configs and its recovery are invisible — ErrNotFound exactly
+// like an unknown id — while the unscoped store sees every agent's.
+func testAgentScoping(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, b := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta")
+	if store.ForAgent(s, "") != s || store.AgentOf(a) != "alpha" || store.Unscoped(b) != s {
+		t.Fatal("ForAgent(\"\") must be the store itself, and a view must know its agent and its store")
+	}
+	mustSave(t, s, task("d1", "peer:alice", "c1", a2a.TaskStateWorking, 5)) // a host without agents
+	for i := 0; i < 5; i++ {
+		mustSave(t, a, task(fmt.Sprintf("a%d", i), "peer:alice", "c1", a2a.TaskStateWorking, 10+i))
+	}
+	mustSave(t, a, task("a9", "peer:bob", "c1", a2a.TaskStateCompleted, 30))
+	mustSave(t, b, task("b1", "peer:alice", "c1", a2a.TaskStateWorking, 40))
+	mustSave(t, b, task("b2", "peer:alice", "c2", a2a.TaskStateCompleted, 50))
+
+	if got := mustGet(t, s, "a1", "").Agent; got != "alpha" {
+		t.Errorf("stored agent of a1 = %q, want alpha", got)
+	}
+	if got := mustGet(t, s, "d1", "").Agent; got != "" {
+		t.Errorf("stored agent of d1 = %q, want \"\"", got)
+	}
+	mustGet(t, a, "a1", "peer:alice")
+	_, err := b.GetTask(ctx, "a1", "")
+	wantNotFound(t, err, "GetTask of alpha's task through beta")
+	_, err = a.GetTask(ctx, "d1", "")
+	wantNotFound(t, err, "GetTask of the default agent's task through alpha")
+	if err := b.SaveTask(ctx, task("a1", "peer:alice", "c1", a2a.TaskStateCompleted, 60), nil); err == nil {
+		t.Error("beta overwrote alpha's task a1")
+	}
+	if got := mustGet(t, s, "a1", "").Agent; got != "alpha" {
+		t.Errorf("a1 moved to agent %q", got)
+	}
+
+	for _, tc := range []struct {
+		st   store.Store
+		q    store.TaskQuery
+		want []string
+	}{
+		{a, store.TaskQuery{}, []string{"a9", "a4", "a3", "a2", "a1", "a0"}},
+		{a, store.TaskQuery{Owner: "peer:alice"}, []string{"a4", "a3", "a2", "a1", "a0"}},
+		{a, store.TaskQuery{ContextID: "c1", State: a2a.TaskStateCompleted}, []string{"a9"}},
+		{a, store.TaskQuery{Owner: "peer:alice", StatusAfter: at(12)}, []string{"a4", "a3", "a2"}},
+		{a, store.TaskQuery{PageSize: 2}, []string{"a9", "a4", "a3", "a2", "a1", "a0"}},
+		{b, store.TaskQuery{ContextID: "c1"}, []string{"b1"}},
+		{b, store.TaskQuery{Owner: "peer:bob"}, nil},
+		{s, store.TaskQuery{Agent: "beta"}, []string{"b2", "b1"}},
+		{s, store.TaskQuery{Owner: "peer:alice", ContextID: "c1"}, []string{"b1", "a4", "a3", "a2", "a1", "a0", "d1"}},
+	} {
+		if got := listAll(t, tc.st, tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("ListTasks (agent %q) %+v = %v, want %v", store.AgentOf(tc.st), tc.q, got, tc.want)
+		}
+	}
+	page, err := a.ListTasks(ctx, store.TaskQuery{PageSize: 2})
+	if err != nil || page.TotalSize != 6 || len(page.Tasks) != 2 || page.NextPageToken == "" {
+		t.Errorf("alpha's first page: total %d, %d tasks, token %q, err %v; want 6, 2, a token", page.TotalSize, len(page.Tasks), page.NextPageToken, err)
+	}
+	for _, rec := range page.Tasks {
+		if rec.Agent != "alpha" {
+			t.Errorf("alpha listed %s of agent %q", rec.Task.ID, rec.Agent)
+		}
+	}
+
+	active, err := b.ActiveTasks(ctx)
+	if err != nil || len(active) != 1 || active[0].Task.ID != "b1" {
+		t.Errorf("beta's active tasks = %v (%v), want b1", ids(active), err)
+	}
+
+	if err := a.PutPushConfig(ctx, pushConfig("a1", "p1", "https://hook.example/a", 1)); err != nil {
+		t.Fatalf("alpha's push config: %v", err)
+	}
+	wantNotFound(t, b.PutPushConfig(ctx, pushConfig("a1", "p2", "https://hook.example/b", 2)), "beta setting a push config on alpha's task")
+	_, err = b.GetPushConfig(ctx, "a1", "p1")
+	wantNotFound(t, err, "GetPushConfig of alpha's task through beta")
+	_, err = b.ListPushConfigs(ctx, "a1")
+	wantNotFound(t, err, "ListPushConfigs of alpha's task through beta")
+	wantNotFound(t, b.DeletePushConfig(ctx, "a1", "p1"), "DeletePushConfig of alpha's task through beta")
+	if pcs, err := a.ListPushConfigs(ctx, "a1"); err != nil || len(pcs) != 1 {
+		t.Errorf("alpha's push configs after beta's attempts: %d (%v), want 1", len(pcs), err)
 	}
 }
 

@@ -352,7 +352,7 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	)
 	for rows.Next() {
 		var (
-			total       int64
+			total            int64
 			id, owner, agent *string
 			created, ts      *int64
 			blob             []byte

@@ -60,6 +60,10 @@ type cardHandler struct {
 	now  func() time.Time
 	// pipe rate-limits and audits card requests like any other.
 	pipe *pipeline
+	// prefix is the path of the agent's endpoints ("" for the default
+	// agent, "/agents/{id}" for the others) and tenant the tenant its gRPC
+	// interface declares ("" for the default agent).
+	prefix, tenant string
 
 	state cardState
 	// skillCache holds the card's skills built from the host's tools.
@@ -192,6 +196,20 @@ func notModified(r *http.Request, etag string, modified time.Time) bool {
 // send, and a card naming an attacker's host (kept by a shared cache, or
 // handed on by a proxy) would send peers and their tokens there.
 func (h *cardHandler) endpointURL(host string, tls bool, local net.Addr) string {
+	return h.prefixed(h.rootURL(host, tls, local))
+}
+
+// prefixed is the agent's endpoint URL under the root URL root (which
+// ends in "/").
+func (h *cardHandler) prefixed(root string) string {
+	if h.prefix == "" {
+		return root
+	}
+	return strings.TrimSuffix(root, "/") + h.prefix + "/"
+}
+
+// rootURL is the server's root URL as endpointURL describes it.
+func (h *cardHandler) rootURL(host string, tls bool, local net.Addr) string {
 	if p := h.opts.Card.PublicURL; p != "" {
 		return strings.TrimRight(p, "/") + "/"
 	}
@@ -302,7 +320,7 @@ func (h *cardHandler) buildCard(endpoint string, skills []a2a.AgentSkill, extend
 		// The gRPC binding shares the port (see listen.go); a gRPC client
 		// dials host:port.
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
-			a2a.AgentInterface{URL: grpcTarget(endpoint), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion})
+			a2a.AgentInterface{URL: grpcTarget(endpoint), ProtocolBinding: a2a.BindingGRPC, Tenant: h.tenant, ProtocolVersion: a2a.ProtocolVersion})
 	}
 	if c.ProviderOrganization != "" {
 		card.Provider = &a2a.AgentProvider{Organization: c.ProviderOrganization, URL: c.ProviderURL}

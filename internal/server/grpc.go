@@ -282,11 +282,11 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		// Named only once admitted, as the other bindings do: every
 		// binding leaves the same audit record.
 		c.Op, c.Method = rpc.op, rpc.op.String()
+		// With several agents, an RPC without a path names its agent in
+		// the message's tenant: it is authorized once that is read.
 		err = g.h.Authorize(ctx, c)
-		if len(c.Activated) > 0 {
-			_ = ss.SetHeader(metadata.Pairs(grpcwire.MetadataExtensions, strings.Join(c.Activated, ", ")))
-		}
 		if err != nil {
+			g.echoExtensions(ss, c)
 			return g.refuse(c, RefusalOf(err))
 		}
 		req := rpc.newReq()
@@ -299,6 +299,16 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		}
 		if protoTooDeep(req.ProtoReflect(), 1, g.limits.MaxJSONDepth) {
 			return g.refuse(c, refusal(errTooDeep(g.limits.MaxJSONDepth)))
+		}
+		if t, ok := req.(interface{ GetTenant() string }); ok {
+			err = routeTenant(ctx, g.h, c, t.GetTenant())
+		}
+		if err == nil {
+			err = g.h.Authorize(ctx, c)
+		}
+		g.echoExtensions(ss, c)
+		if err != nil {
+			return g.refuse(c, RefusalOf(err))
 		}
 		if rpc.unary != nil {
 			out, err := rpc.unary(ctx, g.h, c, req)
@@ -329,6 +339,13 @@ func (g *grpcBinding) recoverPanic(c *Call, rerr *error) {
 	}
 	g.log.Error("panic while serving a request", c.logArgs("remote", c.RemoteAddr, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
 	*rerr = g.refuse(c, refusal(errInternal()))
+}
+
+// echoExtensions sends the activated extensions as response metadata.
+func (g *grpcBinding) echoExtensions(ss grpc.ServerStream, c *Call) {
+	if len(c.Activated) > 0 {
+		_ = ss.SetHeader(metadata.Pairs(grpcwire.MetadataExtensions, strings.Join(c.Activated, ", ")))
+	}
 }
 
 // peer is what the handler needs of an RPC before its message is read.

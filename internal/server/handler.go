@@ -33,8 +33,10 @@ import (
 // operation. *pipeline implements it over *service;
 // binding tests can use a fake.
 //
-// A tenant (agent) a binding resolves from its path or the request's
-// tenant field would travel in the Call, for the handler to route on.
+// With several agents (AgentOptions) the handler is a router: the agent a
+// path names travels in Peer.Tenant, the one a request's tenant field
+// names reaches it through the operation (or routeTenant, as soon as a
+// binding reads it), and each exchange runs in its agent's pipeline.
 type Handler interface {
 	// Admit starts the exchange of one request: it refuses requests while
 	// the server shuts down, browser requests from other origins,
@@ -106,6 +108,9 @@ type Peer struct {
 	Version string
 	// Extensions are the requested extension URIs (A2A-Extensions).
 	Extensions []string
+	// Tenant is the agent the request's path named (/agents/{id}/…, the
+	// HTTP+JSON /{tenant}/ prefix); "" at the root URL.
+	Tenant string
 }
 
 // Call is one exchange from Admit to Finish, whatever its binding: what
@@ -151,6 +156,14 @@ type Call struct {
 	span tracing.Span
 	// annotate is the span Finish names and annotates.
 	annotate tracing.Span
+	// site is the agent the exchange runs in (set by the router); routed
+	// says it is settled: a path named it, the request's tenant did, or
+	// the server has one agent. deferred is the default agent's refusal
+	// of a credential another agent accepts, answered unless the tenant
+	// names that agent.
+	site     *site
+	routed   bool
+	deferred *Refusal
 }
 
 // Refused records a refusal of the exchange (the handler records its

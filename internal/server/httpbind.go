@@ -42,6 +42,7 @@ func (b *httpBinding) peer(r *http.Request, binding string) Peer {
 		Version:       requestedVersion(r),
 	}
 	p.LocalAddr, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	p.Tenant, _ = r.Context().Value(agentPathKey{}).(string)
 	for _, name := range []string{hdrExtensions, hdrExtensionsV03} {
 		for _, v := range r.Header[name] {
 			for _, uri := range strings.Split(v, ",") {

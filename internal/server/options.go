@@ -76,6 +76,15 @@ type Options struct {
 	Logger hclog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// AgentID is the id of the agent these Options describe, the default
+	// agent (served at the root and, with Agents, at /agents/{AgentID}/);
+	// "" for the one agent of a host without agents.
+	AgentID string
+	// Agents are the host's other agents (contract 1.4), each served
+	// under /agents/{id}/ and reachable at the root URL by its tenant. With
+	// any, AgentID must be set too.
+	Agents []AgentOptions
 }
 
 // CardConfig is what the agent card says about the agent.

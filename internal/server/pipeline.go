@@ -35,6 +35,19 @@ type pipeline struct {
 	// may use in Host and still be Local: the public URL's host.
 	localHosts map[string]bool
 
+	// The server's lifecycle and stream counts, shared by the pipelines
+	// of all its agents.
+	*lifecycle
+
+	// auditHook, set by tests, sees every audit record and the number of
+	// stream events of the exchange.
+	auditHook func(rec security.AuditRecord, events int)
+}
+
+// lifecycle is what every agent's pipeline of one server shares: whether
+// the server shuts down, the signal that cuts open streams, and the
+// stream counts the limits and Shutdown use.
+type lifecycle struct {
 	closing     atomic.Bool
 	stopStreams chan struct{}
 	stopOnce    sync.Once
@@ -42,18 +55,19 @@ type pipeline struct {
 	// streamSlots counts the streams holding a place under
 	// Limits.MaxStreams.
 	streamSlots atomic.Int64
-
-	// auditHook, set by tests, sees every audit record and the number of
-	// stream events of the exchange.
-	auditHook func(rec security.AuditRecord, events int)
 }
 
-func newPipeline(o *Options, log hclog.Logger, next Operations) *pipeline {
+// newPipeline builds the pipeline of one agent; lc is the server's
+// lifecycle (nil: a new one, for the first agent).
+func newPipeline(o *Options, log hclog.Logger, next Operations, lc *lifecycle) *pipeline {
+	if lc == nil {
+		lc = &lifecycle{stopStreams: make(chan struct{})}
+	}
 	p := &pipeline{
 		opts: o, log: log, now: o.Now, next: next,
-		extensions:  make(map[string]bool, len(o.Card.Extensions)),
-		localHosts:  map[string]bool{},
-		stopStreams: make(chan struct{}),
+		extensions: make(map[string]bool, len(o.Card.Extensions)),
+		localHosts: map[string]bool{},
+		lifecycle:  lc,
 	}
 	for _, e := range o.Card.Extensions {
 		p.extensions[e.URI] = true
@@ -87,6 +101,17 @@ var opPerms = [...]security.Permission{
 // is Local only by its connection but names a DNS host (a rebinding web
 // page), apply the rate limit.
 func (p *pipeline) Admit(ctx context.Context, peer Peer) (context.Context, *Call, error) {
+	ctx, c := p.begin(ctx, peer)
+	if r := p.admit(ctx, c); r != nil {
+		c.Refused(r)
+		return ctx, c, r
+	}
+	return ctx, c, nil
+}
+
+// begin starts the record (and, for a transport without spans, the
+// span) of an exchange.
+func (p *pipeline) begin(ctx context.Context, peer Peer) (context.Context, *Call) {
 	c := &Call{Peer: peer, start: p.now(), status: 200}
 	if t := p.opts.Tracer; t.Enabled() {
 		c.annotate = tracing.SpanFromContext(ctx)
@@ -97,11 +122,7 @@ func (p *pipeline) Admit(ctx context.Context, peer Peer) (context.Context, *Call
 			c.annotate = c.span
 		}
 	}
-	if r := p.admit(ctx, c); r != nil {
-		c.Refused(r)
-		return ctx, c, r
-	}
-	return ctx, c, nil
+	return ctx, c
 }
 
 func (p *pipeline) admit(ctx context.Context, c *Call) *Refusal {

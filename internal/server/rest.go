@@ -45,7 +45,16 @@ func (b *restBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctype := restContentType(r)
-	ctx, c, err := b.h.Admit(r.Context(), b.peer(r, a2a.BindingHTTPJSON))
+	peer := b.peer(r, a2a.BindingHTTPJSON)
+	if rt.Tenant != "" {
+		if peer.Tenant != "" {
+			// /agents/{id}/{tenant}/…: one agent per path.
+			restRouteMiss(w, r, "")
+			return
+		}
+		peer.Tenant = rt.Tenant
+	}
+	ctx, c, err := b.h.Admit(r.Context(), peer)
 	defer b.h.Finish(c)
 	if err != nil {
 		b.refuse(w, c, ctype, RefusalOf(err))

@@ -81,6 +81,10 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Op, c.V03 = op, v03
+	if err := routeTenant(ctx, b.h, c, paramsTenant(req.Params)); err != nil {
+		b.refuse(w, ex, RefusalOf(err))
+		return
+	}
 	if err := b.h.Authorize(ctx, c); err != nil {
 		echoExtensions(w, c)
 		b.refuse(w, ex, RefusalOf(err))

@@ -30,9 +30,12 @@ type Server struct {
 	opts Options
 	log  hclog.Logger
 
-	pipe *pipeline
-	card *cardHandler
-	rpc  *jsonrpcBinding
+	// pipe and card are the default agent's; router sends each exchange
+	// to its agent's (the default agent's alone without AgentOptions).
+	pipe   *pipeline
+	card   *cardHandler
+	router *router
+	rpc    *jsonrpcBinding
 	rest *restBinding
 	// grpc is the gRPC server of the binding (grpcb); nil with
 	// DisableGRPC.
@@ -54,29 +57,75 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger.Named("server")}
-	svc := &service{opts: &s.opts, log: s.log}
-	if svc.inputModes, err = newMediaMatcher(o.Card.InputModes); err != nil {
+	def := &site{id: o.AgentID, opts: o}
+	if err := s.buildSite(def, nil); err != nil {
 		return nil, err
 	}
-	s.pipe = newPipeline(&s.opts, s.log, svc)
-	s.card = &cardHandler{opts: &s.opts, log: s.log, now: o.Now, pipe: s.pipe}
-	svc.card = s.card
-	// Fail at start-up, not at the first card request, when the card the
-	// configuration describes would be invalid. (Skills built from the
-	// host's tools are valid by construction; the host is not asked here.)
-	probe := s.card.buildCard("http://127.0.0.1/", []a2a.AgentSkill{s.card.chatSkill()}, false)
-	if err := probe.Validate(); err != nil {
-		return nil, fmt.Errorf("server: the configured agent card is invalid: %w", err)
+	s.pipe, s.card = def.pipe, def.card
+	s.router = &router{def: def, sites: map[string]*site{}}
+	if len(o.Agents) > 0 {
+		if !ValidAgentID(o.AgentID) {
+			return nil, fmt.Errorf("server: the default agent's id %q is not an agent id (lower-case letters, digits, '-' and '_', at most 64)", o.AgentID)
+		}
+		s.router.sites[o.AgentID], s.router.ids = def, []string{o.AgentID}
+	}
+	for _, ag := range o.Agents {
+		if !ValidAgentID(ag.ID) {
+			return nil, fmt.Errorf("server: agent id %q is not an agent id (lower-case letters, digits, '-' and '_', at most 64)", ag.ID)
+		}
+		if s.router.sites[ag.ID] != nil {
+			return nil, fmt.Errorf("server: agent %q is configured twice", ag.ID)
+		}
+		ao := ag.Options
+		ao.Limits, ao.Streams, ao.Audit, ao.Observer, ao.Extra = o.Limits, o.Streams, o.Audit, o.Observer, nil
+		ao.Tracer, ao.DisableGRPC, ao.Logger, ao.Now = o.Tracer, o.DisableGRPC, o.Logger.With("agent", ag.ID), o.Now
+		ao.AgentID, ao.Agents = ag.ID, nil
+		if ao, err = ao.withDefaults(); err != nil {
+			return nil, fmt.Errorf("server: agent %q: %w", ag.ID, err)
+		}
+		st := &site{id: ag.ID, prefix: "/agents/" + ag.ID, opts: ao}
+		if err := s.buildSite(st, def.pipe.lifecycle); err != nil {
+			return nil, fmt.Errorf("server: agent %q: %w", ag.ID, err)
+		}
+		s.router.sites[ag.ID] = st
+		s.router.ids = append(s.router.ids, ag.ID)
 	}
 	s.conns = newConnLimiter(o.Limits.MaxConnections, s.log)
-	hb := httpBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}
+	hb := httpBinding{h: s.router, limits: &s.opts.Limits, log: s.log}
 	s.rpc, s.rest = &jsonrpcBinding{hb}, &restBinding{hb}
 	if !o.DisableGRPC {
-		s.grpcb = &grpcBinding{h: s.pipe, limits: &s.opts.Limits, log: s.log}
+		s.grpcb = &grpcBinding{h: s.router, limits: &s.opts.Limits, log: s.log}
 		s.grpc = s.grpcb.newServer()
 	}
 	s.handler = s.grpcOverTLS(s.guardBody(s.traceRequests(s.routes())))
 	return s, nil
+}
+
+// buildSite builds an agent's service, pipeline (on the server's
+// lifecycle lc; nil for the first) and card, and checks that its card is
+// valid: at start-up, not at the first card request. (Skills built from
+// the host's tools are valid by construction; the host is not asked here.)
+func (s *Server) buildSite(st *site, lc *lifecycle) error {
+	log := s.log
+	if st.prefix != "" {
+		log = log.With("agent", st.id)
+	}
+	svc := &service{opts: &st.opts, log: log}
+	var err error
+	if svc.inputModes, err = newMediaMatcher(st.opts.Card.InputModes); err != nil {
+		return err
+	}
+	st.pipe = newPipeline(&st.opts, log, svc, lc)
+	st.card = &cardHandler{opts: &st.opts, log: log, now: st.opts.Now, pipe: st.pipe, prefix: st.prefix, tenant: st.id}
+	if st.prefix == "" {
+		st.card.tenant = ""
+	}
+	svc.card = st.card
+	probe := st.card.buildCard(st.card.prefixed("http://127.0.0.1/"), []a2a.AgentSkill{st.card.chatSkill()}, false)
+	if err := probe.Validate(); err != nil {
+		return fmt.Errorf("server: the configured agent card is invalid: %w", err)
+	}
+	return nil
 }
 
 // routes builds the handler tree.
@@ -91,6 +140,10 @@ func (s *Server) routes() http.Handler {
 	// The HTTP+JSON binding: its routes are path-distinct from the
 	// JSON-RPC endpoint, so it shares the base URL (see rest.go).
 	mux.Handle("/", s.rest)
+	// Every agent of a host with several: its card, JSON-RPC endpoint and
+	// HTTP+JSON routes under /agents/{id}.
+	mux.HandleFunc("/agents/{agent}", s.serveAgentPath)
+	mux.HandleFunc("/agents/{agent}/", s.serveAgentPath)
 	for _, e := range s.opts.Extra {
 		mux.Handle(e.Pattern, s.protect(e))
 	}

@@ -36,7 +36,7 @@ type Server struct {
 	card   *cardHandler
 	router *router
 	rpc    *jsonrpcBinding
-	rest *restBinding
+	rest   *restBinding
 	// grpc is the gRPC server of the binding (grpcb); nil with
 	// DisableGRPC.
 	grpc  *grpc.Server

@@ -115,6 +115,11 @@ type Config struct {
 	CardSigningKID       string   `json:"card_signing_kid" env:"A2A_CARD_SIGNING_KID" help:"Key id (kid) of the card signatures (default: the key's RFC 7638 thumbprint)."`
 	CardSigningJKU       string   `json:"card_signing_jku" env:"A2A_CARD_SIGNING_JKU" help:"URL of a JWK Set holding the card signing key, put in the signatures' jku (optional; e.g. <public URL>/.well-known/jwks.json)."`
 
+	// Host agents (contract 1.4).
+	ExposeAgents  []string                 `json:"expose_agents" env:"A2A_EXPOSE_AGENTS" help:"Host agents served, comma-separated ids, each at /agents/{id}/ and by tenant (default: every agent the host declares; a host that declares none is one agent and this must stay empty)."`
+	DefaultAgent  string                   `json:"default_agent" env:"A2A_DEFAULT_AGENT" help:"Host agent served at the root URL and the root Agent Card (default: the first served agent in the host's order)."`
+	AgentSettings map[string]AgentSettings `json:"agent_settings" env:"A2A_AGENT_SETTINGS" secret:"true" help:"Per host agent, a JSON object of agent ids to {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit}; unset fields take the plugin-wide settings, except tokens: an agent with tokens of its own admits only those."`
+
 	// Tasks.
 	RequestTimeout     Duration `json:"request_timeout" env:"A2A_REQUEST_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits before returning the task as it is (the task keeps running)."`
 	TaskSilenceTimeout Duration `json:"task_silence_timeout" env:"A2A_TASK_SILENCE_TIMEOUT" default:"10m" help:"A running task whose host sent nothing for this long is failed; any progress resets the clock."`
@@ -346,6 +351,12 @@ func setFromString(f reflect.Value, s string) error {
 			return err
 		}
 		*p = is
+	case *map[string]AgentSettings:
+		m, err := decodeAgentSettings([]byte(s))
+		if err != nil {
+			return err
+		}
+		*p = m
 	case *[]Peer:
 		// As strictly as in the host's section: a misspelled key is an
 		// error, not a dropped credential.
@@ -413,7 +424,7 @@ func (c *Config) Validate() error {
 	}
 	if c.Host == "" {
 		bad("host is empty; use 127.0.0.1 (A2A_HOST)")
-	} else if !isLoopbackHost(c.Host) && !c.HasToken() {
+	} else if !isLoopbackHost(c.Host) && !c.HasToken() && !c.agentTokens() {
 		bad("host %q exposes the agent beyond this machine, but no token is set: set A2A_BEARER_TOKEN, A2A_PEER_TOKENS or A2A_OAUTH_ISSUERS, or bind 127.0.0.1", c.Host)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
@@ -497,6 +508,7 @@ func (c *Config) Validate() error {
 	}
 	c.validatePeers(bad)
 	c.validateOAuth(bad)
+	c.validateHostAgents(bad)
 	if c.CardSigningKey == "" && (c.CardSigningKID != "" || c.CardSigningJKU != "") {
 		bad("card_signing_kid and card_signing_jku need card_signing_key (A2A_CARD_SIGNING_KEY), the private key file that signs the card")
 	}

@@ -144,6 +144,8 @@ export interface SendRequest {
   metadata?: JsonObject;
   /** The turn's last output (contract 1.1): no ProcessingComplete follows. */
   endsTurn?: boolean;
+  /** The agent whose output this is (contract 1.4): the turn's HandleMessageRequest.agentId. */
+  agentId?: string;
 }
 
 export interface SendResponse {
@@ -156,6 +158,8 @@ export interface ProcessingCompleteRequest {
   taskId?: string;
   outcome: Outcome;
   error?: string;
+  /** The agent whose turn ends (contract 1.4). */
+  agentId?: string;
 }
 
 export interface CallToolRequest {

@@ -24,8 +24,9 @@
 //        work such a host is running instead of reporting it stopped.
 //   1.4  Several agents: HostInfo.agents lists the host's agents (the first
 //        is its default agent), and HandleMessageRequest, CancelTurnRequest
-//        and CallToolRequest name the agent they are for (agent_id). A host
-//        that lists none is one default agent, as before, and every
+//        and CallToolRequest name the agent they are for (agent_id), which
+//        the host echoes in SendRequest and ProcessingCompleteRequest. A
+//        host that lists none is one default agent, as before, and every
 //        agent_id it receives is "".
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel
@@ -1519,7 +1520,11 @@ type SendRequest struct {
 	// the turn has not ended: the host ends it with ProcessingComplete as
 	// before. A turn that ends otherwise (failure, cancellation, rejection)
 	// still ends with ProcessingComplete. Since protocol 1.1.
-	EndsTurn      bool `protobuf:"varint,9,opt,name=ends_turn,json=endsTurn,proto3" json:"ends_turn,omitempty"`
+	EndsTurn bool `protobuf:"varint,9,opt,name=ends_turn,json=endsTurn,proto3" json:"ends_turn,omitempty"`
+	// The agent whose output this is (1.4): HandleMessageRequest.agent_id
+	// of the turn. A host may leave it empty; the platform then finds the
+	// agent by task_id.
+	AgentId       string `protobuf:"bytes,10,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1615,6 +1620,13 @@ func (x *SendRequest) GetEndsTurn() bool {
 		return x.EndsTurn
 	}
 	return false
+}
+
+func (x *SendRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
 }
 
 // SendResponse acknowledges a Send.
@@ -1863,7 +1875,9 @@ type ProcessingCompleteRequest struct {
 	TaskId   string                 `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	Outcome  Outcome                `protobuf:"varint,4,opt,name=outcome,proto3,enum=agentplugin.v1.Outcome" json:"outcome,omitempty"`
 	// What went wrong, for FAILURE and REJECTED.
-	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// The agent whose turn ends (1.4; as in SendRequest.agent_id).
+	AgentId       string `protobuf:"bytes,6,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1929,6 +1943,13 @@ func (x *ProcessingCompleteRequest) GetOutcome() Outcome {
 func (x *ProcessingCompleteRequest) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *ProcessingCompleteRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
 	}
 	return ""
 }
@@ -3442,7 +3463,7 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x06append\x18\x05 \x01(\bR\x06append\x12\x1d\n" +
 	"\n" +
 	"last_chunk\x18\x06 \x01(\bR\tlastChunk\x123\n" +
-	"\bmetadata\x18\a \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xd1\x02\n" +
+	"\bmetadata\x18\a \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xec\x02\n" +
 	"\vSendRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
@@ -3452,7 +3473,9 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x05parts\x18\x06 \x03(\v2\x14.agentplugin.v1.PartR\x05parts\x124\n" +
 	"\bartifact\x18\a \x01(\v2\x18.agentplugin.v1.ArtifactR\bartifact\x123\n" +
 	"\bmetadata\x18\b \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1b\n" +
-	"\tends_turn\x18\t \x01(\bR\bendsTurn\"-\n" +
+	"\tends_turn\x18\t \x01(\bR\bendsTurn\x12\x19\n" +
+	"\bagent_id\x18\n" +
+	" \x01(\tR\aagentId\"-\n" +
 	"\fSendResponse\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\"\x9a\x01\n" +
@@ -3468,13 +3491,14 @@ const file_agentplugin_v1_agentplugin_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x19.agentplugin.v1.CallErrorR\x05error\"9\n" +
 	"\tCallError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xb2\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xcd\x01\n" +
 	"\x19ProcessingCompleteRequest\x12\x1a\n" +
 	"\bplatform\x18\x01 \x01(\tR\bplatform\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\tR\x06taskId\x121\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x17.agentplugin.v1.OutcomeR\aoutcome\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"\x1c\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x19\n" +
+	"\bagent_id\x18\x06 \x01(\tR\aagentId\"\x1c\n" +
 	"\x1aProcessingCompleteResponse\"\x12\n" +
 	"\x10ListToolsRequest\"I\n" +
 	"\x11ListToolsResponse\x124\n" +

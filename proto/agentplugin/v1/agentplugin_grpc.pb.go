@@ -24,8 +24,9 @@
 //        work such a host is running instead of reporting it stopped.
 //   1.4  Several agents: HostInfo.agents lists the host's agents (the first
 //        is its default agent), and HandleMessageRequest, CancelTurnRequest
-//        and CallToolRequest name the agent they are for (agent_id). A host
-//        that lists none is one default agent, as before, and every
+//        and CallToolRequest name the agent they are for (agent_id), which
+//        the host echoes in SendRequest and ProcessingCompleteRequest. A
+//        host that lists none is one default agent, as before, and every
 //        agent_id it receives is "".
 //
 // The contract knows nothing about A2A: a plugin is a "platform" (a channel

@@ -333,18 +333,20 @@ class Part(_message.Message):
     def __init__(self, text: _Optional[str] = ..., raw: _Optional[bytes] = ..., url: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., media_type: _Optional[str] = ..., filename: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ProcessingCompleteRequest(_message.Message):
-    __slots__ = ["chat_id", "error", "outcome", "platform", "task_id"]
+    __slots__ = ["agent_id", "chat_id", "error", "outcome", "platform", "task_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CHAT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
     chat_id: str
     error: str
     outcome: Outcome
     platform: str
     task_id: str
-    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., error: _Optional[str] = ...) -> None: ...
+    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., error: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class ProcessingCompleteResponse(_message.Message):
     __slots__ = []
@@ -377,7 +379,8 @@ class RecordDelegationResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class SendRequest(_message.Message):
-    __slots__ = ["artifact", "chat_id", "ends_turn", "kind", "metadata", "parts", "platform", "task_id", "text"]
+    __slots__ = ["agent_id", "artifact", "chat_id", "ends_turn", "kind", "metadata", "parts", "platform", "task_id", "text"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ARTIFACT_FIELD_NUMBER: _ClassVar[int]
     CHAT_ID_FIELD_NUMBER: _ClassVar[int]
     ENDS_TURN_FIELD_NUMBER: _ClassVar[int]
@@ -387,6 +390,7 @@ class SendRequest(_message.Message):
     PLATFORM_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
     artifact: Artifact
     chat_id: str
     ends_turn: bool
@@ -396,7 +400,7 @@ class SendRequest(_message.Message):
     platform: str
     task_id: str
     text: str
-    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., kind: _Optional[_Union[SendKind, str]] = ..., text: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., artifact: _Optional[_Union[Artifact, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ends_turn: bool = ...) -> None: ...
+    def __init__(self, platform: _Optional[str] = ..., chat_id: _Optional[str] = ..., task_id: _Optional[str] = ..., kind: _Optional[_Union[SendKind, str]] = ..., text: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., artifact: _Optional[_Union[Artifact, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ends_turn: bool = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class SendResponse(_message.Message):
     __slots__ = ["message_id"]

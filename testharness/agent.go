@@ -545,11 +545,14 @@ func (t *Turn) Logf(format string, args ...any) {
 	t.agent.log.Logf(t.ID+": "+format, args...)
 }
 
-// Send delivers output to the platform. Empty platform, chat_id and task_id
-// are filled from the inbound message.
+// Send delivers output to the platform. Empty platform, chat_id, task_id
+// and agent_id are filled from the inbound message.
 func (t *Turn) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
 	if req.Platform == "" {
 		req.Platform = t.Request.GetPlatform()
+	}
+	if req.AgentId == "" {
+		req.AgentId = t.Request.GetAgentId()
 	}
 	if req.ChatId == "" {
 		req.ChatId = t.Request.GetChatId()
@@ -634,6 +637,10 @@ func (t *Turn) CallTool(ctx context.Context, req *pb.CallToolRequest, progress p
 	if req.ChatId == "" {
 		req.ChatId = t.Request.GetChatId()
 	}
+	if req.AgentId == "" {
+		// The tools know which agent's turn calls them (contract 1.4).
+		req.AgentId = t.Request.GetAgentId()
+	}
 	if progress == nil {
 		progress = func(*pb.ToolProgress) error { return nil }
 	}
@@ -643,7 +650,7 @@ func (t *Turn) CallTool(ctx context.Context, req *pb.CallToolRequest, progress p
 func (t *Turn) complete(ctx context.Context, outcome pb.Outcome, msg string) error {
 	req := &pb.ProcessingCompleteRequest{
 		Platform: t.Request.GetPlatform(), ChatId: t.Request.GetChatId(),
-		TaskId: t.Request.GetTaskId(), Outcome: outcome, Error: msg,
+		TaskId: t.Request.GetTaskId(), Outcome: outcome, Error: msg, AgentId: t.Request.GetAgentId(),
 	}
 	start := time.Now()
 	p := t.agent.platformFor(t.Request.GetPlatform())

@@ -46,7 +46,11 @@ type App struct {
 	store   store.Store
 	tasks   *tasks.Manager
 	bridge  *bridge.Bridge
-	parts   *parts
+	// agents are the host agents served, the default first (whose
+	// manager and bridge are tasks and bridge); one with id "" for a host
+	// without agents.
+	agents []*agentRun
+	parts  *parts
 	// undo takes down what Configure took up, in reverse (Drain).
 	undo undoList
 	// draining is set while Drain runs (without a.mu held).
@@ -114,6 +118,13 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 			_ = undo.run(context.WithoutCancel(ctx))
 		}
 	}()
+	agents, err := servedAgents(cfg, req.GetHost())
+	if err != nil {
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
+	}
+	if cfg.Store == "postgres" && agents[0].id != "" {
+		return nil, plugin.Mark(plugin.ErrInvalidArgument, fmt.Errorf("a2a plugin: the host declares agents (%d served), and several agents are not supported with replicas on PostgreSQL yet: use store sqlite or memory (A2A_STORE), or run one plugin per agent", len(agents)))
+	}
 	st, cl, w, err := openStore(cfg, req.GetDataDir(), a.log)
 	if err != nil {
 		return nil, err
@@ -135,15 +146,11 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if host == nil {
 		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: the host did not offer its callback service (HostService); it is required to inject inbound messages"))
 	}
-	// The bridge runs the manager's turns on the host and hands the
-	// host's output to the manager (Send, ProcessingComplete), so the two
-	// are built in one pass: the bridge first, then the manager around it.
-	br, err := bridge.New(bridge.Options{Host: host, Logger: a.log.Named("bridge"), Observer: p.bridgeObserver(), Tracer: p.tracer})
-	if err != nil {
-		return nil, err
-	}
+	// Each agent's bridge runs its manager's turns on the host and hands
+	// the host's output to the manager (Send, ProcessingComplete), so the
+	// two are built in one pass: the bridge first, then the manager
+	// around it (buildAgents).
 	topts := tasks.Options{
-		Store: st, Executor: br, Logger: a.log.Named("tasks"),
 		RequestTimeout: time.Duration(cfg.RequestTimeout), SilenceTimeout: time.Duration(cfg.TaskSilenceTimeout),
 		Notifier: p.notifier(), Observer: p.observer(),
 		MaxPushConfigsPerTask: cfg.MaxPushConfigsPerTask,
@@ -152,24 +159,23 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if cl != nil {
 		topts.Cluster = cl
 	}
-	mgr, err := tasks.NewManager(topts)
-	if err != nil {
+	if err := a.buildAgents(agents, host, st, topts, p); err != nil {
 		return nil, err
 	}
-	// Before the manager starts: the tasks it fails for the previous run
+	// Before the managers start: the tasks they fail for the previous run
 	// end, and so do their delegations.
-	if err := p.startCascade(ctx, mgr, &undo); err != nil {
+	if err := p.startCascade(ctx, agents, &undo); err != nil {
 		return nil, err
 	}
-	failed, err := mgr.Start(ctx) // with a cluster, also runs it
+	failed, err := startAgents(ctx, agents, &undo)
 	if err != nil {
 		return nil, err
 	}
-	undo.add(mgr.Close)
+	mgr, br := agents[0].tasks, agents[0].bridge
 	if failed > 0 {
 		warnings = append(warnings, fmt.Sprintf("failed %d task(s) that were running when the plugin last stopped", failed))
 	}
-	if err = p.start(mgr, &undo); err != nil {
+	if err = p.start(agents, host, &undo); err != nil {
 		return nil, err
 	}
 	bg, stop := context.WithCancel(context.Background())
@@ -177,6 +183,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	go a.background(bg, cfg, st, bgDone)
 	undo.add(func(context.Context) error { stop(); <-bgDone; return nil })
 	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts, a.undo = cfg, req.GetDataDir(), host, st, mgr, br, p, undo
+	a.agents = agents
 	if cfg.Pprof && a.PprofOn != nil {
 		a.PprofOn()
 	}
@@ -278,7 +285,7 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 		return &pb.DrainResponse{}, nil
 	}
 	a.draining = true
-	p, mgr, undo := a.parts, a.tasks, a.undo
+	p, agents, undo := a.parts, a.agents, a.undo
 	a.mu.Unlock()
 
 	// Serving stops first (Connect started it after Configure); then
@@ -286,7 +293,10 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 	// task manager (failing what still runs), the server's parts, the
 	// cluster's lease, the store.
 	errs := []error{p.stopServing(ctx)}
-	abandoned := mgr.ActiveCount()
+	abandoned := 0
+	for _, ar := range agents {
+		abandoned += ar.tasks.ActiveCount()
+	}
 	errs = append(errs, undo.run(ctx))
 	a.mu.Lock()
 	a.tasks = nil
@@ -337,31 +347,33 @@ func (a *App) Disconnect(ctx context.Context, req *pb.DisconnectRequest) (*pb.Di
 // Send implements plugin.Platform: the bridge turns the host's output into
 // an update of the task manager.
 func (a *App) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
-	br, mgr, err := a.platform()
+	ar, err := a.platform(ctx, req.GetAgentId(), req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	return br.Send(ctx, mgr, req)
+	return ar.bridge.Send(ctx, ar.tasks, req)
 }
 
 // ProcessingComplete implements plugin.Platform.
 func (a *App) ProcessingComplete(ctx context.Context, req *pb.ProcessingCompleteRequest) (*pb.ProcessingCompleteResponse, error) {
-	br, mgr, err := a.platform()
+	ar, err := a.platform(ctx, req.GetAgentId(), req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	return br.ProcessingComplete(ctx, mgr, req)
+	return ar.bridge.ProcessingComplete(ctx, ar.tasks, req)
 }
 
-// platform returns the bridge and the task manager it reports to, or an
-// error before Configure.
-func (a *App) platform() (*bridge.Bridge, *tasks.Manager, error) {
+// platform returns the agent whose bridge and task manager the host's
+// output for agentID (or, when the host did not name one, taskID) goes
+// to, or an error before Configure.
+func (a *App) platform(ctx context.Context, agentID, taskID string) (*agentRun, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.tasks == nil {
-		return nil, nil, errNotConfigured
+	configured := a.tasks != nil
+	a.mu.Unlock()
+	if !configured {
+		return nil, errNotConfigured
 	}
-	return a.bridge, a.tasks, nil
+	return a.agentOfOutput(ctx, agentID, taskID)
 }
 
 // ListTools implements plugin.Toolset.
@@ -375,14 +387,17 @@ func (a *App) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 
 // CallTool implements plugin.Toolset.
 func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	p, br, err := a.configured()
+	p, _, err := a.configured()
 	if err != nil {
 		return nil, err
 	}
 	// A tool call made while answering an inbound A2A task continues that
-	// task's delegation chain (loop guard across hops) and its trace.
+	// task's delegation chain (loop guard across hops) and its trace: the
+	// conversation is the calling agent's own.
 	var parent tracing.Context
-	if req.GetPlatform() == bridge.PlatformName {
+	ar, known := a.agentFor(req.GetAgentId())
+	if req.GetPlatform() == bridge.PlatformName && known {
+		br := ar.bridge
 		if c, ok := br.ChainFor(req.GetChatId()); ok {
 			ctx = tools.WithChain(ctx, c)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 )
 
@@ -15,14 +16,23 @@ import (
 // sending its cancels with the tools and writing how they went into the
 // tasks' metadata through the manager. The undo entries stop the run
 // after the manager closed (its last failures still reach the store) and
-// then the watch.
-func (p *parts) startCascade(ctx context.Context, mgr *tasks.Manager, undo *undoList) error {
-	stopWatch := mgr.Watch(func(c tasks.Change) {
-		if c.State.Terminal() {
-			p.cascade.Ended(c.TaskID, c.State)
-		}
-	})
-	undo.add(func(context.Context) error { stopWatch(); return nil })
+// then the watch. With several host agents every agent's manager is
+// watched, and a task's metadata is written by the manager of its agent.
+func (p *parts) startCascade(ctx context.Context, agents []*agentRun, undo *undoList) error {
+	for _, ar := range agents {
+		stopWatch := ar.tasks.Watch(func(c tasks.Change) {
+			if c.State.Terminal() {
+				p.cascade.Ended(c.TaskID, c.State)
+			}
+		})
+		undo.add(func(context.Context) error { stopWatch(); return nil })
+	}
+	var mgr interface {
+		Annotate(ctx context.Context, taskID, key string, value any) error
+	} = agents[0].tasks
+	if len(agents) > 1 {
+		mgr = agentAnnotator{agents: agents, store: p.store}
+	}
 	if err := p.cascade.Load(ctx); err != nil {
 		return fmt.Errorf("a2a plugin: %w", err)
 	}
@@ -37,4 +47,24 @@ func (p *parts) startCascade(ctx context.Context, mgr *tasks.Manager, undo *undo
 		return nil
 	})
 	return nil
+}
+
+// agentAnnotator writes a task's metadata through the task manager of the
+// host agent the task belongs to.
+type agentAnnotator struct {
+	agents []*agentRun
+	store  store.Store
+}
+
+func (a agentAnnotator) Annotate(ctx context.Context, taskID, key string, value any) error {
+	rec, err := store.Unscoped(a.store).GetTask(ctx, taskID, "")
+	if err != nil {
+		return err
+	}
+	for _, ar := range a.agents {
+		if ar.id == rec.Agent {
+			return ar.tasks.Annotate(ctx, taskID, key, value)
+		}
+	}
+	return fmt.Errorf("task %s belongs to agent %q, which is not served", taskID, rec.Agent)
 }

@@ -287,11 +287,23 @@ func (p *parts) notifier() tasks.Notifier {
 func (p *parts) observer() tasks.Observer        { return p.metrics }
 func (p *parts) bridgeObserver() bridge.Observer { return p.metrics }
 
-// start builds the server around the task manager and starts push
-// delivery (stopped by the closer newParts put on undo).
-func (p *parts) start(mgr *tasks.Manager, undo *undoList) error {
-	opts := p.srvOpts
-	opts.Tasks = mgr
+// start builds the server around the agents' task managers (the default
+// agent's first) and starts push delivery (stopped by the closer newParts
+// put on undo).
+func (p *parts) start(agents []*agentRun, host plugin.Host, undo *undoList) error {
+	opts, err := p.agentServerOptions(p.srvOpts, agents[0], host)
+	if err != nil {
+		return fmt.Errorf("a2a plugin: %w", err)
+	}
+	opts.AgentID = agents[0].id
+	for _, ar := range agents[1:] {
+		ao, err := p.agentServerOptions(p.srvOpts, ar, host)
+		if err != nil {
+			return fmt.Errorf("a2a plugin: %w", err)
+		}
+		opts.Agents = append(opts.Agents, server.AgentOptions{ID: ar.id, Options: ao})
+	}
+	mgr := agents[0].tasks
 	if err := p.startInspector(mgr, &opts); err != nil {
 		return fmt.Errorf("a2a plugin: %w", err)
 	}

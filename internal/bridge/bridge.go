@@ -55,6 +55,10 @@ type Options struct {
 	Logger hclog.Logger
 	// Observer, when set, sees host call latencies and filter hits.
 	Observer Observer
+	// Agent is the id of the host agent whose turns this bridge runs
+	// (contract 1.4): every HandleMessage and CancelTurn names it. "" for
+	// a host without agents.
+	Agent string
 	// Tracer records a span per host call (nil: export off).
 	Tracer *tracing.Tracer
 }
@@ -65,6 +69,7 @@ type Options struct {
 // to the task manager it is given (Tasks).
 type Bridge struct {
 	host   plugin.Host
+	agent  string
 	log    hclog.Logger
 	obs    Observer
 	tracer *tracing.Tracer
@@ -109,7 +114,7 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Bridge{host: opts.Host, log: opts.Logger, obs: opts.Observer, tracer: opts.Tracer, chats: map[string]chatTurn{}}, nil
+	return &Bridge{host: opts.Host, agent: opts.Agent, log: opts.Logger, obs: opts.Observer, tracer: opts.Tracer, chats: map[string]chatTurn{}}, nil
 }
 
 // ChainFor returns the delegation chain of the latest inbound turn in the
@@ -225,7 +230,7 @@ func (b *Bridge) StartTurn(ctx context.Context, t *tasks.Turn) error {
 func (b *Bridge) CancelTurn(ctx context.Context, t *tasks.Turn, reason string) error {
 	ctx, span := b.startSpan(ctx, "a2a.host CancelTurn", t)
 	start := time.Now()
-	_, err := b.host.CancelTurn(ctx, &pb.CancelTurnRequest{Platform: PlatformName, ChatId: t.ContextID, TaskId: t.TaskID, Reason: reason})
+	_, err := b.host.CancelTurn(ctx, &pb.CancelTurnRequest{Platform: PlatformName, ChatId: t.ContextID, TaskId: t.TaskID, Reason: reason, AgentId: b.agent})
 	if b.obs != nil {
 		b.obs.HostCall("CancelTurn", time.Since(start), err)
 	}
@@ -282,6 +287,7 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 		return nil, 0, fmt.Errorf("message metadata: %w", err)
 	}
 	req := &pb.HandleMessageRequest{
+		AgentId:          b.agent,
 		Platform:         PlatformName,
 		ChatId:           t.ContextID,
 		Sender:           &pb.Sender{Id: t.Sender.ID, DisplayName: displayName(t.Sender.ID)},

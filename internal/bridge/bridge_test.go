@@ -406,3 +406,58 @@ func TestProgressThenSuccessDoesNotCompleteWithTheProgressMessage(t *testing.T) 
 		t.Errorf("the progress message became the final status: %s", mustJSON(t, st.Message))
 	}
 }
+
+// TestTheAgentIsNamedInEveryHostCall: a bridge of one host agent (contract
+// 1.4) names it in HandleMessage and CancelTurn.
+func TestTheAgentIsNamedInEveryHostCall(t *testing.T) {
+	host := &fakeHost{handled: make(chan *pb.HandleMessageRequest, 4)}
+	br, err := New(Options{Host: host, Agent: "beta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := tasks.NewManager(tasks.Options{Store: store.ForAgent(store.NewMemory(100), "beta"), Executor: br, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mgr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mgr.Close(context.Background()) })
+	msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hello"))
+	msg.MessageID = "m1"
+	if _, err := mgr.Send(context.Background(), tasks.SendParams{Caller: peer, Scope: peer.ID, Request: &a2a.SendMessageRequest{
+		Message: msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	req := next(t, host)
+	if req.GetAgentId() != "beta" {
+		t.Fatalf("HandleMessage agent_id = %q, want beta", req.GetAgentId())
+	}
+	// The task is saved once the host has accepted the message.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := mgr.Cancel(context.Background(), peer.ID, &a2a.CancelTaskRequest{ID: req.GetTaskId()})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The host is told after the task is (CancelTurn runs behind it).
+	for {
+		host.mu.Lock()
+		n := len(host.canceled)
+		host.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if len(host.canceled) != 1 || host.canceled[0].GetAgentId() != "beta" || host.canceled[0].GetTaskId() != req.GetTaskId() {
+		t.Fatalf("CancelTurn calls %v, want one for beta's task", host.canceled)
+	}
+}

@@ -17,8 +17,9 @@ import (
 
 // AgentSettings are one host agent's own settings (agent_settings); an
 // unset field takes the plugin-wide setting, except the tokens: an agent
-// with bearer_token or peer_tokens of its own admits only those, one
-// without admits the plugin-wide tokens.
+// with bearer_token or peer_tokens of its own admits only those (and
+// trusts only the trusted_peers it names itself), one without admits the
+// plugin-wide tokens.
 type AgentSettings struct {
 	// Name and Description of the agent's card (default: the host's name
 	// and description of the agent, else agent_name and agent_description).

@@ -1,0 +1,186 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+	"github.com/a2a-plugin/a2a-plugin/testharness"
+)
+
+// twoAgents is the host information of a host with two agents.
+func twoAgents() *pb.HostInfo {
+	return &pb.HostInfo{Name: "multi", Version: "1", ProtocolMinor: 4, Agents: []*pb.HostAgent{
+		{Id: "main", Name: "Main Agent", Description: "The host's first agent"},
+		{Id: "beta", Name: "Beta Agent", Description: "The host's second agent",
+			Skills: []*pb.AgentSkill{{Id: "haiku", Name: "Haiku", Description: "Writes haiku", Tags: []string{"poetry"}}}},
+	}}
+}
+
+// rpcAt posts one JSON-RPC request and returns the result or the error.
+func rpcAt(t *testing.T, url, token, method, params string) (json.RawMessage, *struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}, int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &env)
+	return env.Result, env.Error, resp.StatusCode
+}
+
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestTwoHostAgentsThroughThePlugin: a 1.4 host with two agents gets each
+// inbound message with the agent it is for, its output routed back to
+// that agent's task, and each agent its card, its tokens and its tasks.
+func TestTwoHostAgentsThroughThePlugin(t *testing.T) {
+	agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	p := serve(t, `{"port":0,"store":"memory","peer_tokens":{"alice":"alice-token-0123456789"},"trusted_peers":["alice"],
+		"agent_settings":{"beta":{"peer_tokens":{"dana":"dana-token-0123456789"},"policy":"public=send,get;trusted=all"}}}`, nil,
+		hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+	plat, _ := p.Platform()
+	agent.Attach(plat)
+	base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+
+	if code, body := getBody(t, base+".well-known/agent-card.json"); code != 200 || !strings.Contains(body, `"name":"Main Agent"`) {
+		t.Fatalf("root card: %d %s", code, body)
+	}
+	code, body := getBody(t, base+"agents/beta/.well-known/agent-card.json")
+	if code != 200 || !strings.Contains(body, `"name":"Beta Agent"`) || !strings.Contains(body, `"id":"haiku"`) || !strings.Contains(body, base+"agents/beta/") {
+		t.Fatalf("beta's card: %d %s", code, body)
+	}
+
+	send := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello beta"}]}}`
+	res, rerr, _ := rpcAt(t, base+"agents/beta/", "dana-token-0123456789", "SendMessage", send)
+	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") || !strings.Contains(string(res), "hello beta") {
+		t.Fatalf("beta's answer: %s %v", res, rerr)
+	}
+	var got struct {
+		Task struct{ ID string } `json:"task"`
+	}
+	_ = json.Unmarshal(res, &got)
+	calls := agent.Recorder().Calls()
+	var hm *pb.HandleMessageRequest
+	for _, c := range calls {
+		if c.Kind == testharness.KindHandleMessage {
+			hm = c.Request.(*pb.HandleMessageRequest)
+		}
+	}
+	if hm == nil || hm.GetAgentId() != "beta" || hm.GetTaskId() != got.Task.ID {
+		t.Fatalf("the host's HandleMessage: %v, want agent beta and task %s", hm, got.Task.ID)
+	}
+
+	// Tokens and tasks are the agent's own.
+	if _, rerr, status := rpcAt(t, base+"agents/beta/", "alice-token-0123456789", "SendMessage", send); status != 401 {
+		t.Errorf("alice at beta: HTTP %d %v, want 401", status, rerr)
+	}
+	if _, rerr, _ := rpcAt(t, base, "alice-token-0123456789", "GetTask", `{"id":"`+got.Task.ID+`"}`); rerr == nil || rerr.Code != -32001 {
+		t.Errorf("beta's task at main: %v, want -32001", rerr)
+	}
+	if _, rerr, _ := rpcAt(t, base, "dana-token-0123456789", "GetTask", `{"id":"`+got.Task.ID+`","tenant":"beta"}`); rerr != nil {
+		t.Errorf("beta's task by tenant: %v", rerr)
+	}
+	// beta's own policy: dana (public: no trusted_peers) may not list.
+	if _, rerr, _ := rpcAt(t, base+"agents/beta/", "dana-token-0123456789", "ListTasks", `{}`); rerr == nil {
+		t.Errorf("ListTasks under beta's policy public=send,get succeeded")
+	}
+	if _, rerr, _ := rpcAt(t, base, "alice-token-0123456789", "ListTasks", `{}`); rerr != nil {
+		t.Errorf("ListTasks at main under the default policy: %v", rerr)
+	}
+
+	// The host's output for main's task goes to main, for beta's to beta.
+	res, rerr, _ = rpcAt(t, base+"agents/main/", "alice-token-0123456789", "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"hello main"}]}}`)
+	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") || !strings.Contains(string(res), "hello main") {
+		t.Fatalf("main's answer: %s %v", res, rerr)
+	}
+}
+
+// TestOlderHostIsOneDefaultAgent: a 1.3 host (no agents) is served as
+// before: no /agents/ paths, HandleMessage without an agent id.
+func TestOlderHostIsOneDefaultAgent(t *testing.T) {
+	agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	p := serve(t, `{"port":0,"store":"memory","agent_name":"Solo"}`, nil,
+		hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: &pb.HostInfo{Name: "old", Version: "1", ProtocolMinor: 3}})
+	plat, _ := p.Platform()
+	agent.Attach(plat)
+	base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+	if code, body := getBody(t, base+".well-known/agent-card.json"); code != 200 || !strings.Contains(body, `"name":"Solo"`) || strings.Contains(body, `"tenant"`) {
+		t.Fatalf("card: %d %s", code, body)
+	}
+	if code, _ := getBody(t, base+"agents/main/.well-known/agent-card.json"); code != 404 {
+		t.Errorf("/agents/ at a host without agents: %d, want 404", code)
+	}
+	res, rerr, _ := rpcAt(t, base, "", "SendMessage", `{"tenant":"whatever","message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
+	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") {
+		t.Fatalf("send: %s %v", res, rerr)
+	}
+	for _, c := range agent.Recorder().Calls() {
+		if c.Kind == testharness.KindHandleMessage && c.Request.(*pb.HandleMessageRequest).GetAgentId() != "" {
+			t.Errorf("HandleMessage named agent %q for a host without agents", c.Request.(*pb.HandleMessageRequest).GetAgentId())
+		}
+	}
+}
+
+// TestHostAgentMistakesFailConfigure: settings that do not fit the host's
+// agents, and a host's own mistakes, fail Configure naming the setting.
+func TestHostAgentMistakesFailConfigure(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		host *pb.HostInfo
+		want string
+	}{
+		{`{"expose_agents":["gamma"]}`, twoAgents(), `expose_agents (A2A_EXPOSE_AGENTS) names "gamma"`},
+		{`{"default_agent":"gamma"}`, twoAgents(), `default_agent (A2A_DEFAULT_AGENT)`},
+		{`{"agent_settings":{"gamma":{"name":"G"}}}`, twoAgents(), `agent_settings (A2A_AGENT_SETTINGS)`},
+		{`{"agent_settings":{"beta":{"policy":"public=fly"}}}`, twoAgents(), `agent_settings.beta (A2A_AGENT_SETTINGS): policy`},
+		{`{"expose_agents":["main"]}`, &pb.HostInfo{ProtocolMinor: 3}, "declares no agents"},
+		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "Main Agent"}}}, "HostInfo.agents"},
+		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "a"}, {Id: "a"}}}, `lists agent "a" twice`},
+		{`{"store":"postgres","postgres_dsn":"postgres://x@127.0.0.1:1/x","push_secret":"0123456789abcdef0123456789abcdef"}`, twoAgents(), "replicas on PostgreSQL"},
+	} {
+		p := serve(t, `{}`, nil, hostsdk.InProcessOptions{NoConfigure: true})
+		_, err := p.Lifecycle().Configure(context.Background(), &pb.ConfigureRequest{ConfigJson: []byte(tc.cfg), DataDir: t.TempDir(), Host: tc.host}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("config %s: err = %v, want it to mention %q", tc.cfg, err, tc.want)
+		}
+	}
+}

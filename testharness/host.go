@@ -80,6 +80,11 @@ type Options struct {
 	// older contract (e.g. 1 for a host without call streams); 0 means
 	// plugin.ProtocolMinor.
 	HostProtocolMinor uint32
+	// Agents, when set, are the host's agents (contract 1.4,
+	// HostInfo.agents), the first its default; each turn is played with
+	// the behavior of the agent it is for (AgentRouter), Agent for those
+	// without one of their own.
+	Agents []HostAgent
 	// HostCannotCancel plays a host whose CancelTurn cannot stop a running
 	// turn (HostInfo.cancel_turn_unsupported, contract 1.3), like OpenClaw.
 	HostCannotCancel bool
@@ -202,6 +207,9 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 	if behavior == nil {
 		behavior = EchoScenario()
 	}
+	if len(opts.Agents) > 0 {
+		behavior = NewAgentRouter(behavior, opts.Agents)
+	}
 	// The agent logs through hclog too, so the log level applies to it.
 	hl := NewHCLogger(h.log, "host", opts.LogLevel)
 	agentLog := hl.Named("agent")
@@ -238,7 +246,7 @@ func StartHost(ctx context.Context, opts Options) (*Host, error) {
 		Config:       configs,
 		DataDir:      opts.DataDir,
 		LogLevel:     opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor},
+		HostInfo:     &pb.HostInfo{Name: hostName, Version: hostVersion, ProtocolMinor: opts.HostProtocolMinor, Agents: hostAgentsInfo(opts.Agents)},
 		EnvAllow:     opts.EnvAllow,
 		PluginEnv:    pluginEnv,
 		StartTimeout: startTimeout,

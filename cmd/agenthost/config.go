@@ -39,6 +39,9 @@ type hostConfig struct {
 	EnvAllow []string
 	// Restart is the supervisor's policy for crashed plugins.
 	Restart restartConfig
+	// Agents are the host's agents (contract 1.4), each with its own
+	// behavior; none: the host is one agent (Agent).
+	Agents []agentConfig
 
 	// path is the file the configuration came from, for relative paths
 	// and messages; lines has the line of each top-level key and of each
@@ -57,7 +60,20 @@ type restartConfig struct {
 }
 
 // hostKeys are the top-level keys of host.yaml.
-var hostKeys = []string{"agent", "data_dir", "env", "env_allow", "log_level", "plugins", "plugins_dir", "restart"}
+var hostKeys = []string{"agent", "agents", "data_dir", "env", "env_allow", "log_level", "plugins", "plugins_dir", "restart"}
+
+// agentConfig is one entry of host.yaml's agents list.
+type agentConfig struct {
+	// ID, Name and Description are what the host tells plugins
+	// (HostInfo.agents); Agent is the agent's behavior, as --agent
+	// (default: the host's agent).
+	ID, Name, Description, Agent string
+	// line is where the entry starts, for messages.
+	line int
+}
+
+// agentKeys are the keys of an agents entry.
+var agentKeys = []string{"agent", "description", "id", "name"}
 
 // loadHostConfig reads host.yaml; an empty path means no file. ${VAR} and
 // ${VAR:-default} in values are replaced from the environment.
@@ -170,6 +186,8 @@ func (c *hostConfig) set(k, v *yaml.Node) error {
 		}
 	case "restart":
 		return c.restart(v)
+	case "agents":
+		return c.agents(v)
 	default:
 		msg := fmt.Sprintf("unknown key %q", k.Value)
 		if near := config.Closest(k.Value, hostKeys); near != "" {
@@ -188,6 +206,54 @@ func (c *hostConfig) scalar(k, v *yaml.Node, dst *string) error {
 		return c.errorf(v, "%s: want a single value, got %s", k.Value, kindName(v))
 	}
 	*dst = v.Value
+	return nil
+}
+
+// agents reads agents: a list of {id, name, description, agent}.
+func (c *hostConfig) agents(v *yaml.Node) error {
+	if isNull(v) {
+		return nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		return c.errorf(v, "agents: want a list of agents such as [{id: main, name: Main, agent: echo}], got %s", kindName(v))
+	}
+	seen := map[string]bool{}
+	for i, e := range v.Content {
+		if e.Kind != yaml.MappingNode {
+			return c.errorf(e, "agents[%d]: want a mapping {id, name, description, agent}, got %s", i, kindName(e))
+		}
+		a := agentConfig{line: e.Line}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			k, val := e.Content[j], e.Content[j+1]
+			if val.Kind != yaml.ScalarNode {
+				return c.errorf(val, "agents[%d].%s: want a single value, got %s", i, k.Value, kindName(val))
+			}
+			switch k.Value {
+			case "id":
+				a.ID = val.Value
+			case "name":
+				a.Name = val.Value
+			case "description":
+				a.Description = val.Value
+			case "agent":
+				a.Agent = val.Value
+			default:
+				msg := fmt.Sprintf("agents[%d]: unknown key %q", i, k.Value)
+				if near := config.Closest(k.Value, agentKeys); near != "" {
+					msg += fmt.Sprintf("; did you mean %q?", near)
+				}
+				return c.errorf(k, "%s (the keys are %s)", msg, strings.Join(agentKeys, ", "))
+			}
+		}
+		switch {
+		case !config.ValidAgentID(a.ID):
+			return c.errorf(e, "agents[%d]: id %q is no agent id: use lower-case letters, digits, '-' and '_' (it becomes the path /agents/{id}/)", i, a.ID)
+		case seen[a.ID]:
+			return c.errorf(e, "agents[%d]: agent %q is listed twice", i, a.ID)
+		}
+		seen[a.ID] = true
+		c.Agents = append(c.Agents, a)
+	}
 	return nil
 }
 

@@ -40,7 +40,7 @@ func TestExampleHostConfigParses(t *testing.T) {
 func TestHostConfigMistakesNameTheLineAndTheFix(t *testing.T) {
 	tests := map[string]struct{ src, want string }{
 		"unknown key": {"plugins: {}\nplugin_dir: x\n",
-			`host.yaml:2: unknown key "plugin_dir"; did you mean "plugins_dir"? (the keys are agent, data_dir, env, env_allow, log_level, plugins, plugins_dir, restart)`},
+			`host.yaml:2: unknown key "plugin_dir"; did you mean "plugins_dir"? (the keys are agent, agents, data_dir, env, env_allow, log_level, plugins, plugins_dir, restart)`},
 		"plugin for plugins": {"plugin:\n  a2a:\n    port: 1\n",
 			`host.yaml:1: unknown key "plugin"; did you mean "plugins"?`},
 		"section not a map": {"plugins:\n  a2a: 42\n",
@@ -54,8 +54,12 @@ func TestHostConfigMistakesNameTheLineAndTheFix(t *testing.T) {
 		"list for a value": {"data_dir: [a, b]\n", `host.yaml:1: data_dir: want a single value, got a list`},
 		"unset variable": {"plugins:\n  a2a:\n    port: ${AGENTHOST_TEST_UNSET}\n",
 			`host.yaml:3: ${AGENTHOST_TEST_UNSET} is not set in the environment; set it, or give a default as ${AGENTHOST_TEST_UNSET:-value}`},
-		"bad restart": {"restart: {max_restart: 2}\n", `host.yaml:1: restart: unknown key "max_restart"; did you mean "max_restarts"?`},
-		"bad window":  {"restart: {window: soon}\n", `host.yaml:1: restart.window: want a duration such as 5m, got "soon"`},
+		"bad restart":       {"restart: {max_restart: 2}\n", `host.yaml:1: restart: unknown key "max_restart"; did you mean "max_restarts"?`},
+		"bad window":        {"restart: {window: soon}\n", `host.yaml:1: restart.window: want a duration such as 5m, got "soon"`},
+		"agents not a list": {"agents: {id: a}\n", `host.yaml:1: agents: want a list of agents`},
+		"agent bad id":      {"agents:\n  - id: Main Agent\n", `host.yaml:2: agents[0]: id "Main Agent" is no agent id`},
+		"agent twice":       {"agents:\n  - id: a\n  - id: a\n", `host.yaml:3: agents[1]: agent "a" is listed twice`},
+		"agent typo":        {"agents:\n  - id: a\n    nmae: A\n", `host.yaml:3: agents[0]: unknown key "nmae"; did you mean "name"?`},
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)

@@ -252,7 +252,22 @@ func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, 
 	if err != nil {
 		return testharness.Options{}, err
 	}
+	var agents []testharness.HostAgent
+	for i, a := range s.cfg.Agents {
+		ha := testharness.HostAgent{ID: a.ID, Name: a.Name, Description: a.Description}
+		if a.Agent != "" {
+			spec := a.Agent
+			if file, ok := strings.CutPrefix(spec, "scenario:"); ok && file != "" {
+				spec = "scenario:" + s.cfg.resolve(file)
+			}
+			if ha.Agent, err = parseAgent(spec); err != nil {
+				return testharness.Options{}, fmt.Errorf("%s:%d: agents[%d] (%s): %w", s.cfg.path, a.line, i, a.ID, err)
+			}
+		}
+		agents = append(agents, ha)
+	}
 	return testharness.Options{
+		Agents:        agents,
 		Restart:       hostsdk.RestartPolicy{MaxRestarts: s.cfg.Restart.MaxRestarts, Window: s.cfg.Restart.Window},
 		Agent:         behavior,
 		PluginsDir:    s.pluginsDir,

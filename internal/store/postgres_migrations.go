@@ -194,7 +194,7 @@ CREATE INDEX delegations_due     ON delegations (next_try, id) WHERE state = 'ca
 CREATE INDEX delegations_open    ON delegations (parent_task_id) WHERE state = 'open';
 CREATE INDEX delegations_settled ON delegations (updated_at) WHERE state NOT IN ('open', 'cancel');
 `,
-	// next: every task belongs to one of the host's agents (contract
+	// 3: every task belongs to one of the host's agents (contract
 	// 1.4); tasks saved before belong to the default agent of a host
 	// without agents ('').
 	`

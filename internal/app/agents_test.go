@@ -70,7 +70,7 @@ func TestTwoHostAgentsThroughThePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { agent.Close() })
-	p := serve(t, `{"port":0,"store":"memory","peer_tokens":{"alice":"alice-token-0123456789"},"trusted_peers":["alice"],
+	p := serve(t, `{"port":0,"store":"memory","inspector":true,"peer_tokens":{"alice":"alice-token-0123456789"},"trusted_peers":["alice"],
 		"agent_settings":{"beta":{"peer_tokens":{"dana":"dana-token-0123456789"},"policy":"public=send,get;trusted=all"}}}`, nil,
 		hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
 	plat, _ := p.Platform()
@@ -127,6 +127,27 @@ func TestTwoHostAgentsThroughThePlugin(t *testing.T) {
 	res, rerr, _ = rpcAt(t, base+"agents/main/", "alice-token-0123456789", "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"hello main"}]}}`)
 	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") || !strings.Contains(string(res), "hello main") {
 		t.Fatalf("main's answer: %s %v", res, rerr)
+	}
+	var mainTask struct {
+		Task struct{ ID string } `json:"task"`
+	}
+	_ = json.Unmarshal(res, &mainTask)
+
+	// Each agent's inspector shows its own tasks only, and links within
+	// itself.
+	code, page := getBody(t, base+"agents/beta/inspector/tasks")
+	if code != 200 || !strings.Contains(page, got.Task.ID) || strings.Contains(page, mainTask.Task.ID) || !strings.Contains(page, `href="/agents/beta/inspector/tasks/`) {
+		t.Errorf("beta's inspector: %d, beta's task shown %v, main's shown %v", code, strings.Contains(page, got.Task.ID), strings.Contains(page, mainTask.Task.ID))
+	}
+	code, page = getBody(t, base+"inspector/tasks")
+	if code != 200 || strings.Contains(page, got.Task.ID) || !strings.Contains(page, mainTask.Task.ID) {
+		t.Errorf("main's inspector: %d, beta's task shown %v, main's shown %v", code, strings.Contains(page, got.Task.ID), strings.Contains(page, mainTask.Task.ID))
+	}
+	if code, _ := getBody(t, base+"agents/beta/inspector/tasks/"+mainTask.Task.ID); code != 404 {
+		t.Errorf("main's task in beta's inspector: %d, want 404", code)
+	}
+	if code, page := getBody(t, base+"agents/beta/inspector/"); code != 200 || !strings.Contains(page, "Beta Agent") {
+		t.Errorf("beta's inspector overview: %d", code)
 	}
 }
 

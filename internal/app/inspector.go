@@ -7,39 +7,61 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
-	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// startInspector builds the operator's inspector when the inspector
+// startInspectors builds the operator's inspector when the inspector
 // setting is on and mounts it on the server's options as an extra route:
-// Local callers only (no Allow), behind the same authentication.
-func (p *parts) startInspector(mgr *tasks.Manager, opts *server.Options) error {
+// Local callers only (no Allow), behind the same authentication. With
+// several host agents each has its own, over its tasks only: the default
+// agent's at /inspector/, the others' at /agents/{id}/inspector/ (their
+// cards and send forms theirs too).
+func (p *parts) startInspectors(agents []*agentRun, opts *server.Options, undo *undoList) error {
 	if !p.cfg.Inspector {
 		return nil
 	}
-	in, err := inspector.New(inspector.Options{
-		Tasks: mgr, Store: p.store, Metrics: p.metrics,
-		Server:    func() http.Handler { return p.srv.Handler() },
-		Peers:     p.inspectorPeers,
-		PeerNames: p.peerNames,
-		CallTool:  p.inspectorCall,
-		PublicURL: p.cfg.PublicURL, AgentName: p.cfg.AgentName,
-		Logger: p.log.Named("inspector"),
-	})
-	if err != nil {
-		return err
+	for i, ar := range agents {
+		io := inspector.Options{
+			Tasks: ar.tasks, Store: store.ForAgent(p.store, ar.id), Metrics: p.metrics,
+			Server:    func() http.Handler { return p.srv.Handler() },
+			Peers:     p.inspectorPeers,
+			PeerNames: p.peerNames,
+			CallTool:  p.inspectorCall,
+			PublicURL: p.cfg.PublicURL, AgentName: p.cfg.AgentName,
+			Prefix: inspector.Prefix,
+			Logger: p.log.Named("inspector"),
+		}
+		if ar.info != nil {
+			io.AgentName = firstOf(ar.set.Name, ar.info.GetName(), p.cfg.AgentName)
+		}
+		if i > 0 {
+			base := "/agents/" + ar.id
+			io.Prefix, io.RPCPath, io.CardPath = base+inspector.Prefix, base+"/", base+"/.well-known/agent-card.json"
+			io.Logger = io.Logger.With("agent", ar.id)
+		}
+		in, err := inspector.New(io)
+		if err != nil {
+			return err
+		}
+		undo.add(func(context.Context) error { in.Close(); return nil })
+		p.inspectors = append(p.inspectors, in)
+		route := server.ExtraRoute{Pattern: io.Prefix, Handler: in.Handler()}
+		if i == 0 {
+			opts.Extra = append(opts.Extra, route)
+			continue
+		}
+		ao := &opts.Agents[i-1].Options
+		ao.Extra = append(ao.Extra, route)
 	}
-	p.inspector = in
-	opts.Extra = append(opts.Extra, server.ExtraRoute{Pattern: inspector.Prefix, Handler: in.Handler()})
 	return nil
 }
 
 // endpoints are the URLs Connect reports: the A2A endpoint, then the
 // inspector's page when it is on (agenthost prints both).
 func (p *parts) endpoints(url string) []string {
-	if p.inspector == nil {
+	if len(p.inspectors) == 0 {
 		return []string{url}
 	}
 	return []string{url, strings.TrimSuffix(url, "/") + inspector.Prefix}

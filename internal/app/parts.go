@@ -54,9 +54,10 @@ type parts struct {
 	guard   *security.SSRFGuard
 	// tracer exports spans when otel_endpoint is set; nil otherwise.
 	tracer *tracing.Tracer
-	// inspector is the operator's web inspector (inspector setting); nil
+	// inspectors are the operator's web inspectors (inspector setting), one
+	// per host agent served; none
 	// when it is off.
-	inspector *inspector.Inspector
+	inspectors []*inspector.Inspector
 	// oauth verifies inbound OAuth access tokens (oauth_issuers); nil
 	// when none is configured.
 	oauth *security.OAuthVerifier
@@ -301,14 +302,11 @@ func (p *parts) start(agents []*agentRun, host plugin.Host, undo *undoList) erro
 		if err != nil {
 			return fmt.Errorf("a2a plugin: %w", err)
 		}
+		ao.Extra = nil // the operator routes are the server's, at its root
 		opts.Agents = append(opts.Agents, server.AgentOptions{ID: ar.id, Options: ao})
 	}
-	mgr := agents[0].tasks
-	if err := p.startInspector(mgr, &opts); err != nil {
+	if err := p.startInspectors(agents, &opts, undo); err != nil {
 		return fmt.Errorf("a2a plugin: %w", err)
-	}
-	if p.inspector != nil {
-		undo.add(func(context.Context) error { p.inspector.Close(); return nil })
 	}
 	srv, err := server.New(opts)
 	if err != nil {
@@ -352,7 +350,9 @@ func (p *parts) stopServing(ctx context.Context) error {
 		return nil
 	}
 	p.url = ""
-	p.inspector.EndStreams() // its live feeds would hold the shutdown
+	for _, in := range p.inspectors {
+		in.EndStreams() // its live feeds would hold the shutdown
+	}
 	return p.srv.Shutdown(ctx)
 }
 

@@ -89,6 +89,13 @@ type Options struct {
 	PublicURL string
 	// RPCPath is the JSON-RPC endpoint's path (default "/").
 	RPCPath string
+	// Prefix is the path the inspector is served under (default Prefix);
+	// an agent of a host with several has its own, /agents/{id}/inspector/.
+	// Requests are routed as if they came in under Prefix.
+	Prefix string
+	// CardPath is the path of the agent's public card (default
+	// /.well-known/agent-card.json).
+	CardPath string
 	// AgentName names the agent in the pages' header.
 	AgentName string
 	Logger    hclog.Logger
@@ -130,7 +137,13 @@ func New(opts Options) (*Inspector, error) {
 	if opts.RPCPath == "" {
 		opts.RPCPath = "/"
 	}
-	pages, err := parsePages()
+	if opts.Prefix == "" {
+		opts.Prefix = Prefix
+	}
+	if opts.CardPath == "" {
+		opts.CardPath = "/.well-known/agent-card.json"
+	}
+	pages, err := parsePages(opts.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +161,7 @@ func New(opts Options) (*Inspector, error) {
 			in.hosts[strings.ToLower(u.Hostname())] = true
 		}
 	}
-	in.handler = in.guard(in.routes())
+	in.handler = in.guard(in.under(in.routes()))
 	in.stopWatch = opts.Tasks.Watch(in.feed.publish)
 	return in, nil
 }
@@ -179,6 +192,23 @@ func (in *Inspector) Close() {
 	in.closed = true
 	in.stopWatch()
 	in.feed.endStreams()
+}
+
+// under serves next, whose routes are under Prefix, at opts.Prefix.
+func (in *Inspector) under(next http.Handler) http.Handler {
+	if in.opts.Prefix == Prefix {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, in.opts.Prefix)
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = Prefix+rest, ""
+		next.ServeHTTP(w, r2)
+	})
 }
 
 func (in *Inspector) routes() http.Handler {

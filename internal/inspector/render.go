@@ -44,8 +44,9 @@ var funcs = template.FuncMap{
 var allStates = []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
 	a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected}
 
-func parsePages() (map[string]*template.Template, error) {
-	base, err := template.New("layout").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/partials.html")
+func parsePages(prefix string) (map[string]*template.Template, error) {
+	// {{base}} is the inspector's own path in every link.
+	base, err := template.New("layout").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return prefix }}).ParseFS(assets, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, fmt.Errorf("inspector: parsing the layout: %w", err)
 	}

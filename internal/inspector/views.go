@@ -43,7 +43,7 @@ func (in *Inspector) card(r *http.Request) (*a2a.AgentCard, []byte, error) {
 	if in.opts.Server == nil || in.opts.Server() == nil {
 		return nil, nil, errors.New("the A2A server is not running")
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, "/.well-known/agent-card.json", nil)
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, in.opts.CardPath, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,7 +155,7 @@ func (in *Inspector) serveTasks(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		nq.Set("page", v.Next)
-		v.NextHref = Prefix + "tasks?" + nq.Encode()
+		v.NextHref = in.opts.Prefix + "tasks?" + nq.Encode()
 	}
 	fragment := ""
 	if q.Get("fragment") == "rows" {
@@ -286,7 +286,7 @@ func (in *Inspector) serveTask(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, http.StatusInternalServerError, "The task store could not be read: "+err.Error())
 		return
 	}
-	v := taskViewOf(rec)
+	v := taskViewOf(rec, in.opts.Prefix)
 	ds, err := in.opts.Store.Delegations(r.Context(), id)
 	if err != nil {
 		in.fail(w, r, http.StatusInternalServerError, "The task's delegations could not be read: "+err.Error())
@@ -302,9 +302,9 @@ func (in *Inspector) serveTask(w http.ResponseWriter, r *http.Request) {
 	in.render(w, http.StatusOK, "task", fragment, layout{Title: "Task " + shortID(id), Live: true, Body: v})
 }
 
-func taskViewOf(rec *store.TaskRecord) taskView {
+func taskViewOf(rec *store.TaskRecord, prefix string) taskView {
 	t := &rec.Task
-	base := Prefix + "tasks/" + url.PathEscape(t.ID) + "/parts/"
+	base := prefix + "tasks/" + url.PathEscape(t.ID) + "/parts/"
 	v := taskView{ID: t.ID, ContextID: t.ContextID, Peer: rec.Owner, State: t.Status.State, Created: rec.CreatedAt, Updated: rec.UpdatedAt,
 		Terminal: t.Status.State.Terminal(), Interrupted: t.Status.State.Interrupted(), ChainID: tasks.TaskChainID(t)}
 	if m := t.Status.Message; m != nil {

@@ -15,10 +15,11 @@ import (
 // AgentOptions is one more agent a server serves beside the default agent
 // of Options (contract 1.4: a host with several agents). Its Options are
 // the agent's own — Tasks (its task manager), Skills, Card, Auth, Policy,
-// Gate, RateLimit, RateLimitLocal, Turns, MaxDelegationDepth, Push — and
-// the server's for the rest: Limits, Streams, Audit, Observer, Extra,
-// Tracer, DisableGRPC, Logger and Now are taken from the server's Options
-// whatever they say here.
+// Gate, RateLimit, RateLimitLocal, Turns, MaxDelegationDepth, Push, and
+// Extra (operator routes whose patterns are under /agents/{id}/, e.g. its
+// inspector) — and the server's for the rest: Limits, Streams, Audit,
+// Observer, Tracer, DisableGRPC, Logger and Now are taken from the
+// server's Options whatever they say here.
 type AgentOptions struct {
 	// ID is the agent's id: its path /agents/{id}/ and its tenant.
 	ID      string
@@ -44,6 +45,10 @@ type site struct {
 	opts   Options
 	pipe   *pipeline
 	card   *cardHandler
+	// extra serves the agent's operator routes (AgentOptions.Options.Extra,
+	// patterns under the agent's path, e.g. GET /agents/{id}/inspector/);
+	// nil when it has none.
+	extra *http.ServeMux
 }
 
 // router is the Handler the bindings use: it sends each exchange to its
@@ -305,6 +310,12 @@ func (rt *router) GetExtendedAgentCard(ctx context.Context, c *Call, req *a2a.Ge
 	return p.GetExtendedAgentCard(ctx, c, req)
 }
 
+// hasPattern reports whether mux has a route for r.
+func hasPattern(mux *http.ServeMux, r *http.Request) bool {
+	_, pattern := mux.Handler(r)
+	return pattern != ""
+}
+
 // agentPathKey carries the agent an /agents/{id}/ path named into the
 // bindings (httpBinding.peer).
 type agentPathKey struct{}
@@ -337,6 +348,8 @@ func (s *Server) serveAgentPath(w http.ResponseWriter, r *http.Request) {
 		}
 		r2.URL.Path = "/"
 		s.rpc.ServeHTTP(w, r2)
+	case st.extra != nil && hasPattern(st.extra, r):
+		st.extra.ServeHTTP(w, r)
 	case rest == "/.well-known/agent-card.json" || rest == legacyCardPath:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", http.MethodGet)

@@ -77,7 +77,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: agent %q is configured twice", ag.ID)
 		}
 		ao := ag.Options
-		ao.Limits, ao.Streams, ao.Audit, ao.Observer, ao.Extra = o.Limits, o.Streams, o.Audit, o.Observer, nil
+		ao.Limits, ao.Streams, ao.Audit, ao.Observer = o.Limits, o.Streams, o.Audit, o.Observer
 		ao.Tracer, ao.DisableGRPC, ao.Logger, ao.Now = o.Tracer, o.DisableGRPC, o.Logger.With("agent", ag.ID), o.Now
 		ao.AgentID, ao.Agents = ag.ID, nil
 		if ao, err = ao.withDefaults(); err != nil {
@@ -86,6 +86,12 @@ func New(opts Options) (*Server, error) {
 		st := &site{id: ag.ID, prefix: "/agents/" + ag.ID, opts: ao}
 		if err := s.buildSite(st, def.pipe.lifecycle); err != nil {
 			return nil, fmt.Errorf("server: agent %q: %w", ag.ID, err)
+		}
+		if len(ao.Extra) > 0 {
+			st.extra = http.NewServeMux()
+			for _, e := range ao.Extra {
+				st.extra.Handle(e.Pattern, s.protectAt(st, e))
+			}
 		}
 		s.router.sites[ag.ID] = st
 		s.router.ids = append(s.router.ids, ag.ID)
@@ -171,19 +177,23 @@ func (s *Server) grpcOverTLS(next http.Handler) http.Handler {
 // from other origins (403) and loopback callers that address the agent by
 // a DNS name that is not its own (421): both are how a web page in the
 // operator's browser would reach the Local tier.
-func (s *Server) protect(e ExtraRoute) http.Handler {
+func (s *Server) protect(e ExtraRoute) http.Handler { return s.protectAt(s.router.def, e) }
+
+// protectAt is protect for an extra route of the agent st, whose tokens
+// authenticate its callers.
+func (s *Server) protectAt(st *site, e ExtraRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if crossSite(Peer{Host: r.Host, Origin: r.Header.Get("Origin"), FetchSite: r.Header.Get("Sec-Fetch-Site")}) {
 			http.Error(w, "forbidden: "+errCrossSite(r.Header.Get("Origin")).Message, http.StatusForbidden)
 			return
 		}
-		ident, err := s.opts.Auth.Authenticate(r)
+		ident, err := st.opts.Auth.Authenticate(r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a", error="invalid_token"`)
 			http.Error(w, "unauthorized: the bearer token is not valid for this agent", http.StatusUnauthorized)
 			return
 		}
-		if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, s.pipe.localHosts) {
+		if ident.Tier == security.TierLocal && !ident.Authenticated && !security.SafeLocalHost(r.Host, st.pipe.localHosts) {
 			http.Error(w, "misdirected request: "+errMisdirected(r.Host).Message, http.StatusMisdirectedRequest)
 			return
 		}

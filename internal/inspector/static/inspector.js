@@ -12,6 +12,8 @@
 'use strict';
 
 (() => {
+  // The inspector's own path: /inspector/, or an agent's /agents/{id}/inspector/.
+  const BASE = document.body?.dataset.base || '/inspector/';
   const body = document.body;
   const page = body.dataset.page;
   const RPC = body.dataset.rpc || '/';
@@ -150,7 +152,7 @@
   function startFeed(onTask, onResync) {
     const status = $('#feed-status');
     const show = (state, text) => { if (status) { status.dataset.state = state; status.textContent = text; } };
-    const es = new EventSource('/inspector/api/events');
+    const es = new EventSource(BASE + 'api/events');
     es.addEventListener('open', () => show('live', 'live'));
     es.addEventListener('error', () => show('down', 'reconnecting…'));
     es.addEventListener('task', (e) => { try { onTask(JSON.parse(e.data)); } catch { /* ignore a bad event */ } });
@@ -226,7 +228,7 @@
 
     function setFacts() {
       const t = $('#stream-task');
-      t.replaceChildren(cur.taskId && cur.target === 'self' ? el('a', { href: '/inspector/tasks/' + encodeURIComponent(cur.taskId) }, el('code', {}, cur.taskId)) : (cur.taskId ? el('code', {}, cur.taskId) : '—'));
+      t.replaceChildren(cur.taskId && cur.target === 'self' ? el('a', { href: BASE + 'tasks/' + encodeURIComponent(cur.taskId) }, el('code', {}, cur.taskId)) : (cur.taskId ? el('code', {}, cur.taskId) : '—'));
       $('#stream-context').replaceChildren(cur.contextId ? el('code', {}, cur.contextId) : '—');
       const s = $('#stream-state');
       s.dataset.state = cur.state || '';
@@ -294,7 +296,7 @@
       log.add('sent', `Sent to peer ${peer} (a2a_call)`, '', text, req);
       log.say(`Calling ${peer}…`);
       try {
-        const res = await fetch(`/inspector/api/peers/${encodeURIComponent(peer)}/send`, {
+        const res = await fetch(`${BASE}api/peers/${encodeURIComponent(peer)}/send`, {
           method: 'POST', signal, credentials: 'same-origin',
           headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...CSRF }, body: JSON.stringify(req),
         });
@@ -373,7 +375,7 @@
       timer = null;
       const q = new URLSearchParams(location.search);
       q.set('fragment', 'rows');
-      const res = await fetch('/inspector/tasks?' + q.toString(), { credentials: 'same-origin' });
+      const res = await fetch(BASE + 'tasks?' + q.toString(), { credentials: 'same-origin' });
       if (!res.ok) return;
       const tpl = document.createElement('template');
       tpl.innerHTML = await res.text();
@@ -417,7 +419,7 @@
 
     async function refresh() {
       timer = null;
-      const res = await fetch(`/inspector/tasks/${encodeURIComponent(id)}?fragment=body`, { credentials: 'same-origin' });
+      const res = await fetch(`${BASE}tasks/${encodeURIComponent(id)}?fragment=body`, { credentials: 'same-origin' });
       if (!res.ok) return;
       const box = $('#task-body');
       box.innerHTML = await res.text();
@@ -522,7 +524,7 @@
     async function poll() {
       if (document.visibilityState !== 'hidden') {
         try {
-          const res = await fetch('/inspector/api/metrics', { credentials: 'same-origin' });
+          const res = await fetch(BASE + 'api/metrics', { credentials: 'same-origin' });
           const j = await res.json();
           const samples = j.samples || [];
           const ser = series(samples);

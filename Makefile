@@ -50,7 +50,7 @@ GO_MODULES := . cmd/a2a-bench
 # FILE rules). `make proto-release` writes the image of the contract as it
 # is now, named after its protocol-version header: run it when a minor is
 # released, and point RELEASED_CONTRACT at the new image.
-RELEASED_CONTRACT := proto/released/agentplugin-v1.3.binpb
+RELEASED_CONTRACT := proto/released/agentplugin-v1.4.binpb
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)

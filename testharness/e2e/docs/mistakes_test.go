@@ -29,7 +29,7 @@ var mistakes = []struct {
 		name:     "misspelled top-level key",
 		hostYAML: "plugin:\n  a2a:\n    port: 0\n",
 		exit:     1,
-		want:     `agenthost: host.yaml:1: unknown key "plugin"; did you mean "plugins"? (the keys are agent, data_dir, env, env_allow, log_level, plugins, plugins_dir, restart)`,
+		want:     `agenthost: host.yaml:1: unknown key "plugin"; did you mean "plugins"? (the keys are agent, agents, data_dir, env, env_allow, log_level, plugins, plugins_dir, restart)`,
 	},
 	{
 		name:     "bad indentation",

@@ -200,9 +200,10 @@ func startAgents(ctx context.Context, agents []*agentRun, undo *undoList) (int, 
 }
 
 // agentFor returns the served agent of id, or, for "" with several, the
-// default agent; ok is false for an agent not served.
+// default agent; ok is false for an agent not served. A host that declares
+// no agents has one, whatever id it sends.
 func (a *App) agentFor(id string) (*agentRun, bool) {
-	if id == "" {
+	if id == "" || a.agents[0].id == "" {
 		return a.agents[0], true
 	}
 	for _, ar := range a.agents {
@@ -214,9 +215,9 @@ func (a *App) agentFor(id string) (*agentRun, bool) {
 }
 
 // agentOfOutput returns the agent a Send or ProcessingComplete is for: the
-// one it names, else the one whose task it answers (a host that does not
-// echo agent_id), else the default agent (whose manager then says the task
-// is unknown).
+// one it names, else the one whose manager holds the task it answers (a
+// host that does not echo agent_id), else the one the store keeps it with,
+// else the default agent (whose manager then says the task is unknown).
 func (a *App) agentOfOutput(ctx context.Context, agentID, taskID string) (*agentRun, error) {
 	if agentID != "" {
 		ar, ok := a.agentFor(agentID)
@@ -226,6 +227,11 @@ func (a *App) agentOfOutput(ctx context.Context, agentID, taskID string) (*agent
 		return ar, nil
 	}
 	if len(a.agents) > 1 && taskID != "" {
+		for _, ar := range a.agents {
+			if ar.tasks.Holds(taskID) {
+				return ar, nil
+			}
+		}
 		if rec, err := store.Unscoped(a.store).GetTask(ctx, taskID, ""); err == nil {
 			if ar, ok := a.agentFor(rec.Agent); ok && rec.Agent != "" {
 				return ar, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
@@ -202,6 +203,35 @@ func TestHostAgentMistakesFailConfigure(t *testing.T) {
 		_, err := p.Lifecycle().Configure(context.Background(), &pb.ConfigureRequest{ConfigJson: []byte(tc.cfg), DataDir: t.TempDir(), Host: tc.host}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %s: err = %v, want it to mention %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestOutputWithoutAgentIDFindsItsAgent: a host that does not echo
+// agent_id in its Send (an older host library) still has its output
+// reach the agent whose turn it answers — here a blocking send, whose task
+// is not in the store yet when the answer comes.
+func TestOutputWithoutAgentIDFindsItsAgent(t *testing.T) {
+	var plat plugin.Platform
+	agent, err := testharness.NewAgent(testharness.BehaviorFunc(func(ctx context.Context, turn *testharness.Turn) error {
+		r := turn.Request
+		_, err := plat.Send(ctx, &pb.SendRequest{Platform: r.GetPlatform(), ChatId: r.GetChatId(), TaskId: r.GetTaskId(),
+			Kind: pb.SendKind_SEND_KIND_FINAL, Text: "answered by " + r.GetAgentId(), EndsTurn: true})
+		return err
+	}), testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	p := serve(t, `{"port":0,"store":"memory"}`, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+	plat, _ = p.Platform()
+	agent.Attach(plat)
+	base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+	for _, path := range []string{"", "agents/beta/"} {
+		res, rerr, _ := rpcAt(t, base+path, "", "SendMessage", `{"message":{"messageId":"m-`+path+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
+		want := map[string]string{"": "answered by main", "agents/beta/": "answered by beta"}[path]
+		if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") || !strings.Contains(string(res), want) {
+			t.Errorf("at /%s: %s %v, want %q", path, res, rerr, want)
 		}
 	}
 }

@@ -12,6 +12,16 @@ import (
 )
 
 // visibleLive returns the live task with id if the caller may see it.
+// Holds reports whether the task is live in this manager (running, queued
+// or waiting for its client), revealed or not: the host's output for it
+// belongs here. With several host agents the platform asks each agent's
+// manager when the host does not name the agent.
+func (m *Manager) Holds(taskID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.live[taskID] != nil
+}
+
 func (m *Manager) visibleLive(id, scope string) *liveTask {
 	m.mu.Lock()
 	lt := m.live[id]

@@ -51,6 +51,7 @@ export function handleMessageFromPb(r: Decoded): HandleMessageRequest {
     trace: r.trace ? { traceparent: (r.trace as Decoded).traceparent as string, tracestate: (r.trace as Decoded).tracestate as string } : undefined,
     referenceTaskIds: (r.referenceTaskIds as string[]) ?? [],
     continuation: Boolean(r.continuation),
+    agentId: (r.agentId as string) || "",
   };
 }
 
@@ -66,7 +67,7 @@ export function sendToPb(s: SendRequest): Decoded {
   return {
     platform: s.platform, chatId: s.chatId, taskId: s.taskId ?? "", kind: s.kind, text: s.text ?? "",
     parts: (s.parts ?? []).map(partToPb), artifact: s.artifact ? artifactToPb(s.artifact) : undefined,
-    metadata: jsonToStruct(s.metadata), endsTurn: s.endsTurn ?? false,
+    metadata: jsonToStruct(s.metadata), endsTurn: s.endsTurn ?? false, agentId: s.agentId ?? "",
   };
 }
 

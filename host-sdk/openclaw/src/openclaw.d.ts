@@ -155,6 +155,17 @@ declare module "openclaw/plugin-sdk/channel-inbound" {
   };
 }
 
+declare module "openclaw/plugin-sdk/routing" {
+  /** The session key of a conversation with agentId (plugins/sdk-subpaths.md, plugin-sdk/routing). */
+  export function buildAgentSessionKey(params: {
+    agentId: string;
+    channel: string;
+    accountId?: string;
+    peer?: { kind: "direct"; id: string };
+    dmScope?: string;
+  }): string;
+}
+
 declare module "openclaw/plugin-sdk/channel-lifecycle" {
   export function waitUntilAbort(signal: AbortSignal): Promise<void>;
 }

@@ -4,6 +4,7 @@
 import path from "node:path";
 import { Manager, type Logger } from "@a2a-plugin/host-sdk";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/core";
+import { hostAgents } from "./agents.js";
 import { BINARY, PLUGIN_ID } from "./ids.js";
 import type { OpenClawHost } from "./turns.js";
 
@@ -25,6 +26,9 @@ export class BinaryService {
       warn: (m, f) => api.logger.warn(line(m, f)),
       error: (m, f) => api.logger.error(line(m, f)),
     };
+    // Several OpenClaw agents: each is its own A2A agent (contract 1.4).
+    const { agents, skipped } = hostAgents(api.config);
+    for (const why of skipped) api.logger.warn(`a2a-plugin: ${why}`);
     const m = new Manager({
       paths: [BINARY],
       host: this.host,
@@ -32,7 +36,7 @@ export class BinaryService {
       dataDir: path.join(stateDir, PLUGIN_ID),
       logger,
       // OpenClaw cannot abort a dispatched run (contract 1.3).
-      hostInfo: { name: "openclaw", version: api.runtime.version ?? "", cancelTurnUnsupported: true },
+      hostInfo: { name: "openclaw", version: api.runtime.version ?? "", cancelTurnUnsupported: true, agents },
       // A2A_* settings from the gateway's environment win over the config.
       envAllow: ["A2A_*"],
     });

@@ -40,6 +40,8 @@ export function registerTools(api: OpenClawPluginApi, manager: () => Manager | u
           callId: toolCallId,
           platform: chatId ? A2A_PLATFORM : "openclaw",
           chatId: chatId ?? ctx.sessionKey ?? "",
+          // The agent whose turn calls the tool (contract 1.4).
+          agentId: ctx.sessionKey ? host().agents.get(ctx.sessionKey) ?? "" : "",
         }, undefined, { signal });
         return { content: [{ type: "text", text: res.content }], details: { isError: res.isError } };
       },

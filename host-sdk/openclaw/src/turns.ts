@@ -13,6 +13,7 @@ import {
 } from "@a2a-plugin/host-sdk";
 import type { PluginLogger, PluginRuntime, ReplyPayload } from "openclaw/plugin-sdk/core";
 import { resolveChannelInboundRouteEnvelope } from "openclaw/plugin-sdk/channel-inbound";
+import { buildAgentSessionKey } from "openclaw/plugin-sdk/routing";
 import { isReplyPayloadTerminalContent } from "openclaw/plugin-sdk/reply-payload";
 import type { ChannelLink, LiveChannel } from "./channel.js";
 import { CHANNEL_ID } from "./ids.js";
@@ -28,6 +29,8 @@ export class OpenClawHost {
   platform: Platform | undefined;
   /** OpenClaw session key → A2A context, so tool calls continue the task's delegation chain. */
   readonly contexts = new Map<string, string>();
+  /** OpenClaw session key → the agent whose turn it runs (contract 1.4; "" for a gateway of one agent). */
+  readonly agents = new Map<string, string>();
   private turnSeq = 0;
 
   constructor(
@@ -65,14 +68,14 @@ export class OpenClawHost {
 
   /** Dispatches one turn into the agent and reports its output. */
   private async runTurn(live: LiveChannel, req: HandleMessageRequest, platform: Platform): Promise<void> {
-    const out = { platform: req.platform, chatId: req.chatId, taskId: req.taskId };
+    const out = { platform: req.platform, chatId: req.chatId, taskId: req.taskId, agentId: req.agentId ?? "" };
     const sender = req.sender?.id || "a2a-peer";
     const finals: ReplyPayload[] = [];
     const errors: string[] = [];
     const progress: Promise<unknown>[] = [];
     let dispatched: { admission: { kind: string }; dispatched: boolean };
     try {
-      const { route, buildEnvelope } = resolveChannelInboundRouteEnvelope({
+      const resolved = resolveChannelInboundRouteEnvelope({
         cfg: live.cfg,
         channel: CHANNEL_ID,
         accountId: live.accountId,
@@ -80,7 +83,19 @@ export class OpenClawHost {
         peer: { kind: "direct", id: req.chatId },
         dmScope: "per-account-channel-peer",
       });
+      const { buildEnvelope } = resolved;
+      let route = resolved.route;
+      if (req.agentId && req.agentId !== route.agentId) {
+        // The A2A agent the message is for (contract 1.4) is one of
+        // OpenClaw's agents: its own session, one per A2A context.
+        const accountId = route.accountId ?? live.accountId;
+        route = {
+          ...route, agentId: req.agentId,
+          sessionKey: buildAgentSessionKey({ agentId: req.agentId, channel: CHANNEL_ID, accountId, peer: { kind: "direct", id: req.chatId }, dmScope: route.dmScope }),
+        };
+      }
       this.contexts.set(route.sessionKey, req.chatId);
+      this.agents.set(route.sessionKey, req.agentId ?? "");
       const now = Date.now();
       const target = `${CHANNEL_ID}:${req.chatId}`;
       const ctxPayload = live.runtime.inbound.buildContext({

@@ -40,8 +40,10 @@ export function openclaw(args, env) {
 /**
  * Installs the plugin into a fresh OpenClaw home, configures it and starts
  * the gateway; resolves once the plugin's A2A endpoint serves its card.
+ * agents, when given, is OpenClaw's agents.entries (several agents in the
+ * one gateway); models are more model ids of the fake provider.
  */
-export async function startGateway({ modelURL, pluginConfig }) {
+export async function startGateway({ modelURL, pluginConfig, agents, models = [] }) {
   requireSetup();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "openclaw-test-"));
   const env = { OPENCLAW_HOME: home, OPENCLAW_NO_UPDATE_CHECK: "1" };
@@ -59,11 +61,12 @@ export async function startGateway({ modelURL, pluginConfig }) {
     providers: {
       fake: {
         baseUrl: modelURL, apiKey: "not-a-secret", api: "openai-completions",
-        models: [{ id: "fake-model", name: "Fake model", reasoning: false, input: ["text"], contextWindow: 32000, maxTokens: 1000 }],
+        models: ["fake-model", ...models].map((id) => ({ id, name: id, reasoning: false, input: ["text"], contextWindow: 32000, maxTokens: 1000 })),
       },
     },
   };
   cfg.agents = { ...(cfg.agents ?? {}), defaults: { ...(cfg.agents?.defaults ?? {}), model: { primary: "fake/fake-model" } } };
+  if (agents) cfg.agents.entries = agents;
   cfg.channels = { ...(cfg.channels ?? {}), a2a: { enabled: false }, "a2a-plugin": { enabled: true } };
   cfg.plugins.entries["a2a-plugin"] = { ...cfg.plugins.entries["a2a-plugin"], enabled: true, config: { port: a2aPort, ...pluginConfig } };
   fs.writeFileSync(configFile, JSON.stringify(cfg, null, 2));

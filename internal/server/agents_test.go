@@ -34,6 +34,13 @@ type agentsEnv struct {
 
 func newAgentsEnv(t *testing.T) *agentsEnv {
 	t.Helper()
+	return newAgentsEnvWith(t, func(_, beta *Options) { beta.Push = PushOptions{Enabled: true} })
+}
+
+// newAgentsEnvWith is newAgentsEnv with each agent's options changed by
+// set before the server is built.
+func newAgentsEnvWith(t *testing.T, set func(main, beta *Options)) *agentsEnv {
+	t.Helper()
 	var shared store.Store
 	var beta *tasks.Manager
 	betaExec := newScriptExec()
@@ -56,12 +63,32 @@ func newAgentsEnv(t *testing.T) *agentsEnv {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = beta.Close(context.Background()) })
-		o.Agents = []AgentOptions{{ID: "beta", Options: Options{
-			Tasks: beta, Auth: auth, Push: PushOptions{Enabled: true},
+		bo := Options{
+			Tasks: beta, Auth: auth,
 			Card: CardConfig{Name: "Beta Agent", Description: "The second agent of the host", Version: "2.0.0"},
-		}}}
+		}
+		set(o, &bo)
+		o.Agents = []AgentOptions{{ID: "beta", Options: bo}}
 	})
 	return &agentsEnv{testEnv: e, beta: beta, betaExec: betaExec}
+}
+
+// newRateEnv is newAgentsEnv with rate limits of their own: main allows
+// mainRate requests a minute, beta betaRate (on a frozen clock); with
+// sharedAuth beta admits main's peers (an agent without tokens of its
+// own, as the app builds it when agent_settings gives it none), else only
+// dana.
+func newRateEnv(t *testing.T, mainRate, betaRate int, sharedAuth bool) *agentsEnv {
+	t.Helper()
+	frozen := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return frozen }
+	return newAgentsEnvWith(t, func(main, beta *Options) {
+		main.RateLimit = security.NewRateLimiter(mainRate, clock)
+		beta.RateLimit = security.NewRateLimiter(betaRate, clock)
+		if sharedAuth {
+			beta.Auth = main.Auth
+		}
+	})
 }
 
 // rpcAt posts one JSON-RPC request to path.
@@ -331,6 +358,62 @@ func TestOneAgentIgnoresTenants(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, e.url+"/agents/main/.well-known/agent-card.json", nil)
 	if status, _, _ := e.do(req, "", nil); status != http.StatusNotFound {
 		t.Errorf("/agents/ at a one-agent server: %d, want 404", status)
+	}
+}
+
+// TestAgentsRateLimitCountsOnlyTheNamedAgentsRequests: requests that name
+// beta by tenant at the root URL are beta's; they do not spend the
+// default agent's rate limit (so beta's traffic by tenant neither
+// throttles main's callers nor is refused by main's limit).
+func TestAgentsRateLimitCountsOnlyTheNamedAgentsRequests(t *testing.T) {
+	e := newRateEnv(t, 3, 100, true)
+	for i := 0; i < 5; i++ {
+		r := e.rpcAt("/", tokAlice, "SendMessage", msgParams("to beta by tenant", map[string]any{"tenant": "beta"}))
+		if r.status != http.StatusOK || r.err != nil {
+			t.Fatalf("request %d to beta by tenant (beta allows 100/min): HTTP %d %v; main's limit of 3/min was applied", i+1, r.status, r.err)
+		}
+	}
+	// main's own budget is untouched by beta's traffic, and still applies.
+	for i := 0; i < 3; i++ {
+		if r := e.rpcAt("/", tokAlice, "SendMessage", msgParams("to main", nil)); r.status != http.StatusOK || r.err != nil {
+			t.Fatalf("alice's request %d to main after 5 to beta: HTTP %d %v, want served (main's limit is 3/min)", i+1, r.status, r.err)
+		}
+	}
+	if r := e.rpcAt("/", tokAlice, "SendMessage", msgParams("to main", nil)); r.status != http.StatusTooManyRequests {
+		t.Errorf("alice's 4th request to main: HTTP %d, want 429 (main's limit is 3/min)", r.status)
+	}
+	// A malformed request at the root (its tenant never read) is still
+	// counted by main's limit.
+	e2 := newRateEnv(t, 1, 100, true)
+	req, _ := http.NewRequest(http.MethodPost, e2.url+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod"}`))
+	req.Header.Set("Content-Type", "application/json")
+	e2.do(req, tokAlice, nil)
+	if r := e2.rpcAt("/", tokAlice, "SendMessage", msgParams("to main", nil)); r.status != http.StatusTooManyRequests {
+		t.Errorf("a send after a malformed request at a limit of 1/min: HTTP %d, want 429", r.status)
+	}
+}
+
+// TestAgentsOtherAgentsCredentialAtRootIsNoFailedLogin: dana is only
+// beta's peer. At the root URL with tenant beta her requests are beta's:
+// the default agent does not count them as failed logins of her address
+// (which would answer 429 once that bucket filled, and lock out every
+// unauthenticated caller of that address at main).
+func TestAgentsOtherAgentsCredentialAtRootIsNoFailedLogin(t *testing.T) {
+	e := newRateEnv(t, 3, 100, false)
+	for i := 0; i < 5; i++ {
+		r := e.rpcAt("/", tokDana, "SendMessage", msgParams("to beta by tenant", map[string]any{"tenant": "beta"}))
+		if r.status != http.StatusOK || r.err != nil {
+			t.Fatalf("dana's request %d to beta by tenant at the root (beta allows 100/min): HTTP %d %v %s", i+1, r.status, r.err, r.body)
+		}
+	}
+	// Without the tenant they are main's failed logins, counted as such.
+	for i := 0; i < 3; i++ {
+		if r := e.rpcAt("/", tokDana, "SendMessage", msgParams("to main", nil)); r.status != http.StatusUnauthorized {
+			t.Fatalf("dana's request %d to main: HTTP %d, want 401", i+1, r.status)
+		}
+	}
+	if r := e.rpcAt("/", tokDana, "SendMessage", msgParams("to main", nil)); r.status != http.StatusTooManyRequests {
+		t.Errorf("dana's 4th failed login at main: HTTP %d, want 429 (main's limit is 3/min)", r.status)
 	}
 }
 

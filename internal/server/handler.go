@@ -160,10 +160,12 @@ type Call struct {
 	// says it is settled: a path named it, the request's tenant did, or
 	// the server has one agent. deferred is the default agent's refusal
 	// of a credential another agent accepts, answered unless the tenant
-	// names that agent.
-	site     *site
-	routed   bool
-	deferred *Refusal
+	// names that agent. uncharged says no agent's rate limit has counted
+	// the exchange yet (admitted at the root, its agent not settled).
+	site      *site
+	routed    bool
+	deferred  *Refusal
+	uncharged bool
 }
 
 // Refused records a refusal of the exchange (the handler records its

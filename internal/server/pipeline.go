@@ -126,6 +126,13 @@ func (p *pipeline) begin(ctx context.Context, peer Peer) (context.Context, *Call
 }
 
 func (p *pipeline) admit(ctx context.Context, c *Call) *Refusal {
+	return p.charge(c, p.authenticate(ctx, c))
+}
+
+// authenticate runs the admission steps before the rate limit: shutdown,
+// browser checks, authentication, the rebinding check. A credential it
+// refuses leaves c.Caller "unauthenticated:<address>" and answers 401.
+func (p *pipeline) authenticate(ctx context.Context, c *Call) *Refusal {
 	if p.closing.Load() {
 		return refusedWith(503, errUnavailable())
 	}
@@ -144,13 +151,6 @@ func (p *pipeline) admit(ctx context.Context, c *Call) *Refusal {
 	}
 	if err != nil {
 		c.Caller = security.Identity{ID: "unauthenticated:" + remote, Remote: remote}
-		// Failed attempts count against the caller's address, which slows
-		// down token guessing.
-		if rl := p.opts.RateLimit; rl != nil {
-			if ok, wait := rl.Allow(c.Caller.ID); !ok {
-				return &Refusal{Err: errRateLimited(wait), Status: 429, RetryAfter: wait}
-			}
-		}
 		challenge := `Bearer realm="a2a"`
 		if len(c.Authorization) > 0 {
 			challenge += `, error="invalid_token"`
@@ -164,10 +164,27 @@ func (p *pipeline) admit(ctx context.Context, c *Call) *Refusal {
 		// would look exactly like this.
 		return refusedWith(421, errMisdirected(c.Host))
 	}
-	if ok, wait := p.allowRate(ident); !ok {
-		return &Refusal{Err: errRateLimited(wait), Status: 429, RetryAfter: wait}
-	}
 	return nil
+}
+
+// charge applies the rate limit to an exchange authenticate answered with
+// r: an admitted caller counts against its identity, a refused credential
+// (401) against the caller's address, which slows down token guessing.
+// Over the limit, the answer is 429 instead.
+func (p *pipeline) charge(c *Call, r *Refusal) *Refusal {
+	switch {
+	case r == nil:
+		if ok, wait := p.allowRate(c.Caller); !ok {
+			return &Refusal{Err: errRateLimited(wait), Status: 429, RetryAfter: wait}
+		}
+	case r.Status == 401:
+		if rl := p.opts.RateLimit; rl != nil {
+			if ok, wait := rl.Allow(c.Caller.ID); !ok {
+				return &Refusal{Err: errRateLimited(wait), Status: 429, RetryAfter: wait}
+			}
+		}
+	}
+	return r
 }
 
 // crossSite reports whether a browser sent the request from a page of

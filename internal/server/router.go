@@ -55,10 +55,11 @@ type site struct {
 // agent's pipeline. The agent is the one a path names (/agents/{id}/…,
 // the HTTP+JSON /{tenant}/ prefix), else the one the request's tenant
 // field names, else the default agent. A request at the root URL is
-// admitted by the default agent, or — when its credential is not the
+// authenticated by the default agent, or — when its credential is not the
 // default agent's but another agent's — provisionally, until its tenant
-// names that agent; the named agent then authenticates, rate-limits and
-// authorizes it as if it had come in on its own URL. With one agent the
+// names that agent; no rate limit counts it until its tenant is read.
+// The named agent then authenticates, rate-limits and authorizes it as if
+// it had come in on its own URL; only that agent's limit counts it. With one agent the
 // router is that agent's pipeline, and a tenant is ignored as it always
 // was.
 type router struct {
@@ -72,11 +73,18 @@ var _ Handler = (*router)(nil)
 
 func (rt *router) multi() bool { return len(rt.sites) > 0 }
 
-// Admit implements Handler.
+// Admit implements Handler. An exchange at the root URL of a server with
+// several agents is authenticated by the default agent but not counted
+// by its rate limit yet: its agent, and so whose limit it spends, is
+// settled by its tenant (route).
 func (rt *router) Admit(ctx context.Context, peer Peer) (context.Context, *Call, error) {
-	s, routed := rt.def, !rt.multi()
-	if peer.Tenant != "" && rt.multi() {
-		s, routed = rt.sites[peer.Tenant], true
+	if !rt.multi() {
+		ctx, c, err := rt.def.pipe.Admit(ctx, peer)
+		c.site, c.routed = rt.def, true
+		return ctx, c, err
+	}
+	if peer.Tenant != "" {
+		s := rt.sites[peer.Tenant]
 		if s == nil {
 			// The HTTP+JSON /{tenant}/ prefix of an agent this server
 			// does not serve (paths under /agents/ are checked first).
@@ -86,19 +94,27 @@ func (rt *router) Admit(ctx context.Context, peer Peer) (context.Context, *Call,
 			c.Refused(r)
 			return ctx, c, r
 		}
+		ctx, c, err := s.pipe.Admit(ctx, peer)
+		c.site, c.routed = s, true
+		return ctx, c, err
 	}
-	ctx, c, err := s.pipe.Admit(ctx, peer)
-	c.site, c.routed = s, routed
-	if err != nil && !routed {
-		if r := RefusalOf(err); r.Status == http.StatusUnauthorized && rt.otherAgentAccepts(ctx, peer) {
-			// The credential is another agent's: the request may name
-			// it with its tenant. Refused there unless it does.
-			c.deferred = r
-			c.status, c.code, c.reason, c.errMsg = 200, 0, "", ""
-			return ctx, c, nil
-		}
+	ctx, c := rt.def.pipe.begin(ctx, peer)
+	c.site = rt.def
+	r := rt.def.pipe.authenticate(ctx, c)
+	switch {
+	case r == nil:
+		c.uncharged = true
+		return ctx, c, nil
+	case r.Status == http.StatusUnauthorized && rt.otherAgentAccepts(ctx, peer):
+		// The credential is another agent's: the request may name it
+		// with its tenant. Refused there unless it does; not a failed
+		// login until then.
+		c.deferred, c.uncharged = r, true
+		return ctx, c, nil
 	}
-	return ctx, c, err
+	r = rt.def.pipe.charge(c, r)
+	c.Refused(r)
+	return ctx, c, r
 }
 
 // otherAgentAccepts reports whether an agent other than the default one
@@ -141,16 +157,20 @@ func (rt *router) route(ctx context.Context, c *Call, tenant string) error {
 		}
 	}
 	if target == c.site {
-		if r := c.deferred; r != nil {
-			c.deferred = nil
+		// The default agent's: its rate limit counts it now (a deferred
+		// credential as the failed login it is there).
+		r := c.site.pipe.charge(c, c.deferred)
+		c.deferred, c.uncharged = nil, false
+		if r != nil {
 			c.Refused(r)
 			return r
 		}
 		return nil
 	}
-	// Admitted by the default agent (or provisionally): the named agent
-	// admits it again, with its own credentials and rate limit.
-	c.site, c.deferred, c.authorized, c.Activated = target, nil, false, nil
+	// Authenticated by the default agent (or provisionally), counted by
+	// no agent yet: the named agent admits it again, with its own
+	// credentials and rate limit.
+	c.site, c.deferred, c.uncharged, c.authorized, c.Activated = target, nil, false, false, nil
 	if r := target.pipe.admit(ctx, c); r != nil {
 		c.Refused(r)
 		return r
@@ -210,6 +230,12 @@ func (rt *router) Finish(c *Call) {
 	s := c.site
 	if s == nil {
 		s = rt.def
+	}
+	if c.uncharged {
+		// Answered before its tenant was read (a malformed request): the
+		// default agent's rate limit still counts it.
+		s.pipe.charge(c, c.deferred)
+		c.uncharged = false
 	}
 	s.pipe.Finish(c)
 }
@@ -320,9 +346,9 @@ func hasPattern(mux *http.ServeMux, r *http.Request) bool {
 // bindings (httpBinding.peer).
 type agentPathKey struct{}
 
-// serveAgentPath serves /agents/{agent} and everything under it: an agent
-// this server does not serve (or no agent at all) is an unknown path (404
-// before authentication, as unknown paths always are); otherwise the path
+// serveAgentPath serves /agents/{agent} and everything under it (with
+// several agents): an agent this server does not serve is an unknown path
+// (404 before authentication, as unknown paths always are); otherwise the path
 // is the agent's own root — its card, its JSON-RPC endpoint, its
 // HTTP+JSON routes — with the agent carried to the binding.
 func (s *Server) serveAgentPath(w http.ResponseWriter, r *http.Request) {

@@ -359,6 +359,16 @@ func TestOneAgentIgnoresTenants(t *testing.T) {
 	if status, _, _ := e.do(req, "", nil); status != http.StatusNotFound {
 		t.Errorf("/agents/ at a one-agent server: %d, want 404", status)
 	}
+	// The HTTP+JSON /{tenant}/ prefix is ignored whatever it says, "agents"
+	// too.
+	body := mustJSON(msgParams("over rest with a tenant", nil))
+	for _, tenant := range []string{"agents", "acme"} {
+		req, _ = http.NewRequest(http.MethodPost, e.url+"/"+tenant+"/message:send", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/a2a+json")
+		if status, _, b := e.do(req, tokAlice, nil); status != http.StatusOK {
+			t.Errorf("POST /%s/message:send at a one-agent server: %d %s, want 200 as before contract 1.4", tenant, status, b)
+		}
+	}
 }
 
 // TestAgentsRateLimitCountsOnlyTheNamedAgentsRequests: requests that name

@@ -147,9 +147,13 @@ func (s *Server) routes() http.Handler {
 	// JSON-RPC endpoint, so it shares the base URL (see rest.go).
 	mux.Handle("/", s.rest)
 	// Every agent of a host with several: its card, JSON-RPC endpoint and
-	// HTTP+JSON routes under /agents/{id}.
-	mux.HandleFunc("/agents/{agent}", s.serveAgentPath)
-	mux.HandleFunc("/agents/{agent}/", s.serveAgentPath)
+	// HTTP+JSON routes under /agents/{id}. With one agent /agents/ is the
+	// HTTP+JSON tenant prefix "agents", ignored like any other, as before
+	// contract 1.4.
+	if s.router.multi() {
+		mux.HandleFunc("/agents/{agent}", s.serveAgentPath)
+		mux.HandleFunc("/agents/{agent}/", s.serveAgentPath)
+	}
 	for _, e := range s.opts.Extra {
 		mux.Handle(e.Pattern, s.protect(e))
 	}

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/app"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
@@ -179,6 +184,74 @@ func TestOlderHostIsOneDefaultAgent(t *testing.T) {
 		if c.Kind == testharness.KindHandleMessage && c.Request.(*pb.HandleMessageRequest).GetAgentId() != "" {
 			t.Errorf("HandleMessage named agent %q for a host without agents", c.Request.(*pb.HandleMessageRequest).GetAgentId())
 		}
+	}
+}
+
+// TestUpgradeTo14KeepsTheDefaultAgentsTasks: a host that upgrades to
+// contract 1.4 and declares its agents keeps serving the root URL as its
+// default agent, with the same tokens; the tasks saved before (agent ""
+// in the store) stay that agent's: found at the root, and a task the old
+// process left running is failed at start-up like any other.
+func TestUpgradeTo14KeepsTheDefaultAgentsTasks(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"port":0,"store":"sqlite","peer_tokens":{"alice":"alice-token-0123456789"},"trusted_peers":["alice"]}`
+	start := func(info *pb.HostInfo) *hostsdk.Plugin {
+		agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { agent.Close() })
+		p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: info, DataDir: dir})
+		plat, _ := p.Platform()
+		agent.Attach(plat)
+		return p
+	}
+	old := start(&pb.HostInfo{Name: "h", Version: "1", ProtocolMinor: 3})
+	base := strings.TrimSuffix(old.Endpoints()[0], "/") + "/"
+	res, rerr, _ := rpcAt(t, base, "alice-token-0123456789", "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"before the upgrade"}]}}`)
+	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_COMPLETED") {
+		t.Fatalf("send: %s %v", res, rerr)
+	}
+	var sent struct {
+		Task struct {
+			ID string `json:"id"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(res, &sent); err != nil || sent.Task.ID == "" {
+		t.Fatalf("send answered %s (%v)", res, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := old.Lifecycle().Drain(ctx, &pb.DrainRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// A task the old process left running (its turn died with it), in
+	// the plugin's data directory (the host's, then the plugin's name).
+	st, err := store.OpenSQLite(filepath.Join(dir, "a2a", app.DatabaseFile), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	running := &store.TaskRecord{Owner: "peer:alice", CreatedAt: now, UpdatedAt: now, Task: a2a.Task{ID: "left-running", ContextID: "c-left",
+		Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.NewTimestamp(now)}}}
+	if err := st.SaveTask(ctx, running, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	upgraded := start(twoAgents())
+	base = strings.TrimSuffix(upgraded.Endpoints()[0], "/") + "/"
+	if _, rerr, _ := rpcAt(t, base, "alice-token-0123456789", "GetTask", `{"id":"`+sent.Task.ID+`"}`); rerr != nil {
+		t.Errorf("the default agent's task from before the upgrade, at the root with the same token: %v", rerr)
+	}
+	res, rerr, _ = rpcAt(t, base, "alice-token-0123456789", "GetTask", `{"id":"left-running"}`)
+	if rerr != nil || !strings.Contains(string(res), "TASK_STATE_FAILED") {
+		t.Errorf("the task left running before the upgrade, after start-up: %s %v; want failed", res, rerr)
+	}
+	if _, rerr, _ := rpcAt(t, base+"agents/beta/", "alice-token-0123456789", "GetTask", `{"id":"`+sent.Task.ID+`"}`); rerr == nil {
+		t.Error("the default agent's task from before the upgrade is beta's too")
 	}
 }
 

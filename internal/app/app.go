@@ -162,6 +162,13 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err := a.buildAgents(agents, host, st, topts, p); err != nil {
 		return nil, err
 	}
+	// The tasks saved while the host declared no agents are its default
+	// agent's, the agent at the root: found, listed and recovered there.
+	if id := agents[0].id; id != "" {
+		if _, err := st.AdoptTasks(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	// Before the managers start: the tasks they fail for the previous run
 	// end, and so do their delegations.
 	if err := p.startCascade(ctx, agents, &undo); err != nil {

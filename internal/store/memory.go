@@ -392,6 +392,26 @@ func (m *Memory) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 	return page, nil
 }
 
+// AdoptTasks implements Store.
+func (m *Memory) AdoptTasks(ctx context.Context, agent string) (int, error) {
+	if agent == "" {
+		return 0, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range m.tasks {
+		if t.rec.Agent != "" {
+			continue
+		}
+		m.index(t, true)
+		t.rec.Agent = agent
+		m.index(t, false)
+		n++
+	}
+	return n, nil
+}
+
 // ActiveTasks implements Store: every non-terminal task, oldest status
 // first.
 func (m *Memory) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {

@@ -387,6 +387,18 @@ func scanTasks(rs pgx.Rows, what string) ([]*TaskRecord, error) {
 	return collect(rs, what, scanTask(what))
 }
 
+// AdoptTasks implements Store.
+func (s *Postgres) AdoptTasks(ctx context.Context, agent string) (int, error) {
+	if agent == "" {
+		return 0, nil
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE tasks SET agent = $1 WHERE agent = ''`, agent)
+	if err != nil {
+		return 0, fmt.Errorf("store: give the tasks of no agent to agent %q: %w", agent, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // ActiveTasks implements Store: every non-terminal task, oldest status
 // first, whichever replica wrote it.
 func (s *Postgres) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {

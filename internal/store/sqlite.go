@@ -505,6 +505,22 @@ func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 	return page, nil
 }
 
+// AdoptTasks implements Store.
+func (s *SQLite) AdoptTasks(ctx context.Context, agent string) (int, error) {
+	if agent == "" {
+		return 0, nil
+	}
+	var n int64
+	err := s.write(ctx, func(w *writer) error {
+		var err error
+		if n, err = w.exec(w.adoptTasks, agent); err != nil {
+			return fmt.Errorf("store: give the tasks of no agent to agent %q: %w", agent, err)
+		}
+		return nil
+	})
+	return int(n), err
+}
+
 // ActiveTasks implements Store: every non-terminal task, oldest status
 // first.
 func (s *SQLite) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {

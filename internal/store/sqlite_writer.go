@@ -48,6 +48,7 @@ type writer struct {
 	deleteEntriesOf, deleteConversation                *sql.Stmt
 	insertDelegation, endDelegations, dueCancels       *sql.Stmt
 	claimCancel, updateDelegation, pruneDelegations    *sql.Stmt
+	adoptTasks                                         *sql.Stmt
 }
 
 // statements lists what the writer prepares, by field.
@@ -79,6 +80,7 @@ func (w *writer) statements() []struct {
 		{&w.deletePushConfig, `DELETE FROM push_configs WHERE task_id = ?1 AND id = ?2`},
 		{&w.deleteOutboxOf, `DELETE FROM outbox WHERE task_id = ?1 AND config_id = ?2`},
 		{&w.retryDelivery, `UPDATE outbox SET attempts = ?2, next_try = ?3, last_error = ?4 WHERE id = ?1`},
+		{&w.adoptTasks, `UPDATE tasks SET agent = ?1 WHERE agent = ''`},
 		{&w.failDelivery, `INSERT OR REPLACE INTO deliveries_failed
 			(id, task_id, config_id, body, attempts, last_error, reason, created_at, failed_at)
 			SELECT id, task_id, config_id, body, attempts, last_error, ?2, created_at, ?3 FROM outbox WHERE id = ?1`},

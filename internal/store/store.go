@@ -200,6 +200,11 @@ type Store interface {
 	// ActiveTasks returns every task not in a terminal state (used at
 	// start-up to fail tasks whose turn died with the previous process).
 	ActiveTasks(ctx context.Context) ([]*TaskRecord, error)
+	// AdoptTasks gives the tasks that belong to no agent (Agent "": saved
+	// while the host declared none) to agent, and reports how many. A host
+	// that comes to declare its agents keeps its tasks with the agent at
+	// the root, its default agent.
+	AdoptTasks(ctx context.Context, agent string) (int, error)
 
 	// PutPushConfig inserts or replaces a config (by task id and config id).
 	PutPushConfig(ctx context.Context, pc *PushConfig) error

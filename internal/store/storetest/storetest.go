@@ -305,7 +305,8 @@ func testOwnerScoping(t *testing.T, s store.Store) {
 // a ListTasks with Agent sees only that agent's tasks (filters, pages and
 // totalSize included), and through an agent's view another agent's task,
 // its push configs and its recovery are invisible — ErrNotFound exactly
-// like an unknown id — while the unscoped store sees every agent's.
+// like an unknown id — while the unscoped store sees every agent's; the
+// tasks of no agent can be adopted by one (AdoptTasks).
 func testAgentScoping(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a, b := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta")
@@ -384,6 +385,27 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	if pcs, err := a.ListPushConfigs(ctx, "a1"); err != nil || len(pcs) != 1 {
 		t.Errorf("alpha's push configs after beta's attempts: %d (%v), want 1", len(pcs), err)
 	}
+
+	// The host comes to declare agents, alpha at the root: the task of no
+	// agent (d1) is alpha's, listed, recovered and saved as alpha's.
+	if n, err := a.AdoptTasks(ctx, "alpha"); err != nil || n != 1 {
+		t.Fatalf("AdoptTasks(alpha) = %d, %v; want 1 (d1)", n, err)
+	}
+	if n, err := s.AdoptTasks(ctx, "alpha"); err != nil || n != 0 {
+		t.Errorf("AdoptTasks(alpha) again = %d, %v; want 0", n, err)
+	}
+	if got := mustGet(t, a, "d1", "peer:alice").Agent; got != "alpha" {
+		t.Errorf("agent of d1 after AdoptTasks = %q, want alpha", got)
+	}
+	if got := listAll(t, a, store.TaskQuery{ContextID: "c1", Owner: "peer:alice"}); !slices.Equal(got, []string{"a4", "a3", "a2", "a1", "a0", "d1"}) {
+		t.Errorf("alpha's tasks after AdoptTasks = %v, want d1 among them", got)
+	}
+	if active, err := a.ActiveTasks(ctx); err != nil || !slices.Contains(ids(active), "d1") {
+		t.Errorf("alpha's active tasks after AdoptTasks = %v (%v), want d1 among them", ids(active), err)
+	}
+	mustSave(t, a, task("d1", "peer:alice", "c1", a2a.TaskStateCompleted, 70))
+	_, err = b.GetTask(ctx, "d1", "")
+	wantNotFound(t, err, "GetTask of an adopted task through beta")
 }
 
 // dataset saves n tasks with a spread of owners, contexts, states and

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -252,6 +253,50 @@ func TestUpgradeTo14KeepsTheDefaultAgentsTasks(t *testing.T) {
 	}
 	if _, rerr, _ := rpcAt(t, base+"agents/beta/", "alice-token-0123456789", "GetTask", `{"id":"`+sent.Task.ID+`"}`); rerr == nil {
 		t.Error("the default agent's task from before the upgrade is beta's too")
+	}
+}
+
+// TestToolsOfOneAgentDoNotShowAnotherAgentsConversations: beta's turn
+// calls a peer with a2a_call; main's turn then runs a2a_list and
+// a2a_history. The conversation (what beta sent and got back) is beta's:
+// main does not see it, and beta still does.
+func TestToolsOfOneAgentDoNotShowAnotherAgentsConversations(t *testing.T) {
+	bob := newTracePeer(t)
+	agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	cfg := fmt.Sprintf(`{"port":0,"store":"memory","allow_loopback_urls":true,"a2a_agents":[{"name":"bob","url":%q}]}`, bob.URL)
+	p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+	toolset, _ := p.Toolset()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := func(agentID, name, args string) string {
+		r, err := toolset.CallTool(ctx, &pb.CallToolRequest{Name: name, ArgumentsJson: args, AgentId: agentID}, nil)
+		if err != nil {
+			t.Fatalf("%s as %s: %v", name, agentID, err)
+		}
+		return r.GetContent()
+	}
+	out := call("beta", "a2a_call", `{"agent":"bob","message":"beta's private question"}`)
+	if !strings.Contains(out, "bob done") {
+		t.Fatalf("beta's a2a_call: %s", out)
+	}
+	// bob's task lives in context "bc" (see newTracePeer).
+	if list := call("beta", "a2a_list", `{}`); !strings.Contains(list, `context "bc"`) {
+		t.Fatalf("beta's own a2a_list does not show its conversation: %s", list)
+	}
+	if h := call("beta", "a2a_history", `{"context_id":"bc"}`); !strings.Contains(h, "beta's private question") {
+		t.Errorf("beta's own a2a_history does not show what it sent:\n%s", h)
+	}
+	for _, id := range []string{"main", ""} { // "" from a 1.4 host is the default agent
+		if list := call(id, "a2a_list", `{}`); strings.Contains(list, `context "bc"`) {
+			t.Errorf("a2a_list of agent %q shows beta's conversation:\n%s", id, list)
+		}
+		if h := call(id, "a2a_history", `{"context_id":"bc"}`); strings.Contains(h, "beta's private question") {
+			t.Errorf("a2a_history of agent %q reads what beta sent:\n%s", id, h)
+		}
 	}
 }
 

@@ -403,6 +403,10 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 	// conversation is the calling agent's own.
 	var parent tracing.Context
 	ar, known := a.agentFor(req.GetAgentId())
+	if known {
+		// Its outbound conversations are the calling agent's own.
+		ctx = tools.WithAgent(ctx, ar.id)
+	}
 	if req.GetPlatform() == bridge.PlatformName && known {
 		br := ar.bridge
 		if c, ok := br.ChainFor(req.GetChatId()); ok {

@@ -6,14 +6,18 @@ import (
 )
 
 // ForAgent returns the view of s one of the host's agents has (contract
-// 1.4): the tasks it saves belong to agent, and a task, its push configs
-// and the tasks it lists or recovers are only those of agent — another
-// agent's task is ErrNotFound exactly like an unknown one. agent "" is
-// the one default agent of a host without agents; its view is s itself.
+// 1.4): the tasks it saves and the outbound conversations it appends
+// belong to agent, and a task, its push configs, the tasks it lists or
+// recovers and the conversations it reads are only those of agent —
+// another agent's task is ErrNotFound exactly like an unknown one, and
+// another agent's conversation is not there. agent "" is the one default
+// agent of a host without agents; its view is s itself (whose
+// conversations are those of agent "").
 //
-// Deliveries, conversations and pruning are not scoped: the push
-// dispatcher and the pruner serve every agent, and deliveries and
-// conversations hang off tasks (and outbound calls) that already are.
+// Deliveries, delegations and pruning are not scoped: the push dispatcher,
+// the cascade and the pruner serve every agent, and deliveries and
+// delegations hang off tasks that already are. s must be one of this
+// package's stores.
 func ForAgent(s Store, agent string) Store {
 	if agent == "" {
 		return s
@@ -123,4 +127,38 @@ func (v *agentView) DeletePushConfig(ctx context.Context, taskID, id string) err
 		return err
 	}
 	return v.Store.DeletePushConfig(ctx, taskID, id)
+}
+
+// agentConversations are the conversation reads of one agent, which every
+// store of this package has (its Conversation and Conversations are those
+// of agent "").
+type agentConversations interface {
+	agentConversation(ctx context.Context, agent, contextID string, limit int) ([]ConversationEntry, error)
+	agentConversations(ctx context.Context, agent string, limit int) ([]ConversationSummary, error)
+}
+
+// AppendConversation appends e as agent's.
+func (v *agentView) AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error) {
+	if e == nil {
+		return v.Store.AppendConversation(ctx, e)
+	}
+	c := *e
+	c.Agent = v.agent
+	return v.Store.AppendConversation(ctx, &c)
+}
+
+func (v *agentView) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	ac, ok := v.Store.(agentConversations)
+	if !ok {
+		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.Store)
+	}
+	return ac.agentConversation(ctx, v.agent, contextID, limit)
+}
+
+func (v *agentView) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	ac, ok := v.Store.(agentConversations)
+	if !ok {
+		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.Store)
+	}
+	return ac.agentConversations(ctx, v.agent, limit)
 }

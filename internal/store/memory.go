@@ -60,7 +60,7 @@ type Memory struct {
 
 	delegations memDelegations
 
-	convs     map[string]*memConv
+	convs     map[convKey]*memConv
 	entryLog  []entryRef // every live entry, oldest first, from logHead on
 	logHead   int
 	nEntries  int
@@ -113,10 +113,13 @@ type memConv struct {
 	firstAt               time.Time
 }
 
+// convKey names a conversation: a context of one agent's outbound calls.
+type convKey struct{ agent, contextID string }
+
 // entryRef locates an entry for eviction.
 type entryRef struct {
-	id        int64
-	contextID string
+	id   int64
+	conv convKey
 }
 
 // NewMemory returns an empty Memory store holding at most maxTasks tasks
@@ -135,7 +138,7 @@ func NewMemory(maxTasks int) *Memory {
 		configs:    make(map[string][]*memPush),
 		outbox:     make(map[int64]*Delivery),
 		queues:     make(map[configRef][]int64),
-		convs:      make(map[string]*memConv),
+		convs:      make(map[convKey]*memConv),
 	}
 }
 
@@ -409,6 +412,26 @@ func (m *Memory) AdoptTasks(ctx context.Context, agent string) (int, error) {
 		m.index(t, false)
 		n++
 	}
+	moved := false
+	for k, c := range m.convs {
+		to := convKey{agent, k.contextID}
+		if k.agent != "" || m.convs[to] != nil {
+			continue
+		}
+		delete(m.convs, k)
+		m.convs[to] = c
+		for i := range c.entries {
+			c.entries[i].Agent = agent
+		}
+		moved = true
+	}
+	if moved {
+		for i := m.logHead; i < len(m.entryLog); i++ {
+			if ref := &m.entryLog[i]; ref.conv.agent == "" && m.convs[ref.conv] == nil {
+				ref.conv.agent = agent
+			}
+		}
+	}
 	return n, nil
 }
 
@@ -621,10 +644,11 @@ func (m *Memory) AppendConversation(ctx context.Context, e *ConversationEntry) (
 	defer m.mu.Unlock()
 	m.nextEntry++
 	c.ID = m.nextEntry
-	conv := m.convs[c.ContextID]
+	key := convKey{c.Agent, c.ContextID}
+	conv := m.convs[key]
 	if conv == nil {
 		conv = &memConv{firstAt: c.Time}
-		m.convs[c.ContextID] = conv
+		m.convs[key] = conv
 	}
 	conv.entries = append(conv.entries, c)
 	conv.peer = c.Peer
@@ -634,7 +658,7 @@ func (m *Memory) AppendConversation(ctx context.Context, e *ConversationEntry) (
 	if c.State != "" {
 		conv.lastState = c.State
 	}
-	m.entryLog = append(m.entryLog, entryRef{id: c.ID, contextID: c.ContextID})
+	m.entryLog = append(m.entryLog, entryRef{id: c.ID, conv: key})
 	m.nEntries++
 	for m.nEntries > m.maxEntries && m.logHead < len(m.entryLog) {
 		m.evictEntry(m.entryLog[m.logHead])
@@ -651,7 +675,7 @@ func (m *Memory) AppendConversation(ctx context.Context, e *ConversationEntry) (
 // evictEntry drops the oldest entry of a conversation if it is ref (refs
 // of pruned conversations are skipped).
 func (m *Memory) evictEntry(ref entryRef) {
-	conv := m.convs[ref.contextID]
+	conv := m.convs[ref.conv]
 	if conv == nil || len(conv.entries) == 0 || conv.entries[0].ID != ref.id {
 		return
 	}
@@ -659,7 +683,7 @@ func (m *Memory) evictEntry(ref entryRef) {
 	conv.entries = conv.entries[1:]
 	m.nEntries--
 	if len(conv.entries) == 0 {
-		delete(m.convs, ref.contextID)
+		delete(m.convs, ref.conv)
 		return
 	}
 	conv.firstAt = conv.entries[0].Time
@@ -670,9 +694,13 @@ func (m *Memory) evictEntry(ref entryRef) {
 
 // Conversation implements Store.
 func (m *Memory) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	return m.agentConversation(ctx, "", contextID, limit)
+}
+
+func (m *Memory) agentConversation(ctx context.Context, agent, contextID string, limit int) ([]ConversationEntry, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	conv := m.convs[contextID]
+	conv := m.convs[convKey{agent, contextID}]
 	if conv == nil {
 		return nil, nil
 	}
@@ -693,16 +721,23 @@ func (m *Memory) Conversation(ctx context.Context, contextID string, limit int) 
 
 // Conversations implements Store (limit <= 0 means all).
 func (m *Memory) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return m.agentConversations(ctx, "", limit)
+}
+
+func (m *Memory) agentConversations(ctx context.Context, agent string, limit int) ([]ConversationSummary, error) {
 	type sum struct {
 		ConversationSummary
 		lastID int64
 	}
 	m.mu.RLock()
 	all := make([]sum, 0, len(m.convs))
-	for id, c := range m.convs {
+	for k, c := range m.convs {
+		if k.agent != agent {
+			continue
+		}
 		last := &c.entries[len(c.entries)-1]
 		all = append(all, sum{ConversationSummary{
-			ContextID: id, Peer: c.peer, Entries: len(c.entries), LastTaskID: c.lastTaskID,
+			ContextID: k.contextID, Peer: c.peer, Entries: len(c.entries), LastTaskID: c.lastTaskID,
 			LastState: c.lastState, FirstAt: c.firstAt, LastAt: last.Time,
 		}, last.ID})
 	}
@@ -748,7 +783,7 @@ func (m *Memory) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 	if pruned {
 		live := m.entryLog[:0]
 		for _, ref := range m.entryLog[m.logHead:] {
-			if m.convs[ref.contextID] != nil {
+			if m.convs[ref.conv] != nil {
 				live = append(live, ref)
 			}
 		}

@@ -202,6 +202,33 @@ ALTER TABLE tasks ADD COLUMN agent TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id);
 CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id);
 `,
+	// 5: every outbound conversation is one agent's (the agent whose turn
+	// called the peer): a context is keyed by agent and id. Conversations
+	// kept before are the default agent's of a host without agents ('').
+	`
+ALTER TABLE conversation_entries ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+DROP INDEX conversation_entries_by_context;
+CREATE INDEX conversation_entries_by_context ON conversation_entries (agent, context_id, id);
+
+CREATE TABLE conversations_by_agent (
+	agent        TEXT    NOT NULL,
+	context_id   TEXT    NOT NULL,
+	peer         TEXT    NOT NULL,
+	entries      INTEGER NOT NULL,
+	last_task_id TEXT    NOT NULL,
+	last_state   TEXT    NOT NULL,
+	first_at     INTEGER NOT NULL,
+	last_at      INTEGER NOT NULL,
+	last_entry   INTEGER NOT NULL,
+	PRIMARY KEY (agent, context_id)
+);
+INSERT INTO conversations_by_agent (agent, context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry)
+	SELECT '', context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry FROM conversations;
+DROP TABLE conversations;
+ALTER TABLE conversations_by_agent RENAME TO conversations;
+CREATE INDEX conversations_by_last ON conversations (agent, last_at DESC, last_entry DESC);
+CREATE INDEX conversations_stale   ON conversations (last_at);
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

@@ -392,11 +392,17 @@ func (s *Postgres) AdoptTasks(ctx context.Context, agent string) (int, error) {
 	if agent == "" {
 		return 0, nil
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE tasks SET agent = $1 WHERE agent = ''`, agent)
+	var n int64
+	err := s.pool.QueryRow(ctx, `WITH t AS (UPDATE tasks SET agent = $1 WHERE agent = '' RETURNING 1),
+			c AS (UPDATE conversations SET agent = $1 WHERE agent = '' AND NOT EXISTS
+				(SELECT 1 FROM conversations o WHERE o.agent = $1 AND o.context_id = conversations.context_id)
+				RETURNING context_id),
+			e AS (UPDATE conversation_entries SET agent = $1 WHERE agent = '' AND context_id IN (SELECT context_id FROM c) RETURNING 1)
+		SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM e)`, agent).Scan(&n, new(int64))
 	if err != nil {
-		return 0, fmt.Errorf("store: give the tasks of no agent to agent %q: %w", agent, err)
+		return 0, fmt.Errorf("store: give the tasks and conversations of no agent to agent %q: %w", agent, err)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // ActiveTasks implements Store: every non-terminal task, oldest status
@@ -585,16 +591,16 @@ func (s *Postgres) AppendConversation(ctx context.Context, e *ConversationEntry)
 	}
 	var id int64
 	err = s.pool.QueryRow(ctx, `WITH e AS (
-			INSERT INTO conversation_entries (context_id, peer, direction, task_id, message_id, state, text, parts, at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id)
-		INSERT INTO conversations AS c (context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry)
-		SELECT $1, $2, 1, $4, $6, $9, $9, e.id FROM e
-		ON CONFLICT (context_id) DO UPDATE SET peer = excluded.peer, entries = c.entries + 1,
+			INSERT INTO conversation_entries (context_id, peer, direction, task_id, message_id, state, text, parts, at, agent)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id)
+		INSERT INTO conversations AS c (context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry, agent)
+		SELECT $1, $2, 1, $4, $6, $9, $9, e.id, $10 FROM e
+		ON CONFLICT (agent, context_id) DO UPDATE SET peer = excluded.peer, entries = c.entries + 1,
 			last_task_id = CASE WHEN excluded.last_task_id <> '' THEN excluded.last_task_id ELSE c.last_task_id END,
 			last_state = CASE WHEN excluded.last_state <> '' THEN excluded.last_state ELSE c.last_state END,
 			last_at = excluded.last_at, last_entry = excluded.last_entry
 		RETURNING last_entry`,
-		e.ContextID, e.Peer, e.Direction, e.TaskID, e.MessageID, e.State, e.Text, parts, createdMillis(e.Time)).Scan(&id)
+		e.ContextID, e.Peer, e.Direction, e.TaskID, e.MessageID, e.State, e.Text, parts, createdMillis(e.Time), e.Agent).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: append conversation entry of context %s: %w", e.ContextID, err)
 	}
@@ -603,12 +609,16 @@ func (s *Postgres) AppendConversation(ctx context.Context, e *ConversationEntry)
 
 // Conversation implements Store.
 func (s *Postgres) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	return s.agentConversation(ctx, "", contextID, limit)
+}
+
+func (s *Postgres) agentConversation(ctx context.Context, agent, contextID string, limit int) ([]ConversationEntry, error) {
 	var lim any // NULL: no limit
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, context_id, peer, direction, task_id, message_id, state, text, parts, at
-		FROM conversation_entries WHERE context_id = $1 ORDER BY id DESC LIMIT $2::bigint`, contextID, lim)
+	rows, err := s.pool.Query(ctx, `SELECT id, context_id, agent, peer, direction, task_id, message_id, state, text, parts, at
+		FROM conversation_entries WHERE agent = $3 AND context_id = $1 ORDER BY id DESC LIMIT $2::bigint`, contextID, lim, agent)
 	if err != nil {
 		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
 	}
@@ -623,12 +633,16 @@ func (s *Postgres) Conversation(ctx context.Context, contextID string, limit int
 
 // Conversations implements Store.
 func (s *Postgres) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return s.agentConversations(ctx, "", limit)
+}
+
+func (s *Postgres) agentConversations(ctx context.Context, agent string, limit int) ([]ConversationSummary, error) {
 	var lim any
 	if limit > 0 {
 		lim = int64(limit)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT context_id, peer, entries, last_task_id, last_state, first_at, last_at
-		FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT $1::bigint`, lim)
+		FROM conversations WHERE agent = $2 ORDER BY last_at DESC, last_entry DESC LIMIT $1::bigint`, lim, agent)
 	if err != nil {
 		return nil, fmt.Errorf("store: conversations: %w", err)
 	}
@@ -654,10 +668,10 @@ func (s *Postgres) Prune(ctx context.Context, cutoff time.Time) (tasks, entries 
 	for {
 		var convs, n int64
 		err := s.pool.QueryRow(ctx, `WITH c AS (
-				DELETE FROM conversations WHERE context_id IN
-					(SELECT context_id FROM conversations WHERE last_at < $1 LIMIT $2)
-				RETURNING context_id),
-			d AS (DELETE FROM conversation_entries WHERE context_id IN (SELECT context_id FROM c) RETURNING 1)
+				DELETE FROM conversations WHERE (agent, context_id) IN
+					(SELECT agent, context_id FROM conversations WHERE last_at < $1 LIMIT $2)
+				RETURNING agent, context_id),
+			d AS (DELETE FROM conversation_entries WHERE (agent, context_id) IN (SELECT agent, context_id FROM c) RETURNING 1)
 			SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d)`, c, batch).Scan(&convs, &n)
 		if err != nil {
 			return tasks, entries, fmt.Errorf("store: prune conversations: %w", err)

@@ -202,6 +202,19 @@ ALTER TABLE tasks ADD COLUMN agent TEXT COLLATE "C" NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id);
 CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id);
 `,
+	// 4: every outbound conversation is one agent's, as in the SQLite
+	// schema's step 5: a context is keyed by agent and id.
+	`
+ALTER TABLE conversation_entries ADD COLUMN agent TEXT COLLATE "C" NOT NULL DEFAULT '';
+DROP INDEX conversation_entries_by_context;
+CREATE INDEX conversation_entries_by_context ON conversation_entries (agent, context_id, id);
+ALTER TABLE conversations ADD COLUMN agent TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE conversations DROP CONSTRAINT conversations_pkey;
+ALTER TABLE conversations ADD PRIMARY KEY (agent, context_id);
+DROP INDEX conversations_by_last;
+CREATE INDEX conversations_by_last ON conversations (agent, last_at DESC, last_entry DESC);
+CREATE INDEX conversations_stale   ON conversations (last_at);
+`,
 }
 
 // PostgresSchemaVersion is the schema version this code writes.

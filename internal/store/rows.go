@@ -89,7 +89,7 @@ func scanConversationEntry(contextID string) func(rows) (ConversationEntry, erro
 			parts []byte
 			at    int64
 		)
-		if err := r.Scan(&e.ID, &e.ContextID, &e.Peer, &e.Direction, &e.TaskID, &e.MessageID, &e.State, &e.Text, &parts, &at); err != nil {
+		if err := r.Scan(&e.ID, &e.ContextID, &e.Agent, &e.Peer, &e.Direction, &e.TaskID, &e.MessageID, &e.State, &e.Text, &parts, &at); err != nil {
 			return e, fmt.Errorf("store: conversation %s: %w", contextID, err)
 		}
 		if len(parts) > 0 {

@@ -516,6 +516,12 @@ func (s *SQLite) AdoptTasks(ctx context.Context, agent string) (int, error) {
 		if n, err = w.exec(w.adoptTasks, agent); err != nil {
 			return fmt.Errorf("store: give the tasks of no agent to agent %q: %w", agent, err)
 		}
+		if _, err := w.exec(w.adoptConversations, agent); err != nil {
+			return fmt.Errorf("store: give the conversations of no agent to agent %q: %w", agent, err)
+		}
+		if _, err := w.exec(w.adoptEntries, agent); err != nil {
+			return fmt.Errorf("store: give the conversations of no agent to agent %q: %w", agent, err)
+		}
 		return nil
 	})
 	return int(n), err
@@ -707,14 +713,14 @@ func (s *SQLite) AppendConversation(ctx context.Context, e *ConversationEntry) (
 	c := *e
 	var id int64
 	err = s.write(ctx, func(w *writer) error {
-		res, err := w.insertEntry.Exec(c.ContextID, c.Peer, c.Direction, c.TaskID, c.MessageID, c.State, c.Text, parts, at)
+		res, err := w.insertEntry.Exec(c.ContextID, c.Peer, c.Direction, c.TaskID, c.MessageID, c.State, c.Text, parts, at, c.Agent)
 		if err == nil {
 			id, err = res.LastInsertId()
 		}
 		if err != nil {
 			return fmt.Errorf("store: append conversation entry of context %s: %w", c.ContextID, err)
 		}
-		if _, err := w.upsertConversation.Exec(c.ContextID, c.Peer, c.TaskID, c.State, at, id); err != nil {
+		if _, err := w.upsertConversation.Exec(c.ContextID, c.Peer, c.TaskID, c.State, at, id, c.Agent); err != nil {
 			return fmt.Errorf("store: update conversation %s: %w", c.ContextID, err)
 		}
 		return nil
@@ -727,6 +733,10 @@ func (s *SQLite) AppendConversation(ctx context.Context, e *ConversationEntry) (
 
 // Conversation implements Store.
 func (s *SQLite) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	return s.agentConversation(ctx, "", contextID, limit)
+}
+
+func (s *SQLite) agentConversation(ctx context.Context, agent, contextID string, limit int) ([]ConversationEntry, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -735,7 +745,7 @@ func (s *SQLite) Conversation(ctx context.Context, contextID string, limit int) 
 		return nil, err
 	}
 	defer s.release(r)
-	rows, err := r.conversation.QueryContext(ctx, contextID, limit)
+	rows, err := r.conversation.QueryContext(ctx, contextID, limit, agent)
 	if err != nil {
 		return nil, fmt.Errorf("store: conversation %s: %w", contextID, err)
 	}
@@ -750,6 +760,10 @@ func (s *SQLite) Conversation(ctx context.Context, contextID string, limit int) 
 
 // Conversations implements Store. limit <= 0 means all.
 func (s *SQLite) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return s.agentConversations(ctx, "", limit)
+}
+
+func (s *SQLite) agentConversations(ctx context.Context, agent string, limit int) ([]ConversationSummary, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -758,7 +772,7 @@ func (s *SQLite) Conversations(ctx context.Context, limit int) ([]ConversationSu
 		return nil, err
 	}
 	defer s.release(r)
-	rows, err := r.conversations.QueryContext(ctx, limit)
+	rows, err := r.conversations.QueryContext(ctx, limit, agent)
 	if err != nil {
 		return nil, fmt.Errorf("store: conversations: %w", err)
 	}
@@ -799,10 +813,10 @@ func (s *SQLite) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 			if err != nil {
 				return clean(fmt.Errorf("store: prune conversations: %w", err))
 			}
-			var ids []string
+			var ids [][2]string // agent, context
 			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
+				var id [2]string
+				if err := rows.Scan(&id[0], &id[1]); err != nil {
 					rows.Close()
 					return clean(fmt.Errorf("store: prune conversations: %w", err))
 				}
@@ -810,12 +824,12 @@ func (s *SQLite) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 			}
 			rows.Close()
 			for _, id := range ids {
-				k, err := w.exec(w.deleteEntriesOf, id)
+				k, err := w.exec(w.deleteEntriesOf, id[0], id[1])
 				if err != nil {
-					return fmt.Errorf("store: prune conversation %s: %w", id, err)
+					return fmt.Errorf("store: prune conversation %s: %w", id[1], err)
 				}
-				if _, err := w.exec(w.deleteConversation, id); err != nil {
-					return fmt.Errorf("store: prune conversation %s: %w", id, err)
+				if _, err := w.exec(w.deleteConversation, id[0], id[1]); err != nil {
+					return fmt.Errorf("store: prune conversation %s: %w", id[1], err)
 				}
 				n += int(k)
 			}

@@ -157,10 +157,10 @@ func (r *reader) statements() []struct {
 			FROM outbox o WHERE next_try <= ?1 AND NOT EXISTS (
 				SELECT 1 FROM outbox p WHERE p.task_id = o.task_id AND p.config_id = o.config_id AND p.id < o.id)
 			ORDER BY id LIMIT ?2`},
-		{&r.conversation, `SELECT id, context_id, peer, direction, task_id, message_id, state, text, parts, at
-			FROM conversation_entries WHERE context_id = ?1 ORDER BY id DESC LIMIT ?2`},
+		{&r.conversation, `SELECT id, context_id, agent, peer, direction, task_id, message_id, state, text, parts, at
+			FROM conversation_entries WHERE agent = ?3 AND context_id = ?1 ORDER BY id DESC LIMIT ?2`},
 		{&r.conversations, `SELECT context_id, peer, entries, last_task_id, last_state, first_at, last_at
-			FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT ?1`},
+			FROM conversations WHERE agent = ?2 ORDER BY last_at DESC, last_entry DESC LIMIT ?1`},
 		{&r.delegations, `SELECT ` + sqliteDelegationColumns + ` FROM delegations WHERE parent_task_id = ?1 ORDER BY id`},
 		{&r.openParents, `SELECT DISTINCT parent_task_id FROM delegations WHERE state = 'open' ORDER BY parent_task_id`},
 		{&r.anyCancelDue, `SELECT 1 FROM delegations WHERE state = 'cancel' AND next_try <= ?1 LIMIT 1`},

@@ -107,8 +107,9 @@ func TestQueriesUseIndexes(t *testing.T) {
 		"get task":       {`SELECT owner, created_at, status_ts, task FROM tasks WHERE id = ?1`, []any{"x"}},
 		"active tasks":   {`SELECT id, owner, created_at, status_ts, task FROM tasks WHERE terminal = 0 ORDER BY status_ts, id`, nil},
 		"prune tasks":    {`SELECT id FROM tasks WHERE terminal = 1 AND status_ts < ?1 LIMIT ?2`, []any{1, 10}},
-		"conversation":   {`SELECT id FROM conversation_entries WHERE context_id = ?1 ORDER BY id DESC LIMIT ?2`, []any{"c", 10}},
-		"conversations":  {`SELECT context_id FROM conversations ORDER BY last_at DESC, last_entry DESC LIMIT ?1`, []any{10}},
+		"conversation":   {`SELECT id FROM conversation_entries WHERE agent = ?3 AND context_id = ?1 ORDER BY id DESC LIMIT ?2`, []any{"c", 10, "a"}},
+		"conversations":  {`SELECT context_id FROM conversations WHERE agent = ?2 ORDER BY last_at DESC, last_entry DESC LIMIT ?1`, []any{10, "a"}},
+		"stale convs":    {`SELECT agent, context_id FROM conversations WHERE last_at < ?1 LIMIT ?2`, []any{1, 10}},
 		"push configs":   {`SELECT id FROM push_configs WHERE task_id = ?1 ORDER BY created_at, rowid`, []any{"t"}},
 		"due deliveries": {`SELECT id FROM outbox o WHERE next_try <= ?1 AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.task_id = o.task_id AND p.config_id = o.config_id AND p.id < o.id) ORDER BY id LIMIT ?2`, []any{1, 10}},
 	} {

@@ -48,7 +48,7 @@ type writer struct {
 	deleteEntriesOf, deleteConversation                *sql.Stmt
 	insertDelegation, endDelegations, dueCancels       *sql.Stmt
 	claimCancel, updateDelegation, pruneDelegations    *sql.Stmt
-	adoptTasks                                         *sql.Stmt
+	adoptTasks, adoptConversations, adoptEntries       *sql.Stmt
 }
 
 // statements lists what the writer prepares, by field.
@@ -81,17 +81,21 @@ func (w *writer) statements() []struct {
 		{&w.deleteOutboxOf, `DELETE FROM outbox WHERE task_id = ?1 AND config_id = ?2`},
 		{&w.retryDelivery, `UPDATE outbox SET attempts = ?2, next_try = ?3, last_error = ?4 WHERE id = ?1`},
 		{&w.adoptTasks, `UPDATE tasks SET agent = ?1 WHERE agent = ''`},
+		{&w.adoptConversations, `UPDATE conversations SET agent = ?1 WHERE agent = '' AND NOT EXISTS
+			(SELECT 1 FROM conversations c WHERE c.agent = ?1 AND c.context_id = conversations.context_id)`},
+		{&w.adoptEntries, `UPDATE conversation_entries SET agent = ?1 WHERE agent = '' AND context_id IN
+			(SELECT context_id FROM conversations WHERE agent = ?1)`},
 		{&w.failDelivery, `INSERT OR REPLACE INTO deliveries_failed
 			(id, task_id, config_id, body, attempts, last_error, reason, created_at, failed_at)
 			SELECT id, task_id, config_id, body, attempts, last_error, ?2, created_at, ?3 FROM outbox WHERE id = ?1`},
 		{&w.deleteDelivery, `DELETE FROM outbox WHERE id = ?1`},
 		{&w.insertEntry, `INSERT INTO conversation_entries
-			(context_id, peer, direction, task_id, message_id, state, text, parts, at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`},
+			(context_id, peer, direction, task_id, message_id, state, text, parts, at, agent)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`},
 		{&w.upsertConversation, `INSERT INTO conversations
-			(context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry)
-			VALUES (?1, ?2, 1, ?3, ?4, ?5, ?5, ?6)
-			ON CONFLICT (context_id) DO UPDATE SET peer = excluded.peer, entries = entries + 1,
+			(context_id, peer, entries, last_task_id, last_state, first_at, last_at, last_entry, agent)
+			VALUES (?1, ?2, 1, ?3, ?4, ?5, ?5, ?6, ?7)
+			ON CONFLICT (agent, context_id) DO UPDATE SET peer = excluded.peer, entries = entries + 1,
 				last_task_id = CASE WHEN excluded.last_task_id <> '' THEN excluded.last_task_id ELSE last_task_id END,
 				last_state = CASE WHEN excluded.last_state <> '' THEN excluded.last_state ELSE last_state END,
 				last_at = excluded.last_at, last_entry = excluded.last_entry`},
@@ -101,9 +105,9 @@ func (w *writer) statements() []struct {
 			(SELECT id FROM tasks WHERE terminal = 1 AND status_ts < ?1 LIMIT ?2)`},
 		{&w.pruneFailed, `DELETE FROM deliveries_failed WHERE id IN
 			(SELECT id FROM deliveries_failed WHERE failed_at < ?1 LIMIT ?2)`},
-		{&w.staleConversations, `SELECT context_id FROM conversations WHERE last_at < ?1 LIMIT ?2`},
-		{&w.deleteEntriesOf, `DELETE FROM conversation_entries WHERE context_id = ?1`},
-		{&w.deleteConversation, `DELETE FROM conversations WHERE context_id = ?1`},
+		{&w.staleConversations, `SELECT agent, context_id FROM conversations WHERE last_at < ?1 LIMIT ?2`},
+		{&w.deleteEntriesOf, `DELETE FROM conversation_entries WHERE agent = ?1 AND context_id = ?2`},
+		{&w.deleteConversation, `DELETE FROM conversations WHERE agent = ?1 AND context_id = ?2`},
 		{&w.insertDelegation, `INSERT INTO delegations (parent_task_id, chain_id, peer, remote_task_id, remote_context_id,
 				state, cause, attempts, next_try, last_error, remote_state, created_at, updated_at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)

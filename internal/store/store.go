@@ -161,6 +161,10 @@ const (
 type ConversationEntry struct {
 	ID        int64
 	ContextID string
+	// Agent is the host's agent whose turn called the peer ("" for a host
+	// without agents). A conversation is one agent's: its context, read
+	// through another agent's view, is unknown (see ForAgent).
+	Agent string
 	// Peer is the configured peer name or the URL called.
 	Peer      string
 	Direction string
@@ -200,10 +204,11 @@ type Store interface {
 	// ActiveTasks returns every task not in a terminal state (used at
 	// start-up to fail tasks whose turn died with the previous process).
 	ActiveTasks(ctx context.Context) ([]*TaskRecord, error)
-	// AdoptTasks gives the tasks that belong to no agent (Agent "": saved
-	// while the host declared none) to agent, and reports how many. A host
-	// that comes to declare its agents keeps its tasks with the agent at
-	// the root, its default agent.
+	// AdoptTasks gives the tasks and conversations that belong to no agent
+	// (Agent "": saved while the host declared none) to agent, and reports
+	// how many tasks. A host that comes to declare its agents keeps them
+	// with the agent at the root, its default agent. (A context agent
+	// already has stays apart.)
 	AdoptTasks(ctx context.Context, agent string) (int, error)
 
 	// PutPushConfig inserts or replaces a config (by task id and config id).

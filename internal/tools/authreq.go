@@ -81,7 +81,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outc
 // remembered, else as our own message in the task's history carries it,
 // else a new hop of the caller's chain.
 func (t *Toolset) chainFor(ctx context.Context, target *resolved, taskID string) (security.Chain, error) {
-	if d := t.remembered(target.name, taskID); d != nil && d.chain.ID != "" {
+	if d := t.remembered(ctx, target.name, taskID); d != nil && d.chain.ID != "" {
 		return d.chain, nil
 	}
 	if task, err := t.getTask(ctx, target, taskID); err == nil {

@@ -180,7 +180,7 @@ func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *
 	started := t.now()
 	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
-	t.remember(target.name, o.tr.taskID, d)
+	t.remember(ctx, target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID
 	if contextID == "" {
 		contextID = prep.msg.ContextID

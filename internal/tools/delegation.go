@@ -44,8 +44,9 @@ type delegationInfo struct {
 	seq     int64 // age, for forgetting the oldest
 }
 
-// remember keeps what a2a_task needs of a delegation to peer's task.
-func (t *Toolset) remember(peer, taskID string, d delegationInfo) {
+// remember keeps what a2a_task needs of a delegation to peer's task, for
+// the agent whose turn made it (WithAgent).
+func (t *Toolset) remember(ctx context.Context, peer, taskID string, d delegationInfo) {
 	if taskID == "" {
 		return
 	}
@@ -61,14 +62,15 @@ func (t *Toolset) remember(peer, taskID string, d delegationInfo) {
 			}
 		}
 	}
-	t.tasks[peer+"|"+taskID] = &d
+	t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID] = &d
 }
 
-// remembered returns what is known of a delegation to peer's task, or nil.
-func (t *Toolset) remembered(peer, taskID string) *delegationInfo {
+// remembered returns what is known of a delegation to peer's task made by
+// the agent of ctx, or nil.
+func (t *Toolset) remembered(ctx context.Context, peer, taskID string) *delegationInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if d := t.tasks[peer+"|"+taskID]; d != nil {
+	if d := t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID]; d != nil {
 		c := *d
 		return &c
 	}

@@ -10,6 +10,12 @@ import (
 // What a call sent and received is kept in the store's conversations, for
 // a2a_history.
 
+// conversations is the store of the conversations of the agent whose turn
+// makes the tool call (WithAgent).
+func (t *Toolset) conversations(ctx context.Context) store.Store {
+	return store.ForAgent(t.deps.Store, agentOf(ctx))
+}
+
 // record writes a conversation entry, logging (not failing) on error.
 func (t *Toolset) record(ctx context.Context, e store.ConversationEntry) {
 	if t.deps.Store == nil || e.ContextID == "" {
@@ -18,7 +24,7 @@ func (t *Toolset) record(ctx context.Context, e store.ConversationEntry) {
 	if e.Time.IsZero() {
 		e.Time = t.now()
 	}
-	if _, err := t.deps.Store.AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
+	if _, err := t.conversations(ctx).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
 		t.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
 	}
 }

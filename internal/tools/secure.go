@@ -70,6 +70,24 @@ func WithChain(ctx context.Context, c security.Chain) context.Context {
 	return context.WithValue(ctx, chainKey{}, c)
 }
 
+// agentKey carries the host agent whose turn makes a tool call
+// (WithAgent).
+type agentKey struct{}
+
+// WithAgent returns a context saying that the tool call is made by the
+// turn of the host's agent id (contract 1.4; "" for a host without
+// agents): the conversations it records and reads (a2a_history, a2a_list)
+// and the delegations a2a_task resumes are that agent's only.
+func WithAgent(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, agentKey{}, id)
+}
+
+// agentOf is the agent of a tool call ("" when none was said).
+func agentOf(ctx context.Context) string {
+	id, _ := ctx.Value(agentKey{}).(string)
+	return id
+}
+
 // turnKey carries the inbound task a tool call works for (WithTurn).
 type turnKey struct{}
 

@@ -386,8 +386,47 @@ func testAgentScoping(t *testing.T, s store.Store) {
 		t.Errorf("alpha's push configs after beta's attempts: %d (%v), want 1", len(pcs), err)
 	}
 
+	// Outbound conversations are one agent's: the same context id of two
+	// agents is two conversations, and another agent's is not there.
+	for _, e := range []struct {
+		st   store.Store
+		cid  string
+		text string
+	}{{a, "shared", "alpha's"}, {b, "shared", "beta's"}, {b, "beta-only", "beta's own"}, {s, "old", "no agent's"}} {
+		if _, err := e.st.AppendConversation(ctx, &store.ConversationEntry{ContextID: e.cid, Peer: "p", Direction: store.DirectionSent, Text: e.text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	convIDs := func(st store.Store) []string {
+		sums, err := st.Conversations(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range sums {
+			out = append(out, c.ContextID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		st   store.Store
+		want []string
+	}{{a, []string{"shared"}}, {b, []string{"beta-only", "shared"}}, {s, []string{"old"}}} {
+		if got := convIDs(tc.st); !slices.Equal(got, tc.want) {
+			t.Errorf("conversations of agent %q = %v, want %v", store.AgentOf(tc.st), got, tc.want)
+		}
+	}
+	if es, err := a.Conversation(ctx, "shared", 0); err != nil || len(es) != 1 || es[0].Text != "alpha's" || es[0].Agent != "alpha" {
+		t.Errorf("alpha's conversation \"shared\" = %+v (%v), want alpha's one entry", es, err)
+	}
+	if es, err := a.Conversation(ctx, "beta-only", 0); err != nil || len(es) != 0 {
+		t.Errorf("beta's conversation through alpha = %+v (%v), want none", es, err)
+	}
+
 	// The host comes to declare agents, alpha at the root: the task of no
-	// agent (d1) is alpha's, listed, recovered and saved as alpha's.
+	// agent (d1) is alpha's, listed, recovered and saved as alpha's; so is
+	// the conversation of no agent.
 	if n, err := a.AdoptTasks(ctx, "alpha"); err != nil || n != 1 {
 		t.Fatalf("AdoptTasks(alpha) = %d, %v; want 1 (d1)", n, err)
 	}
@@ -402,6 +441,15 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	}
 	if active, err := a.ActiveTasks(ctx); err != nil || !slices.Contains(ids(active), "d1") {
 		t.Errorf("alpha's active tasks after AdoptTasks = %v (%v), want d1 among them", ids(active), err)
+	}
+	if got := convIDs(a); !slices.Equal(got, []string{"old", "shared"}) {
+		t.Errorf("alpha's conversations after AdoptTasks = %v, want old and shared", got)
+	}
+	if es, err := a.Conversation(ctx, "old", 0); err != nil || len(es) != 1 || es[0].Agent != "alpha" {
+		t.Errorf("the adopted conversation through alpha = %+v (%v)", es, err)
+	}
+	if got := convIDs(s); len(got) != 0 {
+		t.Errorf("conversations of no agent after AdoptTasks = %v, want none", got)
 	}
 	mustSave(t, a, task("d1", "peer:alice", "c1", a2a.TaskStateCompleted, 70))
 	_, err = b.GetTask(ctx, "d1", "")

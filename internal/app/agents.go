@@ -108,14 +108,20 @@ func (p *parts) agentServerOptions(base server.Options, ar *agentRun, host plugi
 		trusted = set.TrustedPeers
 	}
 	var errs []error
-	if set.OwnTokens() || set.TrustedPeers != nil {
+	// An agent with tokens of its own admits the plugin's OAuth tokens
+	// only when its settings say so (AdmitsOAuth).
+	oauth := p.oauth
+	if !set.AdmitsOAuth() {
+		oauth = nil
+	}
+	if set.OwnTokens() || set.TrustedPeers != nil || oauth != p.oauth {
 		bearer, peers := cfg.BearerToken, cfg.PeerTokens
 		if set.OwnTokens() {
 			bearer, peers = set.BearerToken, set.PeerTokens
 		}
 		auth, err := security.NewAuthenticator(security.AuthConfig{
 			BearerToken: bearer, PeerTokens: peers, TrustedPeers: trusted,
-			LoopbackIsLocal: cfg.LoopbackIsLocal, OAuth: p.oauth,
+			LoopbackIsLocal: cfg.LoopbackIsLocal, OAuth: oauth,
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
@@ -127,7 +133,7 @@ func (p *parts) agentServerOptions(base server.Options, ar *agentRun, host plugi
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: trusted_peers: %w", where, err))
 			}
-			if p.oauth != nil && gate != nil {
+			if oauth != nil && gate != nil {
 				gate = gate.WithMinTier(security.TierTrusted)
 			}
 			o.Gate = gate

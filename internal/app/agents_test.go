@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
+	"github.com/a2a-plugin/a2a-plugin/testharness/oidcop"
 )
 
 // twoAgents is the host information of a host with two agents.
@@ -296,6 +297,50 @@ func TestToolsOfOneAgentDoNotShowAnotherAgentsConversations(t *testing.T) {
 		}
 		if h := call(id, "a2a_history", `{"context_id":"bc"}`); strings.Contains(h, "beta's private question") {
 			t.Errorf("a2a_history of agent %q reads what beta sent:\n%s", id, h)
+		}
+	}
+}
+
+// TestAgentWithOwnTokensAdmitsOAuthOnlyWhenItsSettingsSay: with
+// oauth_issuers plugin-wide, an agent with tokens of its own admits only
+// those — a token of the plugin's OAuth provider is refused there (and
+// its card declares no OAuth scheme) — unless agent_settings.<id>.oauth
+// is true; the default agent (no tokens of its own) admits it.
+func TestAgentWithOwnTokensAdmitsOAuthOnlyWhenItsSettingsSay(t *testing.T) {
+	const audience = "https://agents.example.test"
+	op := oidcop.Start(t)
+	op.AddClient(oidcop.Client{ID: "svc", Secret: "svc-secret", Scopes: []string{"a2a:send", "a2a:get"}, Audiences: []string{audience}})
+	for _, tc := range []struct {
+		oauth    string // beta's "oauth" setting, "" for none
+		betaWant bool
+	}{{"", false}, {`,"oauth":false`, false}, {`,"oauth":true`, true}} {
+		cfg := fmt.Sprintf(`{"port":0,"store":"memory","loopback_is_local":false,"oauth_allow_loopback_http":true,
+			"oauth_issuers":[{"name":"idp","issuer":%q,"audience":%q}],
+			"peer_tokens":{"alice":"alice-token-0123456789"},
+			"agent_settings":{"beta":{"peer_tokens":{"dana":"dana-token-0123456789"}%s}}}`, op.Issuer, audience, tc.oauth)
+		agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { agent.Close() })
+		p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+		plat, _ := p.Platform()
+		agent.Attach(plat)
+		base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+		tok := op.Token(t, "svc", "svc-secret", []string{"a2a:send"}, audience)
+		send := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+		if _, rerr, code := rpcAt(t, base, tok, "SendMessage", send); rerr != nil || code != 200 {
+			t.Errorf("beta%s: an OAuth token at the default agent: HTTP %d %v, want admitted", tc.oauth, code, rerr)
+		}
+		_, rerr, code := rpcAt(t, base+"agents/beta/", tok, "SendMessage", send)
+		if got := rerr == nil && code == 200; got != tc.betaWant {
+			t.Errorf("beta%s: an OAuth token at beta: HTTP %d %v, want admitted %v", tc.oauth, code, rerr, tc.betaWant)
+		}
+		if _, rerr, code := rpcAt(t, base+"agents/beta/", "dana-token-0123456789", "SendMessage", send); rerr != nil || code != 200 {
+			t.Errorf("beta%s: beta's own token: HTTP %d %v", tc.oauth, code, rerr)
+		}
+		if _, card := getBody(t, base+"agents/beta/.well-known/agent-card.json"); strings.Contains(card, "oauth2-") != tc.betaWant {
+			t.Errorf("beta%s: beta's card declares OAuth = %v, want %v: %s", tc.oauth, !tc.betaWant, tc.betaWant, card)
 		}
 	}
 }

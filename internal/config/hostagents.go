@@ -34,6 +34,20 @@ type AgentSettings struct {
 	TrustedPeers []string `json:"trusted_peers,omitempty"`
 	Policy       string   `json:"policy,omitempty"`
 	RateLimit    *int     `json:"rate_limit,omitempty"`
+	// OAuth says whether the agent admits the OAuth access tokens of
+	// oauth_issuers. nil: an agent with tokens of its own admits none (it
+	// admits only its own tokens), one without admits them as the plugin
+	// does.
+	OAuth *bool `json:"oauth,omitempty"`
+}
+
+// AdmitsOAuth reports whether the agent admits the plugin's OAuth access
+// tokens (see OAuth).
+func (a AgentSettings) AdmitsOAuth() bool {
+	if a.OAuth != nil {
+		return *a.OAuth
+	}
+	return !a.OwnTokens()
 }
 
 // agentTokens reports whether some host agent has tokens of its own (then

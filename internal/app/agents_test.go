@@ -301,6 +301,66 @@ func TestToolsOfOneAgentDoNotShowAnotherAgentsConversations(t *testing.T) {
 	}
 }
 
+// TestToolCallWithoutAgentIDIsTheAgentWhoseTurnMakesIt: a 1.4 host that
+// leaves CallToolRequest.agent_id empty gets the call attributed to the
+// agent whose inbound turn (its chat) makes it, as Send and
+// ProcessingComplete are: beta's turn delegating to bob records beta's
+// conversation, not the default agent's.
+func TestToolCallWithoutAgentIDIsTheAgentWhoseTurnMakesIt(t *testing.T) {
+	bob := newTracePeer(t)
+	sc, err := testharness.ParseScenario([]byte(`
+name: delegator
+default:
+  actions:
+    - call_tool:
+        name: a2a_call
+        args: {agent: bob, message: "{{parts_text}}"}
+        reply: "bob says: {{result}}"
+`), "delegator.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := testharness.NewAgent(sc, testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	cfg := fmt.Sprintf(`{"port":0,"store":"memory","allow_loopback_urls":true,"a2a_agents":[{"name":"bob","url":%q}]}`, bob.URL)
+	p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+	plat, _ := p.Platform()
+	toolset, _ := p.Toolset()
+	agent.Attach(plat)
+	var named []string
+	agent.SetToolCaller(func(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+		named = append(named, req.GetAgentId())
+		req.AgentId = "" // a host that does not echo the agent
+		return toolset.CallTool(ctx, req, progress)
+	})
+	base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+	res, rerr, _ := rpcAt(t, base+"agents/beta/", "", "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"ask bob"}]}}`)
+	if rerr != nil || !strings.Contains(string(res), "bob says") {
+		t.Fatalf("beta's delegating turn: %s %v", res, rerr)
+	}
+	if len(named) != 1 {
+		t.Fatalf("tool calls: %v, want one", named)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list := func(agentID string) string {
+		r, err := toolset.CallTool(ctx, &pb.CallToolRequest{Name: "a2a_list", ArgumentsJson: `{}`, AgentId: agentID}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetContent()
+	}
+	if l := list("beta"); !strings.Contains(l, `context "bc"`) {
+		t.Errorf("beta's a2a_list lacks the conversation its turn made:\n%s", l)
+	}
+	if l := list("main"); strings.Contains(l, `context "bc"`) {
+		t.Errorf("main's a2a_list has the conversation beta's turn made:\n%s", l)
+	}
+}
+
 // TestAgentWithOwnTokensAdmitsOAuthOnlyWhenItsSettingsSay: with
 // oauth_issuers plugin-wide, an agent with tokens of its own admits only
 // those — a token of the plugin's OAuth provider is refused there (and

@@ -383,6 +383,21 @@ func (a *App) platform(ctx context.Context, agentID, taskID string) (*agentRun, 
 	return a.agentOfOutput(ctx, agentID, taskID)
 }
 
+// agentOfTool returns the agent whose turn makes a tool call: the one it
+// names, else (a host that does not echo agent_id) the one whose bridge
+// holds the turn of its chat — the inbound task the call is made for —
+// else the default agent, as Send and ProcessingComplete are routed.
+func (a *App) agentOfTool(req *pb.CallToolRequest) (*agentRun, bool) {
+	if req.GetAgentId() == "" && len(a.agents) > 1 && req.GetPlatform() == bridge.PlatformName {
+		for _, ar := range a.agents {
+			if _, _, ok := ar.bridge.TurnFor(req.GetChatId()); ok {
+				return ar, true
+			}
+		}
+	}
+	return a.agentFor(req.GetAgentId())
+}
+
 // ListTools implements plugin.Toolset.
 func (a *App) ListTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 	p, _, err := a.configured()
@@ -402,7 +417,7 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 	// task's delegation chain (loop guard across hops) and its trace: the
 	// conversation is the calling agent's own.
 	var parent tracing.Context
-	ar, known := a.agentFor(req.GetAgentId())
+	ar, known := a.agentOfTool(req)
 	if known {
 		// Its outbound conversations are the calling agent's own.
 		ctx = tools.WithAgent(ctx, ar.id)

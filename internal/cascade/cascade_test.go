@@ -408,3 +408,46 @@ func TestAPendingCancelSurvivesARestart(t *testing.T) {
 		t.Errorf("p's metadata after the restart = %v", md)
 	}
 }
+
+// clock is a settable clock for Options.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestAnEndAnotherReplicaSawReachesTheDelegations: replicas share the
+// store. Replica A's turn delegated; the task's end is saved by replica B
+// (a cancel of the task while it waited for input, or B failing it after A
+// died), whose Tracker did not know the task had delegations. B's periodic
+// sweep finds the delegations in the store and cancels them: the end is
+// not lost, nor left to A's hourly look at stale tasks (A may be gone).
+func TestAnEndAnotherReplicaSawReachesTheDelegations(t *testing.T) {
+	st := store.NewMemory(0)
+	clk := &clock{now: time.Now()}
+	b := newWorld(t, st, func(o *Options) { o.Now = clk.Now })
+	b.run() // B started before A's turn delegated
+	a := newWorld(t, st, nil)
+	a.task("p", a2a.TaskStateWorking)
+	a.run()
+	a.delegate("p", "bob", "tb")
+	a.stop() // A dies
+	a.stop = nil
+
+	b.end("p", a2a.TaskStateFailed) // B fails A's orphan
+	eventually(t, "p's delegation canceled by replica B", func() bool {
+		clk.advance(staleAfter / 4) // whenever B's Run read the clock first
+		return slices.Equal(b.states("p"), []string{"tb:canceled"})
+	})
+}

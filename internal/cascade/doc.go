@@ -29,6 +29,9 @@
 // An end the Tracker did not see — the process stopped between the
 // parent's last save and the Tracker's — is found again at start-up: Load
 // reads the parents with open delegations and Run checks each of them.
+// Run does so again every quarter of an hour, for the ends another replica
+// sharing the store saved (a task canceled there while it waited for
+// input, or failed there after the replica running it died).
 //
 // # Hosts that cannot cancel
 //

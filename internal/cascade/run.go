@@ -56,6 +56,12 @@ func (t *Tracker) Run(ctx context.Context, c Canceler, a Annotator) error {
 		t.annotateDirty(ctx, a)
 		now := t.now()
 		if now.Sub(lastSweep) >= staleAfter/4 {
+			// Other replicas sharing the store (or a replica that died)
+			// recorded delegations whose parents' ends may be saved here
+			// and told to this Tracker, which did not know them.
+			if err := t.Load(ctx); err != nil && ctx.Err() == nil {
+				t.log.Warn("cannot read the open delegations; looking again at the next sweep", "error", err)
+			}
 			t.reconcile(ctx, true)
 			lastSweep = now
 		}
@@ -125,30 +131,29 @@ func (t *Tracker) handleEnds(ctx context.Context) bool {
 	return ok
 }
 
-// reconcile looks at the parents with open delegations in the store: one
-// that ended is settled as if Ended had been told. With stale, only the
-// parents known for longer than staleAfter are looked at, and one the
-// store does not hold (its turn answered with a direct message, so it was
-// never stored) has its delegations kept; without, every one is looked at
-// (at start-up, for ends the previous process did not settle).
+// reconcile looks at the parents with open delegations this Tracker
+// knows: one that ended is settled as if Ended had been told — its end may
+// have been saved by another replica, whose Tracker did not know it had
+// delegations. With stale (the periodic sweep), one the store does not
+// hold although it has been known for longer than staleAfter (its turn
+// answered with a direct message, so it was never stored) has its
+// delegations kept; without (at start-up), it is left open.
 func (t *Tracker) reconcile(ctx context.Context, stale bool) {
 	now := t.now()
 	t.mu.Lock()
-	var parents []string
+	parents := make(map[string]time.Time, len(t.open))
 	for p, since := range t.open {
-		if !stale || now.Sub(since) >= staleAfter {
-			parents = append(parents, p)
-		}
+		parents[p] = since
 	}
 	t.mu.Unlock()
-	for _, p := range parents {
+	for p, since := range parents {
 		rec, err := t.store.GetTask(ctx, p, "")
 		switch {
 		case err == nil && rec.Task.Status.State.Terminal():
 			if err := t.end(ctx, p, rec.Task.Status.State); err != nil {
 				t.log.Error("cannot settle the delegations of an ended task", "task_id", p, "error", err)
 			}
-		case errors.Is(err, store.ErrNotFound) && stale:
+		case errors.Is(err, store.ErrNotFound) && stale && now.Sub(since) >= staleAfter:
 			if _, err := t.store.EndDelegations(ctx, p, false, "", now); err != nil {
 				t.log.Error("cannot settle the delegations of a task that was never stored", "task_id", p, "error", err)
 				continue
@@ -157,11 +162,8 @@ func (t *Tracker) reconcile(ctx context.Context, stale bool) {
 			delete(t.open, p)
 			t.mu.Unlock()
 		case err == nil || errors.Is(err, store.ErrNotFound):
-			t.mu.Lock()
-			if _, ok := t.open[p]; ok && stale {
-				t.open[p] = now // still running: look again later
-			}
-			t.mu.Unlock()
+			// Still running, or not stored yet: look again at the next
+			// sweep.
 		default:
 			if ctx.Err() == nil {
 				t.log.Warn("cannot read a task with open delegations", "task_id", p, "error", err)

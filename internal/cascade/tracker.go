@@ -23,10 +23,12 @@ const (
 	DefaultPollInterval = 10 * time.Second
 )
 
-// staleAfter is how long a parent may keep open delegations before the
-// Tracker looks at it again by itself: its end may have gone unseen (its
-// turn answered with a direct message, so the task was never stored), or
-// the process missed it.
+// staleAfter is how long a parent the store does not hold may keep open
+// delegations: its turn answered with a direct message, so the task was
+// never stored, and its delegations are kept. Every staleAfter/4 the
+// Tracker reads the open delegations of the store again and looks at each
+// parent: its end may have gone unseen (saved by another replica sharing
+// the store, or missed by the process).
 const staleAfter = time.Hour
 
 // Canceler sends the cancels: the outbound tools, which know the peers,

@@ -451,3 +451,28 @@ func TestAnEndAnotherReplicaSawReachesTheDelegations(t *testing.T) {
 		return slices.Equal(b.states("p"), []string{"tb:canceled"})
 	})
 }
+
+// TestTheProblemsInTheMetadataAreBounded: a task that delegated a great
+// many remote tasks (max_calls_per_task 0 sets no limit) whose cancels all
+// failed keeps a bounded list of problems in its metadata — the first
+// ones, and how many more there are — not one entry (with up to 500
+// characters of error) per remote task; the counts still cover them all.
+func TestTheProblemsInTheMetadataAreBounded(t *testing.T) {
+	const n = 5000
+	ds := make([]store.Delegation, n)
+	for i := range ds {
+		ds[i] = store.Delegation{ID: int64(i + 1), ParentTaskID: "p", ChainID: "c", Peer: "bob", RemoteTaskID: fmt.Sprintf("t%d", i),
+			State: store.DelegationFailed, Cause: "TASK_STATE_CANCELED", Attempts: 1, LastError: strings.Repeat("x", maxErrorText)}
+	}
+	md := Summarize(ds).metadata()
+	ps, _ := md["problems"].([]any)
+	if len(ps) == 0 || len(ps) > maxProblems {
+		t.Fatalf("%d problems in the metadata; want 1 to %d", len(ps), maxProblems)
+	}
+	if ps[0].(map[string]any)["taskId"] != "t0" {
+		t.Errorf("first problem = %v; want the first delegation's", ps[0])
+	}
+	if md["failed"] != n || md["moreProblems"] != n-len(ps) {
+		t.Errorf("failed = %v, moreProblems = %v; want %d and %d", md["failed"], md["moreProblems"], n, n-len(ps))
+	}
+}

@@ -6,6 +6,11 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
+// maxProblems bounds the problems a task's metadata lists: past them it
+// says how many more there are (a task may delegate without limit, with
+// max_calls_per_task 0, and every cancel may fail).
+const maxProblems = 20
+
 // Summary is how canceling a task's delegations went: what the task's
 // metadata says under security.MetaCancelCascade.
 type Summary struct {
@@ -17,8 +22,10 @@ type Summary struct {
 	// it.
 	Delegated, Canceled, AlreadyFinished, Pending, Failed int
 	// Problems are the remote tasks not canceled yet (Pending with an
-	// error) or at all (Failed), in the order they were delegated.
-	Problems []Problem
+	// error) or at all (Failed), in the order they were delegated: the
+	// first maxProblems of them; MoreProblems counts the others.
+	Problems     []Problem
+	MoreProblems int
 }
 
 // Problem is one remote task whose cancel did not (yet) succeed.
@@ -50,12 +57,12 @@ func Summarize(ds []store.Delegation) *Summary {
 		case store.DelegationCancel:
 			s.Pending++
 			if d.LastError != "" {
-				s.Problems = append(s.Problems, Problem{Agent: d.Peer, TaskID: d.RemoteTaskID, Status: "retrying",
+				s.problem(Problem{Agent: d.Peer, TaskID: d.RemoteTaskID, Status: "retrying",
 					Attempts: d.Attempts, Error: d.LastError, NextAttempt: d.NextTry})
 			}
 		case store.DelegationFailed:
 			s.Failed++
-			s.Problems = append(s.Problems, Problem{Agent: d.Peer, TaskID: d.RemoteTaskID, Status: "failed",
+			s.problem(Problem{Agent: d.Peer, TaskID: d.RemoteTaskID, Status: "failed",
 				Attempts: d.Attempts, Error: d.LastError})
 		}
 		s.Delegated++
@@ -67,6 +74,15 @@ func Summarize(ds []store.Delegation) *Summary {
 		return nil
 	}
 	return &s
+}
+
+// problem adds p to the problems, or counts it past maxProblems.
+func (s *Summary) problem(p Problem) {
+	if len(s.Problems) >= maxProblems {
+		s.MoreProblems++
+		return
+	}
+	s.Problems = append(s.Problems, p)
 }
 
 // metadata is s as the JSON object the task's metadata holds (camelCase
@@ -93,6 +109,9 @@ func (s *Summary) metadata() map[string]any {
 			ps[i] = m
 		}
 		md["problems"] = ps
+	}
+	if s.MoreProblems > 0 {
+		md["moreProblems"] = s.MoreProblems
 	}
 	return md
 }

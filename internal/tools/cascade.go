@@ -21,7 +21,8 @@ const maxCancelError = 400
 // in turn what that task delegated. It implements cascade.Canceler.
 //
 // A task that had already ended is no error (a -32002 "not cancelable" is
-// checked with GetTask): its state says how it ended. retry is true for
+// checked with GetTask): its state says how it ended. An answer whose task
+// is not in a terminal state is not a cancel yet: an error with retry. retry is true for
 // failures that another attempt may not meet — the peer unreachable, slow,
 // overloaded, answering garbage or an internal error — and false for a
 // refusal: the peer cannot stop the task (its host cannot cancel a running
@@ -39,6 +40,15 @@ func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID st
 	task, err := t.cancelTask(ctx, target, taskID, chainID)
 	t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 	if err == nil {
+		if st := task.Status.State; !st.Terminal() {
+			// The peer took the cancel but the task has not stopped (or it
+			// answered no state): not canceled yet. Asking again later
+			// finds it canceled, or tells why not.
+			if st == "" {
+				st = "no state"
+			}
+			return "", true, cancelError(fmt.Errorf("%s answered CancelTask with task %s still %s", target.name, taskID, st))
+		}
 		return task.Status.State, false, nil
 	}
 	if re, ok := client.RPCError(err); ok {

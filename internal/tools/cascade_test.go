@@ -83,6 +83,14 @@ func TestCancelDelegationTellsSuccessRefusalAndRetry(t *testing.T) {
 			mu.Unlock()
 		}
 		switch {
+		case req.Method == "CancelTask" && (p.ID == "lingering" || p.ID == "stateless"):
+			// Took the cancel, but the task is still running (or says nothing).
+			st := map[string]any{"state": "TASK_STATE_WORKING"}
+			if p.ID == "stateless" {
+				st = map[string]any{}
+			}
+			b, _ := a2a.EncodeResult(req.ID, map[string]any{"id": p.ID, "contextId": "c", "status": st})
+			_, _ = w.Write(b)
 		case p.ID == "busy":
 			w.WriteHeader(http.StatusServiceUnavailable)
 		case p.ID == "broken":
@@ -114,6 +122,8 @@ func TestCancelDelegationTellsSuccessRefusalAndRetry(t *testing.T) {
 		{task: "unknown", fail: true, why: "does not know task unknown"},
 		{task: "busy", fail: true, retry: true, why: "unreachable"},
 		{task: "broken", fail: true, retry: true, why: "database is locked"},
+		{task: "lingering", fail: true, retry: true, why: "answered CancelTask with task lingering still TASK_STATE_WORKING"},
+		{task: "stateless", fail: true, retry: true, why: "still no state"},
 	} {
 		state, retry, err := ts.CancelDelegation(ctx, "p", tc.task, "chain-tree")
 		switch {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -49,37 +48,7 @@ func TestOfficialGoSDKGRPCClientAgainstTheBinary(t *testing.T) {
 	}
 	defer client.Destroy()
 
-	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hello over grpc"))})
-	task, ok := res.(*sdk.Task)
-	if err != nil || !ok || task.Status.State != sdk.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "echo: hello over grpc" {
-		t.Fatalf("send = %#v, %v", res, err)
-	}
-	var kinds []string
-	for ev, err := range client.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("progress grpc"))}) {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		switch v := ev.(type) {
-		case *sdk.Task:
-			kinds = append(kinds, "task")
-		case *sdk.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(v.Status.State))
-		case *sdk.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
-		}
-	}
-	if len(kinds) < 4 || kinds[0] != "task" || kinds[len(kinds)-1] != "status:TASK_STATE_COMPLETED" {
-		t.Fatalf("stream events = %v", kinds)
-	}
-	if list, err := client.ListTasks(ctx, &sdk.ListTasksRequest{ContextID: task.ContextID}); err != nil || len(list.Tasks) != 1 {
-		t.Fatalf("list = %+v, %v", list, err)
-	}
-	if _, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: task.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
-		t.Errorf("cancel a completed task: %v", err)
-	}
-	if _, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Errorf("unknown task: %v", err)
-	}
+	goSDKOperations(t, ctx, client, "grpc")
 }
 
 // TestOfficialJSSDKGRPCClientAgainstTheBinary runs

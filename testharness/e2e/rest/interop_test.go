@@ -29,47 +29,7 @@ func TestOfficialGoSDKRESTClientAgainstTheBinary(t *testing.T) {
 	}
 	defer client.Destroy()
 
-	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hello from the go sdk"))})
-	task, ok := res.(*sdk.Task)
-	if err != nil || !ok || task.Status.State != sdk.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "echo: hello from the go sdk" {
-		t.Fatalf("send = %#v, %v", res, err)
-	}
-	var kinds []string
-	for ev, err := range client.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("progress go"))}) {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		switch v := ev.(type) {
-		case *sdk.Task:
-			kinds = append(kinds, "task")
-		case *sdk.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(v.Status.State))
-		case *sdk.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
-		}
-	}
-	if len(kinds) < 4 || kinds[0] != "task" || kinds[len(kinds)-1] != "status:TASK_STATE_COMPLETED" {
-		t.Fatalf("stream events = %v", kinds)
-	}
-	one := 1
-	if got, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID, HistoryLength: &one}); err != nil || len(got.History) != 1 {
-		t.Fatalf("get = %+v, %v", got, err)
-	}
-	if list, err := client.ListTasks(ctx, &sdk.ListTasksRequest{ContextID: task.ContextID}); err != nil || len(list.Tasks) != 1 {
-		t.Fatalf("list = %+v, %v", list, err)
-	}
-	if cfg, err := client.CreateTaskPushConfig(ctx, &sdk.PushConfig{TaskID: task.ID, ID: "go", URL: "http://127.0.0.1:9/hook"}); err != nil || cfg.ID != "go" {
-		t.Fatalf("push config = %+v, %v", cfg, err)
-	}
-	if err := client.DeleteTaskPushConfig(ctx, &sdk.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "go"}); err != nil {
-		t.Fatalf("delete push config: %v", err)
-	}
-	if _, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: task.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
-		t.Errorf("cancel a completed task: %v", err)
-	}
-	if _, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Errorf("unknown task: %v", err)
-	}
+	goSDKOperations(t, ctx, client, "go sdk")
 	plain, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(http.DefaultClient))
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +87,54 @@ func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
 			t.Errorf("the REST client called the JSON-RPC endpoint: %v", steps["done"].Requests)
 			break
 		}
+	}
+}
+
+// goSDKOperations runs the operations through an official Go SDK client,
+// whatever its transport: a send (words "hello over <via>"), a stream
+// from the Task to COMPLETED, get with history, list, a push config
+// created and deleted, and our refusals as the SDK's typed errors.
+func goSDKOperations(t *testing.T, ctx context.Context, client *a2aclient.Client, via string) {
+	t.Helper()
+	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hello over "+via))})
+	task, ok := res.(*sdk.Task)
+	if err != nil || !ok || task.Status.State != sdk.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "echo: hello over "+via {
+		t.Fatalf("send = %#v, %v", res, err)
+	}
+	var kinds []string
+	for ev, err := range client.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("progress "+via))}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task")
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+		}
+	}
+	if len(kinds) < 4 || kinds[0] != "task" || kinds[len(kinds)-1] != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("stream events = %v", kinds)
+	}
+	one := 1
+	if got, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID, HistoryLength: &one}); err != nil || len(got.History) != 1 {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	if list, err := client.ListTasks(ctx, &sdk.ListTasksRequest{ContextID: task.ContextID}); err != nil || len(list.Tasks) != 1 {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	if cfg, err := client.CreateTaskPushConfig(ctx, &sdk.PushConfig{TaskID: task.ID, ID: "go", URL: "http://127.0.0.1:9/hook"}); err != nil || cfg.ID != "go" {
+		t.Fatalf("push config = %+v, %v", cfg, err)
+	}
+	if err := client.DeleteTaskPushConfig(ctx, &sdk.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "go"}); err != nil {
+		t.Fatalf("delete push config: %v", err)
+	}
+	if _, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: task.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
+		t.Errorf("cancel a completed task: %v", err)
+	}
+	if _, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("unknown task: %v", err)
 	}
 }

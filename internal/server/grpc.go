@@ -301,7 +301,7 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 			return g.refuse(c, refusal(errTooDeep(g.limits.MaxJSONDepth)))
 		}
 		if t, ok := req.(interface{ GetTenant() string }); ok {
-			err = routeTenant(ctx, g.h, c, t.GetTenant())
+			err = routeTenant(ctx, g.h, c, t.GetTenant)
 		}
 		if err == nil {
 			err = g.h.Authorize(ctx, c)

@@ -194,10 +194,13 @@ func shortTenant(t string) string {
 	return t
 }
 
-// routeTenant is what a binding calls once it knows the request's tenant.
-func routeTenant(ctx context.Context, h Handler, c *Call, tenant string) error {
-	if rt, ok := h.(*router); ok {
-		return rt.route(ctx, c, tenant)
+// routeTenant is what a binding calls once it can read the request's
+// tenant. tenant is called only when the server has several agents: with
+// one, a tenant is ignored and reading it (a decode of the JSON-RPC
+// params) would be work on every request for nothing.
+func routeTenant(ctx context.Context, h Handler, c *Call, tenant func() string) error {
+	if rt, ok := h.(*router); ok && rt.multi() {
+		return rt.route(ctx, c, tenant())
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Op, c.V03 = op, v03
-	if err := routeTenant(ctx, b.h, c, paramsTenant(req.Params)); err != nil {
+	if err := routeTenant(ctx, b.h, c, func() string { return paramsTenant(req.Params) }); err != nil {
 		b.refuse(w, ex, RefusalOf(err))
 		return
 	}

@@ -421,3 +421,45 @@ func TestAgentCardOverTLSNamesOnlyHostsTheCertificateCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentCardsOverTLSNameHostsTheCertificateCovers: with several
+// agents, every agent's card (not only the default one's) knows the
+// certificate Start serves, so each names the host the certificate
+// covers rather than the address the request came in on.
+func TestAgentCardsOverTLSNameHostsTheCertificateCovers(t *testing.T) {
+	e := newAgentsEnv(t)
+	certFile, keyFile, pool := selfSignedFor(t, t.TempDir(), "agent.example.com")
+	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(base)
+	host := "agent.example.com:" + u.Port()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	for path, want := range map[string]string{
+		"/.well-known/agent-card.json":             "https://" + host + "/",
+		"/agents/beta/.well-known/agent-card.json": "https://" + host + "/agents/beta/",
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", path, resp.StatusCode, body)
+		}
+		card, _ := splitCard(t, body)
+		var got string
+		for _, in := range card.SupportedInterfaces {
+			if in.ProtocolBinding == a2a.BindingJSONRPC {
+				got = in.URL
+			}
+		}
+		if got != want {
+			t.Errorf("%s: JSON-RPC interface %q, want %q", path, got, want)
+		}
+	}
+}

@@ -282,17 +282,21 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 		if leaf == nil && len(cert.Certificate) > 0 {
 			leaf, _ = x509.ParseCertificate(cert.Certificate[0])
 		}
-		s.card.mu.Lock()
-		s.card.tlsLeaf = leaf
-		s.card.mu.Unlock()
+		for _, card := range s.cards() {
+			card.mu.Lock()
+			card.tlsLeaf = leaf
+			card.mu.Unlock()
+		}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 		scheme = "https"
 	}
 	s.httpSrv = srv
 	base := baseURL(scheme, ln.Addr())
-	s.card.mu.Lock()
-	s.card.baseURL = base
-	s.card.mu.Unlock()
+	for _, card := range s.cards() {
+		card.mu.Lock()
+		card.baseURL = base
+		card.mu.Unlock()
+	}
 	httpLn := ln
 	if s.grpc != nil && tlsCert == "" {
 		s.mux = newConnMux(ln, l.ReadHeaderTimeout)
@@ -311,6 +315,18 @@ func (s *Server) Start(ctx context.Context, addr, tlsCert, tlsKey string) (strin
 	}()
 	s.log.Info("A2A server listening", "addr", ln.Addr().String(), "url", base, "grpc", s.grpc != nil)
 	return base, nil
+}
+
+// cards are every agent's card handler, the default agent's first: what
+// Start learns (the certificate served, the base URL) is every card's.
+func (s *Server) cards() []*cardHandler {
+	cards := []*cardHandler{s.card}
+	for _, st := range s.router.sites {
+		if st.card != s.card {
+			cards = append(cards, st.card)
+		}
+	}
+	return cards
 }
 
 // baseURL renders a listener address as a base URL.

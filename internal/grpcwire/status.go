@@ -2,7 +2,6 @@ package grpcwire
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/code"
@@ -138,12 +137,3 @@ const (
 	MetadataTraceparent = "traceparent"
 	MetadataTracestate  = "tracestate"
 )
-
-// ServiceName is the gRPC service of the A2A binding.
-const ServiceName = "lf.a2a.v1.A2AService"
-
-// MethodName is the full gRPC method name of an operation
-// ("/lf.a2a.v1.A2AService/SendMessage").
-func MethodName(op a2a.Operation) string {
-	return fmt.Sprintf("/%s/%s", ServiceName, op)
-}

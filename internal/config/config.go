@@ -94,7 +94,7 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // Config is every setting of the A2A plugin.
 type Config struct {
 	// Inbound server.
-	Host      string `json:"host" env:"A2A_HOST" default:"127.0.0.1" help:"Address the A2A server binds. Anything but loopback needs a token (A2A_BEARER_TOKEN or A2A_PEER_TOKENS)."`
+	Host      string `json:"host" env:"A2A_HOST" default:"127.0.0.1" help:"Address the A2A server binds. Anything but loopback needs a token (A2A_BEARER_TOKEN, A2A_PEER_TOKENS, an issuer in A2A_OAUTH_ISSUERS, or tokens in agent_settings)."`
 	Port      int    `json:"port" env:"A2A_PORT" default:"41241" help:"TCP port of the A2A server (0 picks a free port)."`
 	PublicURL string `json:"public_url" env:"A2A_PUBLIC_URL" help:"Base URL advertised in the Agent Card; set it when clients reach the agent by a host name or through a proxy (default: a loopback Host as sent, else the address the connection came in on; a client's Host is never reflected)."`
 	TLSCert   string `json:"tls_cert" env:"A2A_TLS_CERT" help:"PEM certificate file; with A2A_TLS_KEY the server speaks HTTPS."`
@@ -118,7 +118,7 @@ type Config struct {
 	// Host agents (contract 1.4).
 	ExposeAgents  []string                 `json:"expose_agents" env:"A2A_EXPOSE_AGENTS" help:"Host agents served, comma-separated ids, each at /agents/{id}/ and by tenant (default: every agent the host declares; a host that declares none is one agent and this must stay empty)."`
 	DefaultAgent  string                   `json:"default_agent" env:"A2A_DEFAULT_AGENT" help:"Host agent served at the root URL and the root Agent Card (default: the first served agent in the host's order)."`
-	AgentSettings map[string]AgentSettings `json:"agent_settings" env:"A2A_AGENT_SETTINGS" secret:"true" help:"Per host agent, a JSON object of agent ids to {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit}; unset fields take the plugin-wide settings, except tokens: an agent with tokens of its own admits only those."`
+	AgentSettings map[string]AgentSettings `json:"agent_settings" env:"A2A_AGENT_SETTINGS" secret:"true" help:"Per host agent, a JSON object of agent ids to {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit, oauth}; unset fields take the plugin-wide settings, except tokens: an agent with tokens of its own admits only those (oauth: true admits the tokens of oauth_issuers too; oauth: false refuses them at an agent without tokens of its own)."`
 
 	// Tasks.
 	RequestTimeout     Duration `json:"request_timeout" env:"A2A_REQUEST_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits before returning the task as it is (the task keeps running)."`

@@ -431,9 +431,15 @@ func (p *Peer) checkCredentialOrigin(in a2a.AgentInterface, verified bool) error
 func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer, verified bool) {
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	setTraceHeaders(ctx, req.Header)
-	if !p.credentialsFor(req.URL, verified) {
-		return
+	if p.credentialsFor(req.URL, verified) {
+		p.setCredentials(req.Header.Set)
 	}
+}
+
+// setCredentials gives set the peer's credentials, for any transport: the
+// bearer token (TokenFunc's when it returns one) as Authorization, and the
+// configured extra header. Callers check credentialsFor first.
+func (p *Peer) setCredentials(set func(name, value string)) {
 	token := p.ep.Auth.Token
 	if f := p.ep.Auth.TokenFunc; f != nil {
 		if v := f(); v != "" {
@@ -441,10 +447,10 @@ func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer, verif
 		}
 	}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		set("Authorization", "Bearer "+token)
 	}
 	if p.ep.Auth.HeaderName != "" {
-		req.Header.Set(p.ep.Auth.HeaderName, p.ep.Auth.HeaderValue)
+		set(p.ep.Auth.HeaderName, p.ep.Auth.HeaderValue)
 	}
 }
 

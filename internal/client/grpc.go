@@ -201,18 +201,9 @@ func (cn *conn) grpcPrepare(ctx context.Context, op a2a.Operation) (context.Cont
 		md[strings.ToLower(k)] = v
 	}
 	if p.credentialsFor(u, cn.info.Verified != nil) {
-		token := p.ep.Auth.Token
-		if f := p.ep.Auth.TokenFunc; f != nil {
-			if v := f(); v != "" {
-				token = v
-			}
-		}
-		if token != "" {
-			md.Set(grpcwire.MetadataAuthorization, "Bearer "+token)
-		}
-		if name := p.ep.Auth.HeaderName; name != "" {
-			md.Set(strings.ToLower(name), p.ep.Auth.HeaderValue)
-		}
+		// Metadata keys are lower case: Authorization arrives as
+		// grpcwire.MetadataAuthorization.
+		p.setCredentials(func(name, value string) { md.Set(strings.ToLower(name), value) })
 	}
 	return metadata.NewOutgoingContext(ctx, md), gc, nil
 }
@@ -347,9 +338,7 @@ func (cn *conn) grpcStream(ctx context.Context, op a2a.Operation, req any, st *s
 			return cn.fail(ErrInvalidResponse, op, 0, errors.New("stream event has not exactly one of task, message, statusUpdate, artifactUpdate"))
 		}
 		ev := Event{Response: sr}
-		if s := ev.State(); s.Terminal() || s.Interrupted() || (sr.Message != nil && sr.Message.TaskID == "") {
-			ev.Final = true
-		}
+		ev.settle()
 		if err := deliver(ev); err != nil {
 			return err
 		}

@@ -255,10 +255,16 @@ func (cn *conn) decodeEvent(op a2a.Operation, data []byte) (Event, error) {
 	if ev.Response == nil || ev.Response.Kind() == "" {
 		return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event has not exactly one of task, message, statusUpdate, artifactUpdate (data starts %q)", snippet(data)))
 	}
+	ev.settle()
+	return ev, nil
+}
+
+// settle marks the event that ends a stream, whatever the transport: a
+// terminal or interrupted state, or a message outside any task.
+func (ev *Event) settle() {
 	if st := ev.State(); st.Terminal() || st.Interrupted() || (ev.Response.Message != nil && ev.Response.Message.TaskID == "") {
 		ev.Final = true
 	}
-	return ev, nil
 }
 
 // streamEnd reports the end of a stream: nil when it ended normally, else

@@ -534,9 +534,6 @@ func (s *grpcSink) Event(ev *tasks.Event) error {
 	m, err := grpcwire.StreamResponseToProto(&ev.Response)
 	if err != nil {
 		s.log.Error("encoding a stream event for gRPC failed", s.c.logArgs("error", err)...)
-		r := refusal(errInternal())
-		s.c.code, s.c.reason, s.c.errMsg = r.Err.Code, r.Err.Reason, errMessage(r.Err)
-		s.Fail(r)
 		return errEncoding
 	}
 	done := make(chan error, 1)

@@ -237,7 +237,8 @@ func RefusalOf(err error) *Refusal {
 // (or too slow: a write must not block longer than the write timeout);
 // the stream then ends without another write.
 type Sink interface {
-	// Event writes one event.
+	// Event writes one event; errEncoding when it cannot encode it (the
+	// stream then ends with an internal error, through Fail).
 	Event(ev *tasks.Event) error
 	// KeepAlive writes a keep-alive (a binding whose transport keeps its
 	// streams alive itself does nothing).

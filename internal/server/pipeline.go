@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -538,6 +539,10 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 			}
 			err := sink.Event(&ev)
 			s.c.Events++
+			if errors.Is(err, errEncoding) {
+				s.fail(sink, refusal(errInternal()))
+				return
+			}
 			if err != nil {
 				s.log.Debug("stream write failed; closing it", s.c.logArgs("error", err)...)
 				return

@@ -17,8 +17,8 @@ var eventPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &
 
 var keepAliveComment = []byte(": keep-alive\n\n")
 
-// errEncoding ends a stream whose event could not be encoded (the error
-// event has been written).
+// errEncoding is what a Sink's Event returns for an event it could not
+// encode: Stream.Run then ends the stream with an internal error.
 var errEncoding = errors.New("a stream event could not be encoded")
 
 // stream answers with the server-sent events of st until it ends (see
@@ -72,7 +72,7 @@ func (s *sseSink) Event(ev *tasks.Event) error {
 		b, err := a2a.Marshal(a2a.ToV03StreamEvent(resp, final))
 		if err != nil {
 			s.b.log.Error("encoding a 0.3 stream event failed", c.logArgs("error", err)...)
-			return s.encodeFailed()
+			return errEncoding
 		}
 		result = b
 	case ev.JSON != nil:
@@ -81,7 +81,7 @@ func (s *sseSink) Event(ev *tasks.Event) error {
 		b, err := a2a.Marshal(resp)
 		if err != nil {
 			s.b.log.Error("encoding a stream event failed", c.logArgs("error", err)...)
-			return s.encodeFailed()
+			return errEncoding
 		}
 		result = b
 	}
@@ -105,14 +105,6 @@ func (s *sseSink) Event(ev *tasks.Event) error {
 		eventPool.Put(bp)
 	}
 	return err
-}
-
-// encodeFailed ends the stream with an internal error event.
-func (s *sseSink) encodeFailed() error {
-	r := refusal(errInternal())
-	s.c.code, s.c.reason, s.c.errMsg = r.Err.Code, r.Err.Reason, errMessage(r.Err)
-	s.Fail(r)
-	return errEncoding
 }
 
 // KeepAlive implements Sink.

@@ -39,13 +39,19 @@ type App struct {
 	version string
 	getenv  func(string) string
 
-	mu      sync.Mutex
-	cfg     *config.Config
-	dataDir string
-	host    plugin.Host
-	store   store.Store
-	tasks   *tasks.Manager
-	bridge  *bridge.Bridge
+	// lifecycle serialises Configure and Drain, which may block for long
+	// (opening a PostgreSQL store waits up to its connect timeout; a drain
+	// waits for open streams). mu guards the fields below and is held only
+	// briefly, so calls that only look at them (Send, a tool call, Connect)
+	// never wait behind a Configure that is still connecting.
+	lifecycle sync.Mutex
+	mu        sync.Mutex
+	cfg       *config.Config
+	dataDir   string
+	host      plugin.Host
+	store     store.Store
+	tasks     *tasks.Manager
+	bridge    *bridge.Bridge
 	// agents are the host agents served, the default first (whose
 	// manager and bridge are tasks and bridge); one with id "" for a host
 	// without agents.
@@ -103,9 +109,12 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		// source (the host's section or an environment variable) and the fix.
 		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
 	}
+	a.lifecycle.Lock()
+	defer a.lifecycle.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.tasks != nil {
+	configured := a.tasks != nil
+	a.mu.Unlock()
+	if configured {
 		return nil, plugin.Mark(plugin.ErrNotReady, errors.New("a2a plugin: Configure called twice; restart the plugin to change its configuration"))
 	}
 	// Whatever is built goes on undo with how to take it down, in one
@@ -189,8 +198,10 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	bgDone := make(chan struct{})
 	go a.background(bg, cfg, st, bgDone)
 	undo.add(func(context.Context) error { stop(); <-bgDone; return nil })
+	a.mu.Lock()
 	a.cfg, a.dataDir, a.host, a.store, a.tasks, a.bridge, a.parts, a.undo = cfg, req.GetDataDir(), host, st, mgr, br, p, undo
 	a.agents = agents
+	a.mu.Unlock()
 	if cfg.Pprof && a.PprofOn != nil {
 		a.PprofOn()
 	}
@@ -286,6 +297,9 @@ func (a *App) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRespons
 	// Draining runs without holding a.mu: the host's Send and
 	// ProcessingComplete must still reach the bridge while open streams
 	// finish, or every drain with a stream would wait out its timeout.
+	// A Configure still running is waited for, then drained.
+	a.lifecycle.Lock()
+	defer a.lifecycle.Unlock()
 	a.mu.Lock()
 	if a.tasks == nil || a.draining {
 		a.mu.Unlock()

@@ -2,15 +2,14 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -121,7 +120,7 @@ func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string,
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	if _, err := t.deps.Host.RecordDelegation(cctx, req); err != nil {
-		if status.Code(err) == codes.Unimplemented {
+		if errors.Is(err, plugin.ErrUnimplemented) {
 			t.noDelegations.Store(true)
 			t.log.Debug("the host does not record delegations; not asking again")
 			return

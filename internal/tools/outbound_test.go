@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
@@ -500,7 +498,7 @@ func (h *delegationHost) RecordDelegation(ctx context.Context, req *pb.RecordDel
 	defer h.mu.Unlock()
 	h.got = append(h.got, req)
 	if h.unimplemented {
-		return nil, status.Error(codes.Unimplemented, "no memory")
+		return nil, fmt.Errorf("no memory: %w", plugin.ErrUnimplemented)
 	}
 	return &pb.RecordDelegationResponse{}, nil
 }

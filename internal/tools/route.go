@@ -2,15 +2,14 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -216,7 +215,7 @@ func (t *Toolset) choose(ctx context.Context, msg string, avail []candidate) (*r
 		MaxTokens: 32,
 	})
 	if err != nil {
-		if status.Code(err) == codes.Unimplemented {
+		if errors.Is(err, plugin.ErrUnimplemented) {
 			return nil, tried + " The host offers no model for semantic routing."
 		}
 		return nil, tried + fmt.Sprintf(" Asking the host's model failed: %v.", err)

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
@@ -365,13 +363,13 @@ type fakeHost struct {
 func (h *fakeHost) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
 	h.prompt = req.GetPrompt()
 	if h.answer == "" {
-		return nil, status.Error(codes.Unimplemented, "no model")
+		return nil, fmt.Errorf("no model: %w", plugin.ErrUnimplemented)
 	}
 	return &pb.CompleteResponse{Text: h.answer}, nil
 }
 
 func (h *fakeHost) RecordDelegation(ctx context.Context, req *pb.RecordDelegationRequest) (*pb.RecordDelegationResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "no memory")
+	return nil, fmt.Errorf("no memory: %w", plugin.ErrUnimplemented)
 }
 
 func TestRoute(t *testing.T) {

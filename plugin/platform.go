@@ -99,7 +99,7 @@ func SendThenEndTurn(ctx context.Context, p Platform, req *pb.SendRequest) (*pb.
 	}
 	if _, err := p.ProcessingComplete(ctx, &pb.ProcessingCompleteRequest{
 		Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
-		Outcome: pb.Outcome_OUTCOME_SUCCESS,
+		AgentId: req.GetAgentId(), Outcome: pb.Outcome_OUTCOME_SUCCESS,
 	}); err != nil {
 		return nil, fmt.Errorf("the output was delivered but ending the turn failed (send ProcessingComplete): %w", err)
 	}

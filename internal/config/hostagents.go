@@ -64,7 +64,8 @@ func (c *Config) agentTokens() bool {
 // OwnTokens reports whether the agent admits tokens of its own.
 func (a AgentSettings) OwnTokens() bool { return a.BearerToken != "" || len(a.PeerTokens) > 0 }
 
-// hostAgentIDRe is what a host agent's id may be (as server.ValidAgentID).
+// hostAgentIDRe is what a host agent's id may be; the server routes by
+// the same rule (server.ValidAgentID calls ValidAgentID).
 var hostAgentIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // ValidAgentID reports whether id can name a host agent: lower-case

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/config"
 )
 
 // AgentOptions is one more agent a server serves beside the default agent
@@ -26,13 +26,11 @@ type AgentOptions struct {
 	Options Options
 }
 
-// agentIDPattern is what an agent id may be: it appears in paths and
-// gRPC tenants unescaped.
-var agentIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-// ValidAgentID reports whether id can name an agent (lower-case letters,
-// digits, '-' and '_', starting with a letter or digit, at most 64).
-func ValidAgentID(id string) bool { return agentIDPattern.MatchString(id) }
+// ValidAgentID reports whether id can name an agent. The rule is the
+// configuration's (config.ValidAgentID), one rule for the ids a host
+// declares and the ids the server routes: an id appears in paths and gRPC
+// tenants unescaped.
+func ValidAgentID(id string) bool { return config.ValidAgentID(id) }
 
 // site is one agent as the server serves it: its options, its pipeline
 // (over its own service) and its card.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
@@ -43,6 +42,20 @@ type InProcessOptions struct {
 	NoConfigure bool
 }
 
+// TB is the part of testing.TB that ServeInProcess uses; *testing.T and
+// *testing.B satisfy it. A non-test package names the methods it needs
+// rather than testing.TB, whose unexported method no type outside package
+// testing can implement: a host's own harness (or a program that runs a
+// plugin in process) can supply one.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
 // ServeInProcess serves a plugin implementation inside the test binary with
 // plugin.Serve in go-plugin's test mode, connects a go-plugin client to it,
 // and brings it up as a Manager does (Describe, Configure with opts.Host
@@ -50,7 +63,7 @@ type InProcessOptions struct {
 // broker included, so the whole contract can be tested without building a
 // binary. The plugin is drained and stopped when the test ends; it is never
 // restarted. Failures to bring it up fail the test.
-func ServeInProcess(t testing.TB, serve plugin.ServeOpts, opts InProcessOptions) *Plugin {
+func ServeInProcess(t TB, serve plugin.ServeOpts, opts InProcessOptions) *Plugin {
 	t.Helper()
 	if serve.Lifecycle == nil {
 		t.Fatal("hostsdk.ServeInProcess: plugin.ServeOpts.Lifecycle is required")

@@ -146,7 +146,7 @@ const DefaultMaxPushConfigsPerTask = 10
 
 // Manager runs the lifecycle of every inbound task.
 //
-// It has many methods (about 46) on purpose: the operations of the A2A
+// It has many methods (49 at this writing) on purpose: the operations of the A2A
 // task API (send, get, list, cancel, subscribe, push configs), the host's
 // side (Apply, EndTurn) and the steps of a task's life (queue, reveal,
 // apply, persist, settle), which all take the same two locks in one order

@@ -128,7 +128,7 @@ type DelegationRecorder interface {
 
 // Toolset implements plugin.Toolset with the a2a_* tools.
 //
-// It has many methods (about 57) on purpose: one per tool (discover,
+// It has many methods (60 at this writing) on purpose: one per tool (discover,
 // call, task, list, history, orchestrate, route), one per step of a call
 // (resolve the peer, prepare the message, deliver, follow, record, audit,
 // render), and one per request to a peer (peercalls.go), all sharing the

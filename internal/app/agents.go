@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
+	"github.com/a2a-plugin/a2a-plugin/internal/cluster"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
@@ -168,7 +169,10 @@ func firstOf(s ...string) string {
 
 // buildAgents builds, for every served agent, its bridge and its task
 // manager over its view of the store.
-func (a *App) buildAgents(agents []*agentRun, host plugin.Host, st store.Store, topts tasks.Options, p *parts) error {
+//
+// With replicas on PostgreSQL (cl set) every agent's manager runs on the
+// one cluster, through the agent's view of it (cluster.ForAgent).
+func (a *App) buildAgents(agents []*agentRun, host plugin.Host, st store.Store, cl *cluster.Cluster, topts tasks.Options, p *parts) error {
 	for _, ar := range agents {
 		log := a.log
 		if ar.id != "" {
@@ -180,6 +184,9 @@ func (a *App) buildAgents(agents []*agentRun, host plugin.Host, st store.Store, 
 		}
 		o := topts
 		o.Store, o.Executor, o.Logger = store.ForAgent(st, ar.id), br, log.Named("tasks")
+		if cl != nil {
+			o.Cluster = cl.ForAgent(ar.id)
+		}
 		mgr, err := tasks.NewManager(o)
 		if err != nil {
 			return err

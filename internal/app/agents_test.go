@@ -420,7 +420,6 @@ func TestHostAgentMistakesFailConfigure(t *testing.T) {
 		{`{"expose_agents":["main"]}`, &pb.HostInfo{ProtocolMinor: 3}, "declares no agents"},
 		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "Main Agent"}}}, "HostInfo.agents"},
 		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "a"}, {Id: "a"}}}, `lists agent "a" twice`},
-		{`{"store":"postgres","postgres_dsn":"postgres://x@127.0.0.1:1/x","push_secret":"0123456789abcdef0123456789abcdef"}`, twoAgents(), "replicas on PostgreSQL"},
 	} {
 		p := serve(t, `{}`, nil, hostsdk.InProcessOptions{NoConfigure: true})
 		_, err := p.Lifecycle().Configure(context.Background(), &pb.ConfigureRequest{ConfigJson: []byte(tc.cfg), DataDir: t.TempDir(), Host: tc.host}, nil)

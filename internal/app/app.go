@@ -131,9 +131,6 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 	if err != nil {
 		return nil, plugin.Mark(plugin.ErrInvalidArgument, err)
 	}
-	if cfg.Store == "postgres" && agents[0].id != "" {
-		return nil, plugin.Mark(plugin.ErrInvalidArgument, fmt.Errorf("a2a plugin: the host declares agents (%d served), and several agents are not supported with replicas on PostgreSQL yet: use store sqlite or memory (A2A_STORE), or run one plugin per agent", len(agents)))
-	}
 	st, cl, w, err := openStore(cfg, req.GetDataDir(), a.log)
 	if err != nil {
 		return nil, err
@@ -165,10 +162,7 @@ func (a *App) Configure(ctx context.Context, req *pb.ConfigureRequest, host plug
 		MaxPushConfigsPerTask: cfg.MaxPushConfigsPerTask,
 		HostCannotCancel:      hostCannotCancel(req),
 	}
-	if cl != nil {
-		topts.Cluster = cl
-	}
-	if err := a.buildAgents(agents, host, st, topts, p); err != nil {
+	if err := a.buildAgents(agents, host, st, cl, topts, p); err != nil {
 		return nil, err
 	}
 	// The tasks saved while the host declared no agents are its default

@@ -28,6 +28,15 @@
 //     and answers by NOTIFY. When that replica is gone or does not answer
 //     in time, the receiving replica does it itself.
 //
+// Several agents. A host that declares several agents has one task manager
+// per agent, all on this one Cluster: each manager is given the agent's
+// view (ForAgent), which saves its tasks as the agent's, recovers only the
+// agent's tasks, and registers the manager for the agent when it runs. A
+// forwarded request and an orphaned task go to the manager of the task's
+// agent (the tasks table says which); a replica that does not serve that
+// agent leaves the request to the sender and the orphan to a replica that
+// does.
+//
 // The push outbox needs no help from here: store.Postgres.ClaimDeliveries
 // lets each replica's dispatcher claim deliveries with FOR UPDATE SKIP
 // LOCKED and a claim lease.
@@ -42,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,8 +105,11 @@ type Cluster struct {
 	// answers.
 	inbox string
 
-	mu        sync.Mutex
-	mgr       tasks.Local
+	mu sync.Mutex
+	// mgrs are the task managers of this replica by agent ("" for the one
+	// agent of a host without agents), registered by Run.
+	mgrs      map[string]tasks.Local
+	running   bool
 	followers map[string]map[*follower]struct{}
 	pending   map[string]chan reply
 	closed    bool
@@ -109,7 +122,10 @@ type Cluster struct {
 	wg       sync.WaitGroup
 }
 
-var _ tasks.Cluster = (*Cluster)(nil)
+var (
+	_ tasks.Cluster = (*Cluster)(nil)
+	_ tasks.Cluster = (*agentCluster)(nil)
+)
 
 // ErrFellBehind ends a follower whose events were trimmed before it read
 // them.
@@ -148,6 +164,7 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	c := &Cluster{
 		st: opts.Store, self: opts.Store.Replica(), lease: opts.Lease, fwdWait: opts.ForwardTimeout, log: opts.Logger,
 		followers: map[string]map[*follower]struct{}{}, pending: map[string]chan reply{},
+		mgrs: map[string]tasks.Local{},
 	}
 	c.inbox = c.inboxOf(c.self)
 	c.stopCtx, c.stop = context.WithCancel(context.Background())
@@ -193,22 +210,72 @@ func (c *Cluster) renew(ctx context.Context) error {
 	return err
 }
 
-// Run implements tasks.Cluster: it starts the background work — renewing
-// the lease, failing the tasks of replicas whose lease expired, receiving
-// notifications — with mgr answering forwarded requests. It returns at
-// once; Close stops it. Only the first call starts anything.
-func (c *Cluster) Run(mgr tasks.Local) {
+// Run implements tasks.Cluster for the one agent of a host without agents
+// (agent ""): see ForAgent.
+func (c *Cluster) Run(mgr tasks.Local) { c.run("", mgr) }
+
+// run registers mgr as agent's task manager — the one that answers the
+// requests forwarded for the agent's tasks and fails its orphaned tasks —
+// and starts the background work (renewing the lease, failing the tasks of
+// replicas whose lease expired, receiving notifications) if it does not
+// run yet. It returns at once; Close stops it.
+func (c *Cluster) run(agent string, mgr tasks.Local) {
 	c.mu.Lock()
-	running := c.mgr != nil
-	c.mgr = mgr
+	c.mgrs[agent] = mgr
+	running := c.running
+	c.running = true
 	c.mu.Unlock()
 	if running {
-		return // the background work runs once
+		return // the background work runs once, for every agent
 	}
 	c.wg.Add(2)
 	go c.receive()
 	go c.keepLease()
 }
+
+// manager returns the task manager registered for agent, or nil.
+func (c *Cluster) manager(agent string) tasks.Local {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mgrs[agent]
+}
+
+// ForAgent returns the Cluster one agent's task manager uses when the host
+// declares several agents: Persist saves the task as agent's, Recover
+// returns only agent's tasks, and Run registers the manager for agent.
+// Follow and Forward are the Cluster's own (task ids are unique across
+// agents). agent "" is the Cluster itself.
+func (c *Cluster) ForAgent(agent string) tasks.Cluster {
+	if agent == "" {
+		return c
+	}
+	return &agentCluster{Cluster: c, agent: agent}
+}
+
+// agentCluster is one agent's view of the Cluster (ForAgent).
+type agentCluster struct {
+	*Cluster
+	agent string
+}
+
+// Persist implements tasks.Cluster: rec is saved as the agent's.
+func (v *agentCluster) Persist(ctx context.Context, rec *store.TaskRecord, deliveries []store.Delivery, events [][]byte) error {
+	if rec != nil && rec.Agent != v.agent {
+		c := *rec
+		c.Agent = v.agent
+		rec = &c
+	}
+	return v.Cluster.Persist(ctx, rec, deliveries, events)
+}
+
+// Recover implements tasks.Cluster: the agent's running tasks this replica
+// saved before it restarted.
+func (v *agentCluster) Recover(ctx context.Context) ([]*store.TaskRecord, error) {
+	return v.recover(ctx, v.agent)
+}
+
+// Run implements tasks.Cluster for the agent.
+func (v *agentCluster) Run(mgr tasks.Local) { v.run(v.agent, mgr) }
 
 // Close stops the background work, ends every follower, and gives up the
 // lease (so the running tasks this replica leaves, if any, are failed by
@@ -253,10 +320,20 @@ func (c *Cluster) Persist(ctx context.Context, rec *store.TaskRecord, deliveries
 	return err
 }
 
-// Recover implements tasks.Cluster: the running tasks this replica id
-// saved before it restarted.
+// Recover implements tasks.Cluster for agent "": the running tasks this
+// replica id saved before it restarted.
 func (c *Cluster) Recover(ctx context.Context) ([]*store.TaskRecord, error) {
-	return c.st.ReplicaTasks(ctx, c.self)
+	return c.recover(ctx, "")
+}
+
+// recover returns agent's running tasks this replica saved before it
+// restarted.
+func (c *Cluster) recover(ctx context.Context, agent string) ([]*store.TaskRecord, error) {
+	recs, err := c.st.ReplicaTasks(ctx, c.self)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(recs, func(r *store.TaskRecord) bool { return r.Agent != agent }), nil
 }
 
 // keepLease renews the lease and sweeps for orphaned tasks every Lease/3.
@@ -296,14 +373,13 @@ func (c *Cluster) keepLease() {
 	}
 }
 
-// sweep fails the running tasks of replicas whose lease expired.
+// sweep fails the running tasks of replicas whose lease expired, each
+// through the manager of its agent (a task of an agent this replica does
+// not serve is left to a replica that does).
 func (c *Cluster) sweep() {
-	c.mu.Lock()
-	mgr := c.mgr
-	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.stopCtx, c.lease)
 	defer cancel()
-	rows, err := c.st.Pool().Query(ctx, `SELECT t.id, t.replica FROM tasks t
+	rows, err := c.st.Pool().Query(ctx, `SELECT t.id, t.replica, t.agent FROM tasks t
 		WHERE NOT t.terminal AND t.state NOT IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')
 			AND t.replica <> $1
 			AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.replica AND r.lease_until > now())
@@ -314,10 +390,10 @@ func (c *Cluster) sweep() {
 		}
 		return
 	}
-	type orphan struct{ id, replica string }
+	type orphan struct{ id, replica, agent string }
 	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (orphan, error) {
 		var o orphan
-		return o, r.Scan(&o.id, &o.replica)
+		return o, r.Scan(&o.id, &o.replica, &o.agent)
 	})
 	if err != nil {
 		if c.stopCtx.Err() == nil {
@@ -326,6 +402,11 @@ func (c *Cluster) sweep() {
 		return
 	}
 	for _, o := range found {
+		mgr := c.manager(o.agent)
+		if mgr == nil {
+			c.log.Debug("a task of a stopped replica belongs to an agent this replica does not serve; leaving it to one that does", "task_id", o.id, "agent", o.agent)
+			continue
+		}
 		if err := mgr.FailOrphan(ctx, o.id); err != nil {
 			if c.stopCtx.Err() != nil {
 				return
@@ -357,15 +438,24 @@ type message struct {
 	From string          `json:"from,omitempty"`
 	Op   tasks.ForwardOp `json:"op,omitempty"`
 	Task string          `json:"task,omitempty"`
+	// Agent is the task's agent, whose manager does the request.
+	Agent string `json:"agent,omitempty"`
 	// An answer has Re set; A2A or Err describe a failure (A2A when it was
 	// an A2A protocol error, which goes back to the client as it is).
-	Re  bool       `json:"re,omitempty"`
-	A2A *a2a.Error `json:"a2a,omitempty"`
-	Err string     `json:"err,omitempty"`
+	// NotServed says the replica does not serve the task's agent: the
+	// sender does the request itself.
+	Re        bool       `json:"re,omitempty"`
+	A2A       *a2a.Error `json:"a2a,omitempty"`
+	Err       string     `json:"err,omitempty"`
+	NotServed bool       `json:"not_served,omitempty"`
 }
 
-// reply is an answer handed to a waiting Forward.
-type reply struct{ err error }
+// reply is an answer handed to a waiting Forward; done is false when the
+// other replica did not do the request (NotServed).
+type reply struct {
+	err  error
+	done bool
+}
 
 // receive reads notifications until Close, reconnecting when the
 // connection breaks.
@@ -434,11 +524,11 @@ func (c *Cluster) notify(ctx context.Context, to string, m message) error {
 // Forward implements tasks.Cluster.
 func (c *Cluster) Forward(ctx context.Context, op tasks.ForwardOp, taskID string) (bool, error) {
 	var (
-		owner string
-		alive bool
+		owner, agent string
+		alive        bool
 	)
-	err := c.st.Pool().QueryRow(ctx, `SELECT t.replica, coalesce(r.lease_until > now(), false)
-		FROM tasks t LEFT JOIN replicas r ON r.id = t.replica WHERE t.id = $1`, taskID).Scan(&owner, &alive)
+	err := c.st.Pool().QueryRow(ctx, `SELECT t.replica, t.agent, coalesce(r.lease_until > now(), false)
+		FROM tasks t LEFT JOIN replicas r ON r.id = t.replica WHERE t.id = $1`, taskID).Scan(&owner, &agent, &alive)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -458,14 +548,14 @@ func (c *Cluster) Forward(ctx context.Context, op tasks.ForwardOp, taskID string
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.notify(ctx, owner, message{ID: id, From: c.self, Op: op, Task: taskID}); err != nil {
+	if err := c.notify(ctx, owner, message{ID: id, From: c.self, Op: op, Task: taskID, Agent: agent}); err != nil {
 		return false, fmt.Errorf("cluster: forward %s of task %s to replica %s: %w", op, taskID, owner, err)
 	}
 	t := time.NewTimer(c.fwdWait)
 	defer t.Stop()
 	select {
 	case r := <-ch:
-		return true, r.err
+		return r.done, r.err
 	case <-t.C:
 		c.log.Warn("the replica running the task did not answer a forwarded request; doing it here", "op", op, "task_id", taskID, "replica", owner)
 		return false, nil
@@ -477,13 +567,12 @@ func (c *Cluster) Forward(ctx context.Context, op tasks.ForwardOp, taskID string
 // handle does a forwarded request and answers it.
 func (c *Cluster) handle(m message) {
 	defer c.wg.Done()
-	c.mu.Lock()
-	mgr := c.mgr
-	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.stopCtx, c.fwdWait)
 	defer cancel()
 	ans := message{ID: m.ID, Re: true}
-	if err := mgr.HandleForwarded(ctx, m.Op, m.Task); err != nil {
+	if mgr := c.manager(m.Agent); mgr == nil {
+		ans.NotServed = true
+	} else if err := mgr.HandleForwarded(ctx, m.Op, m.Task); err != nil {
 		var aerr *a2a.Error
 		if errors.As(err, &aerr) {
 			ans.A2A = aerr
@@ -512,7 +601,7 @@ func (c *Cluster) answered(m message) {
 		err = errors.New(m.Err)
 	}
 	select {
-	case ch <- reply{err}:
+	case ch <- reply{err: err, done: !m.NotServed}:
 	default:
 	}
 }

@@ -369,3 +369,107 @@ func TestAuthRequiredStreamsFollowTheTaskToTheReplicaThatResumesIt(t *testing.T)
 		}
 	}
 }
+
+// agentsNode is one replica of a host with several agents: one store and
+// one cluster, and per agent a task manager on the agent's views of both.
+type agentsNode struct {
+	st     *store.Postgres
+	c      *Cluster
+	agents map[string]*node
+}
+
+func startAgentsNode(t *testing.T, dsn, name string, lease time.Duration, agents ...string) *agentsNode {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{Replica: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(ctx, Options{Store: st, Lease: lease, ForwardTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &agentsNode{st: st, c: c, agents: map[string]*node{}}
+	for _, ag := range agents {
+		h := &host{started: make(chan *tasks.Turn, 100)}
+		m, err := tasks.NewManager(tasks.Options{Store: store.ForAgent(st, ag), Executor: h, RequestTimeout: 5 * time.Second, Cluster: c.ForAgent(ag)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n.agents[ag] = &node{st: st, c: c, m: m, host: h}
+	}
+	t.Cleanup(func() {
+		for _, a := range n.agents {
+			_ = a.m.Close(context.Background())
+		}
+		_ = c.Close(context.Background())
+		_ = st.Close()
+	})
+	return n
+}
+
+// TestSeveralAgentsShareOneClusterPerReplica: a host with two agents runs
+// them on PostgreSQL replicas. A task is saved as its agent's, a cancel
+// that reaches another replica is done by the same agent's manager on the
+// replica running it (the other agent's host is not asked), and when that
+// replica dies each agent's running task is failed by the surviving
+// replica's manager of that agent.
+func TestSeveralAgentsShareOneClusterPerReplica(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	const lease = 3 * time.Second
+	a := startAgentsNode(t, dsn, "a", lease, "alpha", "beta")
+	b := startAgentsNode(t, dsn, "b", lease, "alpha", "beta")
+	ctx := context.Background()
+
+	id := a.agents["beta"].start(t, "long work")
+	if rec, err := a.st.GetTask(ctx, id, ""); err != nil || rec.Agent != "beta" {
+		t.Fatalf("stored task = %+v, %v; want it saved as beta's", rec, err)
+	}
+	// Another agent does not see it, on either replica.
+	if _, err := b.agents["alpha"].m.Cancel(ctx, alice.ID, &a2a.CancelTaskRequest{ID: id}); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Fatalf("cancel of beta's task through alpha = %v; want task not found", err)
+	}
+	task, err := b.agents["beta"].m.Cancel(ctx, alice.ID, &a2a.CancelTaskRequest{ID: id})
+	if err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("Cancel on b = %+v, %v", task, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !a.agents["beta"].host.cancelled(id) {
+		if time.Now().After(deadline) {
+			t.Fatal("beta's host on a never got CancelTurn")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, n := range []*node{a.agents["alpha"], b.agents["alpha"], b.agents["beta"]} {
+		if n.host.cancelled(id) {
+			t.Error("a host that does not run the task got its CancelTurn")
+		}
+	}
+
+	ra := a.agents["alpha"].start(t, "alpha's work")
+	rb := a.agents["beta"].start(t, "beta's work")
+	a.c.stop() // a crashes: no renewal, no goodbye
+	a.c.wg.Wait()
+	for _, tc := range []struct{ id, agent string }{{ra, "alpha"}, {rb, "beta"}} {
+		deadline := time.Now().Add(4 * lease)
+		for {
+			rec, err := b.st.GetTask(ctx, tc.id, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Task.Status.State == a2a.TaskStateFailed {
+				if rec.Agent != tc.agent || statusText(rec.Task.Status) != tasks.OrphanReason {
+					t.Errorf("failed orphan = agent %q, %q; want agent %q and the orphan reason", rec.Agent, statusText(rec.Task.Status), tc.agent)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's task of the dead replica is still %s", tc.agent, rec.Task.Status.State)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func BenchmarkReplicas(b *testing.B) {
 		if su.store == "postgres" {
 			dsn = pgDSN(b)
 		}
-		su.rs = launch(b, dsn, su.replicas, map[string]any{"store": su.store}, "warn")
+		su.rs = launch(b, dsn, su.replicas, map[string]any{"store": su.store}, "warn", nil)
 		benchSend(b, su.rs, max(200, b.N/10)) // warm up connections, caches, pools
 	}
 	b.ResetTimer()

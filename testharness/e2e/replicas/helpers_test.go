@@ -62,11 +62,12 @@ type replica struct {
 // replica stays dead, as a crashed machine would.
 func startReplicas(t testing.TB, dsn string, n int, extra map[string]any) []*replica {
 	t.Helper()
-	return launch(t, dsn, n, extra, "")
+	return launch(t, dsn, n, extra, "", nil)
 }
 
-// launch is startReplicas with the plugins' log level ("" for debug).
-func launch(t testing.TB, dsn string, n int, extra map[string]any, logLevel string) []*replica {
+// launch is startReplicas with the plugins' log level ("" for debug) and
+// the hosts' agents (nil: a host without agents).
+func launch(t testing.TB, dsn string, n int, extra map[string]any, logLevel string, agents []testharness.HostAgent) []*replica {
 	t.Helper()
 	s, err := testharness.LoadScenario(filepath.Join("testdata", "agent.yaml"))
 	if err != nil {
@@ -96,6 +97,7 @@ func launch(t testing.TB, dsn string, n int, extra map[string]any, logLevel stri
 			Restart:      hostsdk.RestartPolicy{MaxRestarts: -1},
 			HostName:     fmt.Sprintf("host-%d", i),
 			LogLevel:     logLevel,
+			Agents:       agents,
 		})
 		u := h.Endpoint(testharness.A2APluginName)
 		if u == "" {

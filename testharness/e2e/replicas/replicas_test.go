@@ -287,3 +287,50 @@ func TestPushDeliveredOnceWhenAReplicaDies(t *testing.T) {
 		t.Log("note: replica 0 had no POST in flight when it died this time; the takeover was not exercised")
 	}
 }
+
+// TestSeveralAgentsOnReplicas: hosts with two agents (main, second) run as
+// two replicas on one database. A task sent to the second agent on replica
+// 0 is that agent's on every replica — read and canceled through
+// /agents/second/ on replica 1, which forwards the cancel to replica 0's
+// host — and is not the default agent's anywhere.
+func TestSeveralAgentsOnReplicas(t *testing.T) {
+	agents := []testharness.HostAgent{{ID: "main", Name: "Main"}, {ID: "second", Name: "Second"}}
+	rs := launch(t, pgDSN(t), 2, nil, "", agents)
+	second := make([]*replica, len(rs))
+	for i, r := range rs {
+		second[i] = &replica{h: r.h, url: strings.TrimSuffix(r.url, "/") + "/agents/second/"}
+	}
+	tk := second[0].send(t, "hang until canceled", true, nil)
+	ctx, cancel := contextWithTimeout(20 * time.Second)
+	defer cancel()
+	turn, err := rs[0].h.Recorder().WaitFor(ctx, func(c testharness.Call) bool {
+		return c.Kind == testharness.KindSend && c.TaskID == tk.ID
+	})
+	if err != nil {
+		t.Fatalf("the host never started the turn: %v", err)
+	}
+	if turn.Send().GetAgentId() != "second" {
+		t.Fatalf("the turn's output came from agent %q, want second", turn.Send().GetAgentId())
+	}
+	if got := second[1].getTask(t, tk.ID); got.ID != tk.ID || got.Status.State.Terminal() {
+		t.Fatalf("GetTask of the second agent on replica 1: %+v", got.Status)
+	}
+	for _, r := range rs {
+		if _, e := r.call(t, tokAlice, "GetTask", map[string]any{"id": tk.ID}); e == nil || e.Code != -32001 {
+			t.Errorf("the default agent's GetTask on %s: %v, want task not found", r.url, e)
+		}
+	}
+	got := task(t, second[1].ok(t, "CancelTask", map[string]any{"id": tk.ID}, "Task"))
+	if got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("CancelTask on replica 1: %s", got.Status.State)
+	}
+	if _, err := rs[0].h.Recorder().WaitFor(ctx, func(c testharness.Call) bool {
+		return c.Kind == testharness.KindCancelTurn && c.TaskID == tk.ID
+	}); err != nil {
+		t.Fatalf("replica 0's host never got CancelTurn: %v", err)
+	}
+	// The default agent still works on both replicas.
+	if echo := rs[1].send(t, "hello", false, nil); echo.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("the default agent's send on replica 1: %s", echo.Status.State)
+	}
+}

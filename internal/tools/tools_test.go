@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"

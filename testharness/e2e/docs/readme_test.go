@@ -2,6 +2,7 @@ package docs_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +15,36 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
-// readmes are the files whose commands must run as written.
-var readmes = []string{"README.md", "testharness/README.md"}
+// docFiles are the files whose commands must run as written: the READMEs
+// and every Markdown file under docs/.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files := []string{"README.md", "testharness/README.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found only %v: the docs are missing", files)
+	}
+	return files
+}
 
-// TestREADMECommands runs every shell command of the READMEs, in order, in
-// a fresh copy of the repository, as a new user would, and checks the
-// output the README documents. A README edit that breaks a command, or a
+// TestREADMECommands runs every shell command of the READMEs and the docs,
+// file by file, in order, in a fresh copy of the repository, as a new user
+// would, and checks the output the file documents. A README edit that breaks a command, or a
 // code change that changes documented output, fails here.
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
@@ -29,7 +54,7 @@ func TestREADMECommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range readmes {
+	for _, name := range docFiles(t, root) {
 		t.Run(name, func(t *testing.T) {
 			var run []*block
 			for _, b := range readmeBlocks(t, root, name) {
@@ -38,7 +63,10 @@ func TestREADMECommands(t *testing.T) {
 				}
 			}
 			if len(run) == 0 {
-				t.Fatalf("%s has no shell block", name)
+				if name == "README.md" {
+					t.Fatalf("%s has no shell block", name)
+				}
+				t.Skipf("%s has no shell block or checked snippet", name)
 			}
 			s := newSession(t, root, run)
 			for _, b := range run {
@@ -57,7 +85,7 @@ func TestREADMEDirectivesAreKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := map[string]bool{"background": true, "until": true, "output": true, "exit": true, "setup": true, "check": true, "skip": true}
-	for _, name := range readmes {
+	for _, name := range docFiles(t, root) {
 		for _, b := range readmeBlocks(t, root, name) {
 			for _, bb := range []*block{b, b.output} {
 				if bb == nil {
@@ -114,6 +142,20 @@ func TestParseBlocks(t *testing.T) {
 	}
 	if len(blocks) != 2 || blocks[0].code != "make run\n" || blocks[0].dir["until"] != "ready now" || blocks[0].output == nil ||
 		blocks[0].output.code != "line\n" || blocks[1].code != "echo hi\n" || len(blocks[1].dir) != 0 || blocks[1].section != "T" {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+}
+
+// TestParseBlocksKeepsAShownBlockInsideItsFence: a ````markdown block that
+// shows a ```sh block (docs/readme-commands.md does) is one block, not run.
+func TestParseBlocksKeepsAShownBlockInsideItsFence(t *testing.T) {
+	src := "````markdown\n```sh\nexit 1\n```\n\n<!-- readme-test: output -->\n```\nx\n```\n````\n\n```sh\necho hi\n```\n"
+	blocks, err := parseBlocks("x.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].lang != "markdown" || blocks[0].runnable() || !strings.Contains(blocks[0].code, "exit 1") ||
+		blocks[1].code != "echo hi\n" || !blocks[1].runnable() {
 		t.Fatalf("blocks = %+v", blocks)
 	}
 }

@@ -185,6 +185,24 @@ var setups = map[string]func(t *testing.T, cwd string) (vars, files []string){
 var checkers = map[string]func(t *testing.T, code string){
 	"webhook-verify-go":     checkGoVerifier,
 	"webhook-verify-python": checkPythonVerifier,
+	"in-host-sdk-example":   checkInHostSDKExample,
+}
+
+// checkInHostSDKExample: the snippet is word for word in
+// host-sdk/example_test.go, where it is compiled and its example run, so
+// the guide shows code that works.
+func checkInHostSDKExample(t *testing.T, code string) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "host-sdk", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), strings.TrimSpace(code)) {
+		t.Fatalf("the snippet is not in host-sdk/example_test.go as written; copy it from there:\n%s", code)
+	}
 }
 
 // signedCases are notifications signed by the plugin's signer (push.Sign)

@@ -186,6 +186,47 @@ var checkers = map[string]func(t *testing.T, code string){
 	"webhook-verify-go":     checkGoVerifier,
 	"webhook-verify-python": checkPythonVerifier,
 	"in-host-sdk-example":   checkInHostSDKExample,
+	"node-sender-text":      checkNodeSenderText,
+}
+
+// checkNodeSenderText runs the Node guide's senderText on a framed message
+// with a file between two text parts, on the Node 24 the Makefile pins
+// (make openclaw-deps; Node 24 runs TypeScript by erasing its types).
+func checkNodeSenderText(t *testing.T, code string) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(stdin string, args ...string) string {
+		cmd := exec.Command("make", append([]string{"-s", "--no-print-directory"}, args...)...)
+		cmd.Dir, cmd.Stdin = root, strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	mk("", "openclaw-deps")
+	node := mk("print-node24:\n\t@echo $(NODE24)\n", "-f", "Makefile", "-f", "-", "print-node24")
+	driver := code + `
+const req = {
+  text: "[A2A UNTRUSTED INPUT BEGIN from peer:alice]\n(…)\nhello\nsee the picture\n[A2A UNTRUSTED INPUT END from peer:alice]",
+  parts: [{ text: "hello" }, { url: "https://example.com/a.png", mediaType: "image/png" }, { text: "see the picture" }],
+};
+console.log(JSON.stringify(senderText(req)));
+`
+	file := filepath.Join(t.TempDir(), "sender.mts")
+	if err := os.WriteFile(file, []byte(driver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", file, err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), `"hello\nsee the picture"`; got != want {
+		t.Fatalf("the Node guide's senderText gives %s, want %s", got, want)
+	}
 }
 
 // checkInHostSDKExample: the snippet is word for word in

@@ -331,6 +331,11 @@ bench-go: build ## Go micro-benchmarks of the hot paths
 
 ## ---- code generation -----------------------------------------------------
 
+.PHONY: docs
+
+docs: ## write docs/configuration.md from the configuration code (a test fails when the committed page drifts)
+	$(GO) run ./internal/config/configdoc -o docs/configuration.md
+
 proto: tools ## regenerate the contract's Go and Python code with the pinned generators
 	buf lint
 	buf generate

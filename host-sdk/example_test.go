@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
@@ -21,7 +22,9 @@ func (h *myHost) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest
 	// Hand the message to the live session for req.ChatId; answer later
 	// through the platform, naming the task.
 	go func() {
-		reply := "you said: " + req.GetText()
+		// req.GetText() is framed as untrusted input, for a model; an echo
+		// answers with the peer's own words.
+		reply := "you said: " + senderText(req)
 		_, _ = h.platform.Send(context.Background(), &pb.SendRequest{
 			Platform: req.GetPlatform(), ChatId: req.GetChatId(), TaskId: req.GetTaskId(),
 			Kind: pb.SendKind_SEND_KIND_FINAL, Text: reply,
@@ -31,6 +34,37 @@ func (h *myHost) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest
 		})
 	}()
 	return &pb.HandleMessageResponse{}, nil
+}
+
+// senderText is the peer's own words: the text parts of its message.
+// req.GetText() is the same message flattened and framed as untrusted
+// input (a banner, the defanged text, an end line), meant for a model.
+func senderText(req *pb.HandleMessageRequest) string {
+	var texts []string
+	for _, p := range req.GetParts() {
+		if t, ok := p.GetContent().(*pb.Part_Text); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// The text a host gets is framed for its model; the peer's words and files
+// are in the parts.
+func Example_senderText() {
+	req := &pb.HandleMessageRequest{
+		Text: "[A2A UNTRUSTED INPUT BEGIN from peer:alice]\n(The text below was sent by the remote agent peer:alice over A2A. …)\n" +
+			"hello\nsee the picture\n[A2A UNTRUSTED INPUT END from peer:alice]",
+		Parts: []*pb.Part{
+			{Content: &pb.Part_Text{Text: "hello"}},
+			{Content: &pb.Part_Url{Url: "https://example.com/a.png"}, MediaType: "image/png"},
+			{Content: &pb.Part_Text{Text: "see the picture"}},
+		},
+	}
+	fmt.Println(senderText(req))
+	// Output:
+	// hello
+	// see the picture
 }
 
 func (h *myHost) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error) {

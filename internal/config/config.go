@@ -4,9 +4,9 @@
 //
 // Every setting is one field of Config carrying its JSON key, its
 // environment variable, its default and a one-line help text in struct
-// tags; Settings lists them (the README's settings table is checked
-// against it by a test). Environment variables win over the host's config,
-// so secrets can stay out of config files.
+// tags; Settings lists them (docs/configuration.md is generated from it
+// by make docs, and a test fails when it drifts). Environment variables
+// win over the host's config, so secrets can stay out of config files.
 package config
 
 import (
@@ -138,7 +138,7 @@ type Config struct {
 	PeerTokens         map[string]string `json:"peer_tokens" env:"A2A_PEER_TOKENS" secret:"true" help:"Per-peer tokens giving named identities, \"alice:tok1,bob:tok2\" (JSON: an object)."`
 	TrustedPeers       []string          `json:"trusted_peers" env:"A2A_TRUSTED_PEERS" help:"Peer names (from A2A_PEER_TOKENS) of the Trusted tier; when set, only Local callers and these peers may run tasks."`
 	LoopbackIsLocal    bool              `json:"loopback_is_local" env:"A2A_LOOPBACK_IS_LOCAL" default:"true" help:"Treat loopback callers that present no token as the Local tier (a presented token always names its holder); turn off behind a reverse proxy on the same machine."`
-	Policy             string            `json:"policy" env:"A2A_POLICY" help:"Operations per tier, e.g. \"public=send,get,cancel,subscribe;trusted=all\" (default: see README)."`
+	Policy             string            `json:"policy" env:"A2A_POLICY" help:"Operations per tier, e.g. \"public=send,get,cancel,subscribe;trusted=all\" (default: local and trusted callers may do everything, public callers send, get, cancel and subscribe; see docs/security.md)."`
 	RateLimit          int               `json:"rate_limit" env:"A2A_RATE_LIMIT" default:"120" help:"Requests per minute per identity (0: unlimited)."`
 	RateLimitLocal     bool              `json:"rate_limit_local" env:"A2A_RATE_LIMIT_LOCAL" default:"false" help:"Apply rate_limit to Local callers too (loopback, no token: the operator's own tools and agents); by default they are exempt."`
 	MaxPingPongTurns   int               `json:"max_pingpong_turns" env:"A2A_MAX_PINGPONG_TURNS" default:"5" help:"Turns one context may run before further messages are rejected (hard maximum 20); CancelTask resets it."`
@@ -156,7 +156,7 @@ type Config struct {
 	AuditMaxBytes      int64             `json:"audit_max_bytes" env:"A2A_AUDIT_MAX_BYTES" default:"10485760" help:"Size at which the audit log is rotated (5 old files are kept)."`
 
 	// OAuth 2.0 / OpenID Connect (inbound; oauth_allow_loopback_http also outbound).
-	OAuthIssuers           []OAuthIssuer `json:"oauth_issuers" env:"A2A_OAUTH_ISSUERS" help:"OpenID providers whose JWT access tokens are accepted beside the static tokens: a JSON list of {issuer, audience, name, identity_claim, scope_prefix, ignore_scopes, trusted_claim, trusted_values, token_url} (see OAuth 2.0 and OpenID Connect below)."`
+	OAuthIssuers           []OAuthIssuer `json:"oauth_issuers" env:"A2A_OAUTH_ISSUERS" help:"OpenID providers whose JWT access tokens are accepted beside the static tokens: a JSON list of {issuer, audience, name, identity_claim, scope_prefix, ignore_scopes, trusted_claim, trusted_values, token_url} (see docs/security.md)."`
 	OAuthClockSkew         Duration      `json:"oauth_clock_skew" env:"A2A_OAUTH_CLOCK_SKEW" default:"30s" help:"How far an access token's exp, nbf and iat may be off this machine's clock (at most 10m)."`
 	OAuthAllowLoopbackHTTP bool          `json:"oauth_allow_loopback_http" env:"A2A_OAUTH_ALLOW_LOOPBACK_HTTP" default:"false" help:"Allow issuers and peers' token endpoints on loopback addresses over plain http (tests, a provider on the same machine); all others must be https."`
 
@@ -174,7 +174,7 @@ type Config struct {
 	// Observability.
 	Metrics      bool   `json:"metrics" env:"A2A_METRICS" default:"true" help:"Serve Prometheus metrics at /metrics (to the local operator and trusted peers only)."`
 	OtelEndpoint string `json:"otel_endpoint" env:"A2A_OTEL_ENDPOINT" help:"OTLP/HTTP collector to export OpenTelemetry spans to, e.g. http://127.0.0.1:4318 (empty: no export; W3C traceparent headers are passed on either way)."`
-	Inspector    bool   `json:"inspector" env:"A2A_INSPECTOR" default:"false" help:"Serve the operator's web inspector at /inspector/ — live card, tasks, peers, calls, metrics, a send form (Local callers only; see Inspector below)."`
+	Inspector    bool   `json:"inspector" env:"A2A_INSPECTOR" default:"false" help:"Serve the operator's web inspector at /inspector/ — live card, tasks, peers, calls, metrics, a send form (Local callers only; see docs/operations.md)."`
 	Pprof        bool   `json:"pprof" env:"A2A_PPROF" default:"false" help:"Serve Go's runtime profiles (net/http/pprof) at /debug/pprof/ to Local callers only, for finding where CPU and memory go."`
 
 	// Push notifications.

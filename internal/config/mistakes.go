@@ -148,7 +148,7 @@ func unknownKey(k string, keys []string) error {
 	if near := Closest(k, keys); near != "" {
 		return fmt.Errorf("config: unknown setting %q in the host's a2a section; did you mean %q?", k, near)
 	}
-	return fmt.Errorf("config: unknown setting %q in the host's a2a section; the settings are listed in the README's Configuration table (e.g. %s)",
+	return fmt.Errorf("config: unknown setting %q in the host's a2a section; the settings are listed in docs/configuration.md (e.g. %s)",
 		k, strings.Join(keys[:min(6, len(keys))], ", "))
 }
 

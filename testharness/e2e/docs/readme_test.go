@@ -2,6 +2,7 @@ package docs_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +15,36 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
-// readmes are the files whose commands must run as written.
-var readmes = []string{"README.md", "testharness/README.md"}
+// docFiles are the files whose commands must run as written: the READMEs
+// and every Markdown file under docs/.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files := []string{"README.md", "testharness/README.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found only %v: the docs are missing", files)
+	}
+	return files
+}
 
-// TestREADMECommands runs every shell command of the READMEs, in order, in
-// a fresh copy of the repository, as a new user would, and checks the
-// output the README documents. A README edit that breaks a command, or a
+// TestREADMECommands runs every shell command of the READMEs and the docs,
+// file by file, in order, in a fresh copy of the repository, as a new user
+// would, and checks the output the file documents. A README edit that breaks a command, or a
 // code change that changes documented output, fails here.
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
@@ -29,7 +54,7 @@ func TestREADMECommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range readmes {
+	for _, name := range docFiles(t, root) {
 		t.Run(name, func(t *testing.T) {
 			var run []*block
 			for _, b := range readmeBlocks(t, root, name) {
@@ -38,7 +63,10 @@ func TestREADMECommands(t *testing.T) {
 				}
 			}
 			if len(run) == 0 {
-				t.Fatalf("%s has no shell block", name)
+				if name == "README.md" {
+					t.Fatalf("%s has no shell block", name)
+				}
+				t.Skipf("%s has no shell block or checked snippet", name)
 			}
 			s := newSession(t, root, run)
 			for _, b := range run {
@@ -57,7 +85,7 @@ func TestREADMEDirectivesAreKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := map[string]bool{"background": true, "until": true, "output": true, "exit": true, "setup": true, "check": true, "skip": true}
-	for _, name := range readmes {
+	for _, name := range docFiles(t, root) {
 		for _, b := range readmeBlocks(t, root, name) {
 			for _, bb := range []*block{b, b.output} {
 				if bb == nil {
@@ -118,6 +146,20 @@ func TestParseBlocks(t *testing.T) {
 	}
 }
 
+// TestParseBlocksKeepsAShownBlockInsideItsFence: a ````markdown block that
+// shows a ```sh block (docs/readme-commands.md does) is one block, not run.
+func TestParseBlocksKeepsAShownBlockInsideItsFence(t *testing.T) {
+	src := "````markdown\n```sh\nexit 1\n```\n\n<!-- readme-test: output -->\n```\nx\n```\n````\n\n```sh\necho hi\n```\n"
+	blocks, err := parseBlocks("x.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].lang != "markdown" || blocks[0].runnable() || !strings.Contains(blocks[0].code, "exit 1") ||
+		blocks[1].code != "echo hi\n" || !blocks[1].runnable() {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+}
+
 // setups prepare files and variables for a block (setup=NAME): they get
 // the block's working directory and return NAME=value variables for it and
 // the files they wrote there.
@@ -143,6 +185,65 @@ var setups = map[string]func(t *testing.T, cwd string) (vars, files []string){
 var checkers = map[string]func(t *testing.T, code string){
 	"webhook-verify-go":     checkGoVerifier,
 	"webhook-verify-python": checkPythonVerifier,
+	"in-host-sdk-example":   checkInHostSDKExample,
+	"node-sender-text":      checkNodeSenderText,
+}
+
+// checkNodeSenderText runs the Node guide's senderText on a framed message
+// with a file between two text parts, on the Node 24 the Makefile pins
+// (make openclaw-deps; Node 24 runs TypeScript by erasing its types).
+func checkNodeSenderText(t *testing.T, code string) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(stdin string, args ...string) string {
+		cmd := exec.Command("make", append([]string{"-s", "--no-print-directory"}, args...)...)
+		cmd.Dir, cmd.Stdin = root, strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	mk("", "openclaw-deps")
+	node := mk("print-node24:\n\t@echo $(NODE24)\n", "-f", "Makefile", "-f", "-", "print-node24")
+	driver := code + `
+const req = {
+  text: "[A2A UNTRUSTED INPUT BEGIN from peer:alice]\n(…)\nhello\nsee the picture\n[A2A UNTRUSTED INPUT END from peer:alice]",
+  parts: [{ text: "hello" }, { url: "https://example.com/a.png", mediaType: "image/png" }, { text: "see the picture" }],
+};
+console.log(JSON.stringify(senderText(req)));
+`
+	file := filepath.Join(t.TempDir(), "sender.mts")
+	if err := os.WriteFile(file, []byte(driver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", file, err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), `"hello\nsee the picture"`; got != want {
+		t.Fatalf("the Node guide's senderText gives %s, want %s", got, want)
+	}
+}
+
+// checkInHostSDKExample: the snippet is word for word in
+// host-sdk/example_test.go, where it is compiled and its example run, so
+// the guide shows code that works.
+func checkInHostSDKExample(t *testing.T, code string) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "host-sdk", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), strings.TrimSpace(code)) {
+		t.Fatalf("the snippet is not in host-sdk/example_test.go as written; copy it from there:\n%s", code)
+	}
 }
 
 // signedCases are notifications signed by the plugin's signer (push.Sign)

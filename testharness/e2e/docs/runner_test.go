@@ -79,7 +79,8 @@ func parseBlocks(file string, src []byte) ([]*block, error) {
 			continue
 		}
 		indent := len(l) - len(trimmed)
-		info := strings.Fields(strings.TrimPrefix(trimmed, "```"))
+		fence := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, "`"))]
+		info := strings.Fields(strings.TrimPrefix(trimmed, fence))
 		b := &block{file: file, line: i + 1, section: section, dir: pending}
 		if b.dir == nil {
 			b.dir = map[string]string{}
@@ -90,7 +91,7 @@ func parseBlocks(file string, src []byte) ([]*block, error) {
 		pending = nil
 		var code []string
 		for i++; i < len(lines); i++ {
-			if strings.HasPrefix(strings.TrimLeft(lines[i], " "), "```") {
+			if closes(lines[i], fence) {
 				break
 			}
 			c := lines[i]
@@ -113,6 +114,14 @@ func parseBlocks(file string, src []byte) ([]*block, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// closes reports whether line closes a block opened with fence: a fence of
+// at least as many backticks and nothing else, as in CommonMark, so a
+// ````markdown block may show a ```sh block without it being run.
+func closes(line, fence string) bool {
+	t := strings.TrimSpace(line)
+	return strings.HasPrefix(t, fence) && strings.Trim(t, "`") == ""
 }
 
 // runnable reports whether the runner runs or checks b.

@@ -101,3 +101,25 @@ func TestOutsideProblemsFindsPathsLeavingTheRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeBuildSaysWhatTheFirstBuildDoes keeps make build (and so the
+// first make run) from compiling for minutes without a word: its first
+// command says what is built and how long the first build takes.
+func TestMakeBuildSaysWhatTheFirstBuildDoes(t *testing.T) {
+	root, err := testharness.ModuleRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", "-n", "build")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make -n build: %v", err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	for _, want := range []string{"echo ", "first build", "minutes"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("make build's first command %q lacks %q: say what the first build does before it starts", first, want)
+		}
+	}
+}

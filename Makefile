@@ -91,6 +91,7 @@ help: ## list the targets
 ## ---- build and run -----------------------------------------------------
 
 build: ## build the plugin (into bin/plugins) and the reference host
+	@echo "make: go build of bin/plugins/a2a-plugin and bin/agenthost; the first build compiles every dependency (gRPC, OpenTelemetry, SQLite, PostgreSQL) and takes 1-3 minutes on 2 idle cores without printing anything; later builds take seconds"
 	@mkdir -p $(PLUGINS)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost

@@ -75,7 +75,10 @@ Usage:
   agenthost run     [flags]             load every plugin and serve until Ctrl-C
   agenthost tool    NAME ['JSON'] [flags]  call one plugin tool — on the running host of
                                         the same --data when there is one; result on
-                                        stdout, progress on stderr; exit 1 if is_error
+                                        stdout as the model reads it (a2a_call, a2a_task,
+                                        a2a_discover end it with a JSON summary line, for
+                                        scripts: | tail -n 1), progress on stderr;
+                                        exit 1 if is_error
   agenthost plugins [flags]             list the plugins found and what was skipped
   agenthost version                     print the version
 
@@ -512,11 +515,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printResult := func(content string, isError bool) int {
-		fmt.Fprintln(stdout, content)
-		if isError {
-			return exitError
-		}
-		return exitOK
+		return printToolResult(stdout, stderr, name, content, isError)
 	}
 
 	// The host running on this data directory, when there is one, makes
@@ -575,6 +574,35 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return printResult(r.GetContent(), r.GetIsError())
+}
+
+// summaryTools are the a2a plugin's tools whose result ends with one line
+// of JSON summing it up (internal/tools: writeJSONLine for a2a_call and
+// a2a_task, discover.go for a2a_discover). Other results may end with a
+// line of JSON a peer wrote (a2a_history), which is no summary.
+var summaryTools = map[string]string{
+	"a2a_call":     "peer, state, task_id, context_id",
+	"a2a_task":     "peer, state, task_id, context_id",
+	"a2a_discover": "agent, name, protocol, skills, streaming, signed",
+}
+
+// printToolResult prints a tool's result to stdout exactly as the model
+// reads it (scripts take it from there) and returns the exit status. When
+// the result ends with the a2a plugin's JSON summary line, a note on
+// stderr says what that line is, once per call, without changing stdout.
+func printToolResult(stdout, stderr io.Writer, tool, content string, isError bool) int {
+	fmt.Fprintln(stdout, content)
+	if keys, ok := summaryTools[tool]; ok {
+		lines := strings.Split(strings.TrimRight(content, "\n"), "\n")
+		var summary map[string]any
+		if last := lines[len(lines)-1]; strings.HasPrefix(last, "{") && json.Unmarshal([]byte(last), &summary) == nil {
+			fmt.Fprintf(stderr, "agenthost: the last line is %s's summary in JSON (%s), for the model and for scripts: take it with | tail -n 1\n", tool, keys)
+		}
+	}
+	if isError {
+		return exitError
+	}
+	return exitOK
 }
 
 // withPluginEnv returns env (copied) with name=value set for plugin.

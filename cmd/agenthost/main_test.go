@@ -395,3 +395,39 @@ func waitForCount(t *testing.T, b *testharness.SyncBuffer, text string, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestToolResultsJSONSummaryLineIsExplainedOnStderr(t *testing.T) {
+	const call = "self completed the task (task \"t1\", context \"c1\", state COMPLETED):\nhi\n" +
+		"To continue this conversation: a2a_call agent=\"self\" context_id=\"c1\" message=\"…\"\n" +
+		`{"context_id":"c1","peer":"self","state":"COMPLETED","task_id":"t1"}`
+	cases := []struct {
+		name, tool, content string
+		isError             bool
+		note                string // "" when no note is due
+	}{
+		{"a2a_call's summary", "a2a_call", call, false, `the last line is a2a_call's summary in JSON (peer, state, task_id, context_id)`},
+		{"a2a_discover's summary", "a2a_discover", "Card of configured peer \"self\":\nTo delegate: …\n" + `{"agent":"self","name":"Echo Agent"}`, false, "a2a_discover's summary in JSON"},
+		{"a failed a2a_task's summary", "a2a_task", "self failed the task:\nboom\n" + `{"peer":"self","state":"FAILED"}`, true, "a2a_task's summary"},
+		{"a2a_history ending with a peer's JSON text", "a2a_history", "Conversation \"c1\":\n← from self:\n" + `{"peer":"x"}`, false, ""},
+		{"an argument error has no summary", "a2a_call", `a2a_call: argument "agent" is required`, true, ""},
+		{"another plugin's JSON result", "config", `{"host":"agenthost"}`, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := printToolResult(&stdout, &stderr, c.tool, c.content, c.isError)
+			if stdout.String() != c.content+"\n" {
+				t.Errorf("stdout = %q, want the result as the model reads it", stdout.String())
+			}
+			if want := map[bool]int{false: exitOK, true: exitError}[c.isError]; code != want {
+				t.Errorf("exit %d, want %d", code, want)
+			}
+			if c.note == "" && stderr.Len() > 0 {
+				t.Errorf("unexpected note: %s", stderr.String())
+			}
+			if c.note != "" && !strings.Contains(stderr.String(), c.note) {
+				t.Errorf("stderr = %q, want a note with %q", stderr.String(), c.note)
+			}
+		})
+	}
+}

@@ -43,17 +43,32 @@ func LoadChecked(section []byte, getenv func(string) string, environ []string) (
 			return nil, nil, err
 		}
 	}
+	stray := unknownEnvWarnings(environ)
 	if getenv != nil {
 		if err := c.loadEnv(getenv, src); err != nil {
-			return nil, nil, err
+			return nil, nil, withStray(err, stray)
 		}
 	}
-	warnings := unknownEnvWarnings(environ)
-	warnings = append(warnings, c.clamp(src)...)
+	warnings := append(stray, c.clamp(src)...)
 	if err := c.Validate(); err != nil {
-		return nil, nil, src.annotate(err)
+		return nil, nil, withStray(src.annotate(err), stray)
 	}
 	return c, warnings, nil
+}
+
+// withStray adds to a refusal the variables that are no setting, each with
+// its closest setting: a misspelled variable (A2A_BEARER_TOKN) is often
+// why a setting the refusal asks for is missing, and the refusal is all a
+// user sees when start-up fails.
+func withStray(err error, stray []string) error {
+	if len(stray) == 0 {
+		return err
+	}
+	lines := []string{err.Error()}
+	for _, w := range stray {
+		lines = append(lines, "config: note: "+w)
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // origin describes where the value of key came from.

@@ -63,6 +63,42 @@ func TestWarningsForStrayVariablesAndClampedValues(t *testing.T) {
 	}
 }
 
+func TestRefusalCarriesTheHintForAMisspelledVariable(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		want    []string
+		notWant string
+	}{
+		{"misspelled token with a public host", map[string]string{"A2A_HOST": "0.0.0.0", "A2A_BEARER_TOKN": "s3cret"},
+			[]string{"no token is set", "config: note: the environment variable A2A_BEARER_TOKN is not a setting of the a2a plugin and is ignored; did you mean A2A_BEARER_TOKEN?"}, ""},
+		{"misspelled port next to a bad value", map[string]string{"A2A_PORT": "http", "A2A_POTR": "1"},
+			[]string{"A2A_PORT", "did you mean A2A_PORT?"}, ""},
+		{"no stray variable, no note", map[string]string{"A2A_HOST": "0.0.0.0"},
+			[]string{"no token is set"}, "note:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var environ []string
+			for k, v := range c.env {
+				environ = append(environ, k+"="+v)
+			}
+			_, _, err := LoadChecked(nil, env(c.env), environ)
+			if err == nil {
+				t.Fatal("configuration accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("refusal lacks %q:\n%v", w, err)
+				}
+			}
+			if c.notWant != "" && strings.Contains(err.Error(), c.notWant) {
+				t.Errorf("refusal has %q:\n%v", c.notWant, err)
+			}
+		})
+	}
+}
+
 // The clamp here and the loop guard's own maximum are one number.
 func TestHardMaxPingPongTurnsIsTheLoopGuards(t *testing.T) {
 	if HardMaxPingPongTurns != security.HardMaxTurns {

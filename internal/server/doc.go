@@ -62,8 +62,8 @@
 //
 // # Decisions on what the specification leaves open
 //
-// The numbers refer to Appendix A of the specification digest
-// (shared/spec/A2A-V1.md) where it lists the point.
+// The numbers (A.4, …) are those of the maintainers' list of the points
+// the specification leaves open.
 //
 //   - Versions (A.4). The method name selects the shapes: v1.0 names get
 //     v1.0 shapes, 0.3 names (message/send, tasks/get, …) get 0.3 shapes.

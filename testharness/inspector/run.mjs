@@ -75,9 +75,10 @@ async function a11y(page, name) {
 
 const streamEvent = (list, kind, state) => `#${list} li.event[data-kind="${kind}"]` + (state ? `[data-state="${state}"]` : '');
 
-// send fills the send page's form and submits it.
-async function send(page, text, to = 'self') {
-  await page.selectOption('#send-to', to);
+// send fills the send page's form and submits it; to is the label of the
+// option to pick ("This agent", "Peer: bob"), as a user picks it.
+async function send(page, text, to = 'This agent') {
+  await page.selectOption('#send-to', { label: to });
   await page.fill('#send-text', text);
   await page.click('#send-button');
 }
@@ -208,7 +209,7 @@ try {
   step('send: a message to the configured peer through a2a_call');
   await page.goto(insp + 'send?to=bob');
   check(await page.inputValue('#send-to') === 'bob', 'the peer is preselected');
-  await send(page, 'hi bob', 'bob');
+  await send(page, 'hi bob', 'Peer: bob');
   await page.waitForSelector(streamEvent('stream-events', 'result'), { timeout: WAIT });
   const peerLog = await page.textContent('#stream-events');
   check(peerLog.includes('bob heard: hi bob'), "the peer's answer is in the stream");
@@ -228,6 +229,17 @@ try {
   check((await page.textContent('main')).includes('bob heard: hi bob'), 'the conversation page shows the exchange');
   await page.goBack();
   await shot(page, '09-peers');
+
+  step('send: "Peer: self" calls the peer named self through a2a_call, not this agent');
+  // make run configures a peer named "self"; the option for this agent and
+  // the option for that peer must not be one value.
+  await page.goto(insp + 'send');
+  await send(page, 'hi self', 'Peer: self');
+  await page.waitForSelector(streamEvent('stream-events', 'result'), { timeout: WAIT });
+  const selfLog = await page.textContent('#stream-events');
+  check(selfLog.includes('Sent to peer self (a2a_call)'), 'the message went through a2a_call');
+  check(selfLog.includes('bob heard: hi self'), 'the answer is the peer\'s (self is Bob here), not this agent\'s');
+  check(!selfLog.includes('SendStreamingMessage'), 'nothing was sent to this agent directly');
 
   step('overview: charts after the activity');
   await overview.waitForFunction(() => Number(document.querySelector('#totals').textContent.match(/Inbound requests(\d+)/)?.[1] || 0) >= 6, null, { timeout: WAIT });

@@ -1,9 +1,19 @@
 // Package a2atest checks, in tests, that JSON emitted by this project is
-// valid A2A v1.0: it validates documents against the v1.0.1 JSON Schema
-// bundle (shared/spec/a2a-v1.0.1.schema.json, found next to the
-// repository) and checks the JSON-RPC envelope and the strict-output rules
-// the schema does not express (camelCase keys, no 0.3 `kind`, enums as
-// names).
+// valid A2A v1.0. It validates documents against the protocol's own
+// definition as the official Go SDK compiles it in
+// (github.com/a2aproject/a2a-go/v2/a2apb/v1, the lf.a2a.v1 proto that the
+// specification's JSON Schema is generated from): a strict protojson
+// decode into the generated message (unknown keys, wrong types, enum
+// names that do not exist, malformed timestamps fail) and a walk of the
+// document along the message descriptors for what protojson lets
+// through: fields annotated google.api.field_behavior = REQUIRED (lists
+// and maps excepted, which proto3 JSON omits when empty), a oneof
+// with none or several members, null where a value is due, URL-safe
+// base64, snake_case keys (protojson accepts the proto names), enums as
+// numbers and the 0.3 `kind` key. It also checks the JSON-RPC envelope.
+//
+// Everything it checks against comes from the module's dependency graph,
+// so the tests need nothing outside the repository.
 //
 // It imports nothing of this project, so any package's tests — including
 // those of internal/a2a itself — can use it.
@@ -15,179 +25,114 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
+	"unicode"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// SchemaEnv names an environment variable that, when set, overrides the
-// location of the schema bundle.
-const SchemaEnv = "A2A_SCHEMA_PATH"
+// a2aFile is the lf.a2a.v1 proto file as the SDK registers it.
+var a2aFile = (&a2apb.Task{}).ProtoReflect().Descriptor().ParentFile()
 
-// schemaBase is the base URL the bundle's definitions are registered
-// under; the bundle's $refs ("lf.a2a.v1.Task.jsonschema.json") resolve
-// against it.
-const schemaBase = "https://a2a-schema.invalid/"
-
-// schemaSet is the compiled bundle, loaded once per test binary.
-type schemaSet struct {
-	mu       sync.Mutex
-	compiler *jsonschema.Compiler
-	names    []string
-	compiled map[string]*jsonschema.Schema
+// wellKnown are the google.protobuf messages the A2A JSON Schema bundle
+// also names as definitions.
+var wellKnown = []protoreflect.MessageDescriptor{
+	(&structpb.Struct{}).ProtoReflect().Descriptor(),
+	(&structpb.Value{}).ProtoReflect().Descriptor(),
+	(&timestamppb.Timestamp{}).ProtoReflect().Descriptor(),
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *schemaSet
-	loadErr  error
-)
-
-// SchemaPath returns the path of the schema bundle: $A2A_SCHEMA_PATH if
-// set, else ../shared/spec/a2a-v1.0.1.schema.json relative to the
-// directory holding go.mod, found by walking up from the working
-// directory.
-func SchemaPath() (string, error) {
-	if p := os.Getenv(SchemaEnv); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "spec", "a2a-v1.0.1.schema.json"), nil
+// title spells a message name as the specification's JSON Schema titles
+// its definitions: "AgentCard" → "Agent Card", "HTTPAuthSecurityScheme"
+// → "HTTP Auth Security Scheme".
+func title(name string) string {
+	r := []rune(name)
+	var b strings.Builder
+	for i, c := range r {
+		if i > 0 && unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1]) ||
+			(unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1]))) {
+			b.WriteByte(' ')
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("a2atest: no go.mod above the working directory; set " + SchemaEnv)
-		}
-		dir = parent
+		b.WriteRune(c)
 	}
+	return b.String()
 }
 
-// refName is the file name under which the bundle's $refs name a
-// definition: "Agent Card" → "lf.a2a.v1.AgentCard.jsonschema.json",
-// "Struct" → "google.protobuf.Struct.jsonschema.json".
-func refName(title string) string {
-	switch title {
-	case "Struct", "Timestamp", "Value":
-		return "google.protobuf." + title + ".jsonschema.json"
+// Definitions lists the names CheckJSON accepts, one per message of the
+// lf.a2a.v1 proto plus Struct, Value and Timestamp ("Task", "Agent Card",
+// "Stream Response", …).
+func Definitions() []string {
+	var out []string
+	msgs := a2aFile.Messages()
+	for i := range msgs.Len() {
+		out = append(out, title(string(msgs.Get(i).Name())))
 	}
-	return "lf.a2a.v1." + strings.ReplaceAll(title, " ", "") + ".jsonschema.json"
+	for _, md := range wellKnown {
+		out = append(out, string(md.Name()))
+	}
+	slices.Sort(out)
+	return out
 }
 
-func load() (*schemaSet, error) {
-	loadOnce.Do(func() {
-		path, err := SchemaPath()
-		if err != nil {
-			loadErr = err
-			return
+// descriptor finds the message a definition names: its words run
+// together are the message's name ("Agent Card" → lf.a2a.v1.AgentCard,
+// "Authorization CodeO Auth Flow" as the schema bundle spells it →
+// lf.a2a.v1.AuthorizationCodeOAuthFlow).
+func descriptor(definition string) (protoreflect.MessageDescriptor, error) {
+	name := protoreflect.Name(strings.ReplaceAll(definition, " ", ""))
+	if md := a2aFile.Messages().ByName(name); md != nil {
+		return md, nil
+	}
+	for _, md := range wellKnown {
+		if md.Name() == name {
+			return md, nil
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			loadErr = fmt.Errorf("a2atest: open schema bundle: %w", err)
-			return
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			loadErr = fmt.Errorf("a2atest: parse schema bundle %s: %w", path, err)
-			return
-		}
-		root, _ := doc.(map[string]any)
-		defs, _ := root["definitions"].(map[string]any)
-		if len(defs) == 0 {
-			loadErr = fmt.Errorf("a2atest: schema bundle %s has no definitions", path)
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		c.AssertFormat()
-		set := &schemaSet{compiler: c, compiled: make(map[string]*jsonschema.Schema)}
-		for name, def := range defs {
-			if err := c.AddResource(schemaBase+refName(name), def); err != nil {
-				loadErr = fmt.Errorf("a2atest: add definition %q: %w", name, err)
-				return
-			}
-			set.names = append(set.names, name)
-		}
-		sort.Strings(set.names)
-		loaded = set
-	})
-	return loaded, loadErr
+	}
+	return nil, fmt.Errorf("a2atest: no definition %q in lf.a2a.v1 (have: %s)", definition, strings.Join(Definitions(), ", "))
 }
 
-// Definitions lists the definition names of the bundle ("Task", "Agent
-// Card", "Stream Response", …).
-func Definitions() ([]string, error) {
-	s, err := load()
-	if err != nil {
-		return nil, err
-	}
-	return append([]string(nil), s.names...), nil
-}
-
-// schema returns the compiled schema of a definition.
-func schema(definition string) (*jsonschema.Schema, error) {
-	s, err := load()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sch, ok := s.compiled[definition]; ok {
-		return sch, nil
-	}
-	known := false
-	for _, n := range s.names {
-		known = known || n == definition
-	}
-	if !known {
-		return nil, fmt.Errorf("a2atest: no definition %q in the schema bundle (have: %s)", definition, strings.Join(s.names, ", "))
-	}
-	sch, err := s.compiler.Compile(schemaBase + refName(definition))
-	if err != nil {
-		return nil, fmt.Errorf("a2atest: compile %q: %w", definition, err)
-	}
-	s.compiled[definition] = sch
-	return sch, nil
-}
-
-// CheckJSON validates data against a definition of the bundle and the
-// strict-output rules, returning the first problem found or nil.
+// CheckJSON validates data as the A2A v1.0 message a definition names
+// ("Task", "Message", "Stream Response", "Send Message Response", "List
+// Tasks Response", "Agent Card", "Task Push Notification Config", "List
+// Task Push Notification Configs Response", …) and returns every problem
+// found, or nil.
 func CheckJSON(definition string, data []byte) error {
-	sch, err := schema(definition)
+	md, err := descriptor(definition)
 	if err != nil {
 		return err
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("does not validate against %q: %w", definition, err)
+	if probs := problems(md, v, ""); len(probs) > 0 {
+		return fmt.Errorf("does not validate against %q (%s): %s", definition, md.FullName(), strings.Join(probs, "; "))
 	}
-	if probs := strictProblems(v, "", false); len(probs) > 0 {
-		return fmt.Errorf("breaks strict v1.0 output rules: %s", strings.Join(probs, "; "))
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName())
+	if err != nil {
+		return fmt.Errorf("a2atest: %s is not registered: %w", md.FullName(), err)
+	}
+	msg := mt.New().Interface()
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(data, msg); err != nil {
+		return fmt.Errorf("does not validate against %q (%s): %w", definition, md.FullName(), err)
 	}
 	return nil
 }
 
-// ValidateJSON fails the test (without stopping it) unless data is valid
-// against the bundle definition named definition ("Task", "Message",
-// "Stream Response", "Send Message Response", "List Tasks Response",
-// "Agent Card", "Task Push Notification Config", "List Task Push
-// Notification Configs Response", …) and follows the strict-output rules:
-// no snake_case or `kind` keys outside user content, enums as names.
+// ValidateJSON fails the test (without stopping it) unless data passes
+// CheckJSON for definition.
 func ValidateJSON(t testing.TB, definition string, data []byte) {
 	t.Helper()
 	if err := CheckJSON(definition, data); err != nil {
@@ -195,45 +140,162 @@ func ValidateJSON(t testing.TB, definition string, data []byte) {
 	}
 }
 
-// opaqueKeys hold user content, which the strict rules do not look into;
-// nameKeys hold maps whose keys are user-chosen names.
-var (
-	opaqueKeys = map[string]bool{"metadata": true, "data": true, "params": true, "header": true}
-	nameKeys   = map[string]bool{"securitySchemes": true, "schemes": true, "scopes": true}
-)
+// isRequired reports whether the proto annotates a field
+// google.api.field_behavior = REQUIRED.
+func isRequired(fd protoreflect.FieldDescriptor) bool {
+	bs, _ := proto.GetExtension(fd.Options(), annotations.E_FieldBehavior).([]annotations.FieldBehavior)
+	return slices.Contains(bs, annotations.FieldBehavior_REQUIRED)
+}
 
-// strictProblems lists the strict-output violations in v. names says the
-// keys of the object v are user-chosen names.
-func strictProblems(v any, path string, names bool) []string {
+// stdBase64 is what the specification's schema allows for bytes: standard
+// base64 (protojson also accepts the URL-safe alphabet).
+var stdBase64 = regexp.MustCompile(`^[A-Za-z0-9+/]*={0,2}$`)
+
+// problems walks the decoded JSON value v of message md, listing what a
+// strict protojson decode lets through. Well-known types (Struct, Value,
+// Timestamp: user content or checked by protojson) are not looked into.
+func problems(md protoreflect.MessageDescriptor, v any, path string) []string {
+	if md.ParentFile().Package() == "google.protobuf" {
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("%s: %s must be a JSON object, not %s", orRoot(path), md.Name(), jsonType(v))}
+	}
 	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			p := path + "." + k
-			if names {
-				out = append(out, strictProblems(x[k], p, false)...)
-				continue
+	seen := map[protoreflect.FullName]bool{}
+	fields := md.Fields()
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		p := path + "." + k
+		fd := fields.ByJSONName(k)
+		if fd == nil {
+			if fd = fields.ByName(protoreflect.Name(k)); fd != nil {
+				out = append(out, fmt.Sprintf("%s: snake_case key (emit camelCase %q)", p, fd.JSONName()))
 			}
-			if strings.Contains(k, "_") {
-				out = append(out, fmt.Sprintf("%s: snake_case key (emit camelCase)", p))
-			}
-			if k == "kind" {
-				out = append(out, fmt.Sprintf("%s: `kind` is a 0.3 key, never emitted in v1.0", p))
-			}
-			if (k == "state" || k == "role") && !isString(x[k]) {
-				out = append(out, fmt.Sprintf("%s: enum must be emitted as its name string", p))
-			}
-			if opaqueKeys[k] {
-				continue
-			}
-			out = append(out, strictProblems(x[k], p, nameKeys[k])...)
 		}
-	case []any:
-		for i, e := range x {
-			out = append(out, strictProblems(e, fmt.Sprintf("%s[%d]", path, i), false)...)
+		switch {
+		case fd == nil && k == "kind":
+			out = append(out, fmt.Sprintf("%s: `kind` is a 0.3 key, never emitted in v1.0", p))
+			continue
+		case fd == nil:
+			out = append(out, fmt.Sprintf("%s: unknown key (%s has no such field)", p, md.FullName()))
+			continue
+		}
+		seen[fd.FullName()] = true
+		if obj[k] == nil && !isValue(fd) {
+			out = append(out, fmt.Sprintf("%s: null (omit the key instead)", p))
+			continue
+		}
+		out = append(out, fieldProblems(fd, obj[k], p)...)
+	}
+	for i := range fields.Len() {
+		// A required list or map may be left out: proto3 JSON cannot tell
+		// an omitted list from an empty one, and protojson encoders (the
+		// SDKs') omit empty ones. Every other required field must be there.
+		fd := fields.Get(i)
+		if isRequired(fd) && !fd.IsList() && !fd.IsMap() && !seen[fd.FullName()] {
+			out = append(out, fmt.Sprintf("%s: required field %q is missing", orRoot(path), fd.JSONName()))
+		}
+	}
+	oneofs := md.Oneofs()
+	for i := range oneofs.Len() {
+		od := oneofs.Get(i)
+		if od.IsSynthetic() {
+			continue
+		}
+		var set []string
+		for j := range od.Fields().Len() {
+			if f := od.Fields().Get(j); seen[f.FullName()] {
+				set = append(set, f.JSONName())
+			}
+		}
+		if len(set) != 1 {
+			out = append(out, fmt.Sprintf("%s: oneof %s must have exactly one of its members, has %d %v", orRoot(path), od.Name(), len(set), set))
 		}
 	}
 	return out
+}
+
+// fieldProblems checks the JSON value v of field fd: lists and maps
+// element by element, messages recursively, enums as names, bytes as
+// standard base64.
+func fieldProblems(fd protoreflect.FieldDescriptor, v any, path string) []string {
+	switch {
+	case fd.IsList():
+		list, ok := v.([]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: must be an array, not %s", path, jsonType(v))}
+		}
+		var out []string
+		for i, e := range list {
+			out = append(out, valueProblems(fd, e, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	case fd.IsMap():
+		m, ok := v.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: must be an object, not %s", path, jsonType(v))}
+		}
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			// The keys are names the card's author chose.
+			out = append(out, valueProblems(fd.MapValue(), m[k], path+"."+k)...)
+		}
+		return out
+	}
+	return valueProblems(fd, v, path)
+}
+
+// valueProblems checks one value (an element of a list or map, or a
+// singular field's) of fd's kind.
+func valueProblems(fd protoreflect.FieldDescriptor, v any, path string) []string {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if v == nil && !isValue(fd) {
+			return []string{fmt.Sprintf("%s: null (omit it instead)", path)}
+		}
+		return problems(fd.Message(), v, path)
+	case protoreflect.EnumKind:
+		if _, ok := v.(string); !ok {
+			return []string{fmt.Sprintf("%s: enum must be emitted as its name string (%s), not %s", path, fd.Enum().FullName(), jsonType(v))}
+		}
+	case protoreflect.BytesKind:
+		if s, ok := v.(string); ok && !stdBase64.MatchString(s) {
+			return []string{fmt.Sprintf("%s: bytes must be standard base64 (A-Z a-z 0-9 + /, = padding)", path)}
+		}
+	}
+	return nil
+}
+
+// isValue reports whether a field holds a google.protobuf.Value, the
+// one message JSON null is a value of.
+func isValue(fd protoreflect.FieldDescriptor) bool {
+	return fd.Message() != nil && fd.Message().FullName() == "google.protobuf.Value"
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(document)"
+	}
+	return path
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func isString(v any) bool {

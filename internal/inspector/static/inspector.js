@@ -224,16 +224,19 @@
     const cancelBtn = $('#stream-cancel');
     const stopBtn = $('#stream-stop');
     const sendBtn = $('#send-button');
-    const cur = { taskId: '', contextId: '', state: '', question: '', target: 'self', abort: null };
+    // The select's value for this agent is '', which no peer's name can be:
+    // a peer may well be named "self" (make run configures one).
+    const SELF = '';
+    const cur = { taskId: '', contextId: '', state: '', question: '', target: SELF, abort: null };
 
     function setFacts() {
       const t = $('#stream-task');
-      t.replaceChildren(cur.taskId && cur.target === 'self' ? el('a', { href: BASE + 'tasks/' + encodeURIComponent(cur.taskId) }, el('code', {}, cur.taskId)) : (cur.taskId ? el('code', {}, cur.taskId) : '—'));
+      t.replaceChildren(cur.taskId && cur.target === SELF ? el('a', { href: BASE + 'tasks/' + encodeURIComponent(cur.taskId) }, el('code', {}, cur.taskId)) : (cur.taskId ? el('code', {}, cur.taskId) : '—'));
       $('#stream-context').replaceChildren(cur.contextId ? el('code', {}, cur.contextId) : '—');
       const s = $('#stream-state');
       s.dataset.state = cur.state || '';
       s.replaceChildren(cur.state && cur.state !== 'MESSAGE' ? badge(cur.state) : (cur.state === 'MESSAGE' ? 'direct message (no task)' : '—'));
-      cancelBtn.disabled = !(cur.target === 'self' && cur.taskId && !DONE.has(cur.state) && cur.state !== 'MESSAGE');
+      cancelBtn.disabled = !(cur.target === SELF && cur.taskId && !DONE.has(cur.state) && cur.state !== 'MESSAGE');
     }
 
     function track(info) {
@@ -274,7 +277,7 @@
     }
 
     async function sendSelf(text, taskId, contextId) {
-      const signal = begin('self');
+      const signal = begin(SELF);
       const message = { messageId: newId(), role: 'ROLE_USER', parts: [{ text }] };
       if (taskId) message.taskId = taskId;
       if (contextId) message.contextId = contextId;
@@ -332,7 +335,7 @@
       const contextId = $('#send-context').value.trim();
       log.clear();
       cur.taskId = taskId; cur.contextId = contextId; cur.state = ''; cur.question = '';
-      if (to === 'self') sendSelf(text, taskId, contextId);
+      if (to === SELF) sendSelf(text, taskId, contextId);
       else sendPeer(to, text, taskId, contextId);
     });
 
@@ -342,7 +345,7 @@
       if (!text) return;
       $('#answer-text').value = '';
       answer.hidden = true;
-      if (cur.target === 'self') sendSelf(text, cur.taskId, cur.contextId);
+      if (cur.target === SELF) sendSelf(text, cur.taskId, cur.contextId);
       else sendPeer(cur.target, text, cur.taskId, cur.contextId);
     });
 

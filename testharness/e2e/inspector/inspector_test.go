@@ -71,7 +71,10 @@ func TestInspectorInHeadlessChromium(t *testing.T) {
 			"port": 0, "store": "memory", "inspector": true, "audit_log": "off", "rate_limit": 0,
 			"agent_name": "Alice", "agent_description": "Alice's agent, inspected by her operator.",
 			"peer_tokens": map[string]string{"carol": carolToken},
-			"a2a_agents":  []map[string]any{{"name": "bob", "url": bob.Endpoint(testharness.A2APluginName), "trust": "trusted"}},
+			// Bob is also the peer "self", as make run names a peer (run.yaml):
+			// the Send page must call it, not Alice.
+			"a2a_agents": []map[string]any{{"name": "bob", "url": bob.Endpoint(testharness.A2APluginName), "trust": "trusted"},
+				{"name": "self", "url": bob.Endpoint(testharness.A2APluginName), "trust": "trusted"}},
 		},
 	})
 	url := alice.Endpoint(testharness.A2APluginName)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -152,7 +153,10 @@ func (f *Face) Run(ctx context.Context, t sdk.Transport) error {
 		LogLevel:     f.opts.LogLevel,
 		HostInfo:     &pb.HostInfo{Name: Name, Version: f.opts.Version},
 		EnvAllow:     append([]string{"A2A_*"}, f.opts.EnvAllow...),
-		PluginEnv:    map[string]map[string]string{f.opts.PluginName: f.opts.PluginEnv},
+		// Under the file name too: the first launch knows the plugin by
+		// it, and an environment that changes with the described name
+		// would launch it a second time.
+		PluginEnv:    map[string]map[string]string{f.opts.PluginName: f.opts.PluginEnv, filepath.Base(f.opts.PluginPath): f.opts.PluginEnv},
 		StartTimeout: f.opts.StartTimeout,
 		Restart:      f.opts.Restart,
 		OnEvent: func(ev hostsdk.Event) {

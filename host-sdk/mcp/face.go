@@ -145,14 +145,14 @@ func New(opts Options) (*Face, error) {
 // cannot start is an error before the session is served.
 func (f *Face) Run(ctx context.Context, t sdk.Transport) error {
 	m := hostsdk.NewManager(hostsdk.Options{
-		Paths:        []string{f.opts.PluginPath},
-		Logger:       f.log,
-		Host:         f.inbound,
-		Config:       map[string]json.RawMessage{f.opts.PluginName: f.opts.Config},
-		DataDir:      f.opts.DataDir,
-		LogLevel:     f.opts.LogLevel,
-		HostInfo:     &pb.HostInfo{Name: Name, Version: f.opts.Version},
-		EnvAllow:     append([]string{"A2A_*"}, f.opts.EnvAllow...),
+		Paths:    []string{f.opts.PluginPath},
+		Logger:   f.log,
+		Host:     f.inbound,
+		Config:   map[string]json.RawMessage{f.opts.PluginName: f.opts.Config},
+		DataDir:  f.opts.DataDir,
+		LogLevel: f.opts.LogLevel,
+		HostInfo: &pb.HostInfo{Name: Name, Version: f.opts.Version},
+		EnvAllow: append([]string{"A2A_*"}, f.opts.EnvAllow...),
 		// Under the file name too: the first launch knows the plugin by
 		// it, and an environment that changes with the described name
 		// would launch it a second time.

@@ -265,11 +265,18 @@ func (f *face) nextChannel(t *testing.T) channelMsg {
 func (f *face) pluginPid(t *testing.T) int {
 	t.Helper()
 	pid := f.cmd.Process.Pid
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
+	// Each thread lists the children it started.
+	threads, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil || len(threads) == 0 {
 		t.Skipf("cannot read the children of a2a-mcp (%v): needs Linux /proc", err)
 	}
-	fields := strings.Fields(string(b))
+	var fields []string
+	for _, th := range threads {
+		b, err := os.ReadFile(th)
+		if err == nil {
+			fields = append(fields, strings.Fields(string(b))...)
+		}
+	}
 	if len(fields) != 1 {
 		t.Fatalf("a2a-mcp has children %q, want exactly the plugin", fields)
 	}
@@ -305,4 +312,13 @@ func peerConfig(url string, extra map[string]any) map[string]any {
 		c[k] = v
 	}
 	return c
+}
+
+// killPid kills a process outright (SIGKILL), as a crash would end it.
+func killPid(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

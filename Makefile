@@ -283,6 +283,59 @@ bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through
 	cd $(OCPLUGIN) && HOSTSDK_PLUGIN_BIN=$(PLUGINS)/a2a-plugin AGENTHOST=$(BIN)/agenthost BENCH_OUT=$(BENCH_OUT) \
 	  OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) OPENCLAW_PLUGIN_STAGE=$(OPENCLAW_STAGE) $(NODE24) bench/bench.mjs $(BENCH_OPENCLAW_ROUNDS)
 
+## ---- real MCP hosts: Claude Code, Codex CLI, Gemini CLI ------------------
+#
+# testharness/e2e/mcphosts drives each real CLI (npm, pinned) against the
+# project's fake model (testharness/fakemodel) and the MCP face. Each CLI is
+# installed once into its own prefix under the cache, keyed on its version,
+# with the Node 20 and npm make needs anyway (Claude Code and Codex are
+# native binaries npm picks from an optional dependency; Gemini CLI runs on
+# Node 20). The install checks the CLI answers --version with the pinned
+# version before marking it done. make test-go hands the tests their paths
+# (A2A_CLAUDE, A2A_CODEX, A2A_GEMINI); docs/mcp-hosts-testing.md.
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION       := 0.171.0
+GEMINI_CLI_VERSION  := 0.61.0
+MCP_HOSTS_CACHE_DIR ?= $(HOME)/.cache/a2a-plugin
+CLAUDE_PREFIX := $(MCP_HOSTS_CACHE_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
+CODEX_PREFIX  := $(MCP_HOSTS_CACHE_DIR)/codex-$(CODEX_VERSION)
+GEMINI_PREFIX := $(MCP_HOSTS_CACHE_DIR)/gemini-cli-$(GEMINI_CLI_VERSION)
+MCP_HOSTS_ENV := A2A_CLAUDE=$(CLAUDE_PREFIX)/node_modules/.bin/claude \
+                 A2A_CODEX=$(CODEX_PREFIX)/node_modules/.bin/codex \
+                 A2A_GEMINI=$(GEMINI_PREFIX)/node_modules/.bin/gemini
+
+.PHONY: mcp-hosts test-mcp-hosts
+
+mcp-hosts: $(CLAUDE_PREFIX)/.installed $(CODEX_PREFIX)/.installed $(GEMINI_PREFIX)/.installed ## Claude Code, Codex CLI and Gemini CLI (pinned), once, into $(MCP_HOSTS_CACHE_DIR)
+
+# $(call npm-cli,PREFIX,PACKAGE@VERSION,BIN,VERSION): install and check.
+define npm-cli
+	@mkdir -p $(1)
+	@echo '{"private": true, "description": "$(2) for the a2a-plugin tests (make mcp-hosts)"}' > $(1)/package.json
+	cd $(1) && npm install --no-audit --no-fund --no-save $(2)
+	@v=$$($(1)/node_modules/.bin/$(3) --version 2>&1) && case "$$v" in *$(4)*) ;; \
+	  *) echo "$(2) installed into $(1) but $(3) --version says: $$v (an install script that did not run?)"; exit 1;; esac
+	@touch $(1)/.installed
+endef
+
+$(CLAUDE_PREFIX)/.installed:
+	$(call npm-cli,$(CLAUDE_PREFIX),@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION),claude,$(CLAUDE_CODE_VERSION))
+$(CODEX_PREFIX)/.installed:
+	$(call npm-cli,$(CODEX_PREFIX),@openai/codex@$(CODEX_VERSION),codex,$(CODEX_VERSION))
+$(GEMINI_PREFIX)/.installed:
+	$(call npm-cli,$(GEMINI_PREFIX),@google/gemini-cli@$(GEMINI_CLI_VERSION),gemini,$(GEMINI_CLI_VERSION))
+
+# The suite runs inside make test-go's go test ./..., in parallel with the
+# other packages; test-mcp-hosts runs it alone.
+deps: mcp-hosts
+test-go: mcp-hosts
+test-go: export A2A_CLAUDE = $(CLAUDE_PREFIX)/node_modules/.bin/claude
+test-go: export A2A_CODEX = $(CODEX_PREFIX)/node_modules/.bin/codex
+test-go: export A2A_GEMINI = $(GEMINI_PREFIX)/node_modules/.bin/gemini
+
+test-mcp-hosts: build mcp-hosts ## only the real MCP hosts' tests (testharness/e2e/mcphosts)
+	$(MCP_HOSTS_ENV) $(GO) test -count=1 -v ./testharness/e2e/mcphosts/
+
 ## ---- benchmarks ----------------------------------------------------------
 #
 #   make bench        side by side on this machine: two floors (bare Go, and Go with one

@@ -17,10 +17,7 @@ func TestClaudeCodeCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})
-	face, err := w.mcpFace()
-	if err != nil {
-		t.Fatal(err)
-	}
+	face := w.mcpFace()
 	home := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"a2a": map[string]any{"type": "stdio", "command": face.command, "args": face.args, "env": face.env},

@@ -22,10 +22,7 @@ func TestCodexCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})
-	face, err := w.mcpFace()
-	if err != nil {
-		t.Fatal(err)
-	}
+	face := w.mcpFace()
 	home := t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {

@@ -1,7 +1,7 @@
 // Package mcphosts_test drives real coding-agent CLIs, installed from npm
 // at pinned versions by make mcp-hosts, against this project: Claude Code
 // (claude -p), Codex CLI (codex exec) and Gemini CLI (gemini -p) each load
-// the A2A plugin's MCP face as an MCP server over stdio, and a scripted
+// the A2A plugin's MCP face (cmd/a2a-mcp) as an MCP server over stdio, and a scripted
 // model (testharness/fakemodel) on loopback makes the CLI call a2a_call.
 // The call reaches a real A2A agent: the reference host (cmd/agenthost)
 // running a command agent that upper-cases what it is sent, so its answer
@@ -38,9 +38,6 @@ import (
 const cliTimeout = 4 * time.Minute
 
 func TestMain(m *testing.M) {
-	if os.Getenv(standinEnv) != "" {
-		os.Exit(runStandin())
-	}
 	code := m.Run()
 	closeWorld()
 	os.Exit(code)
@@ -52,7 +49,7 @@ func cli(t *testing.T, env, name string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
-		t.Fatalf("%s is not set: make test-go sets it to the pinned %s that make mcp-hosts installs under ~/.cache/a2a-plugin; run make mcp-hosts, then e.g. %s=$(make -s mcp-hosts-env | grep %s) (see docs/mcp-hosts-testing.md)", env, name, env, env)
+		t.Fatalf("%s is not set: run these tests with make test-mcp-hosts (or make test), which installs the pinned %s and the other CLIs under ~/.cache/a2a-plugin (make mcp-hosts) and sets A2A_CLAUDE, A2A_CODEX and A2A_GEMINI; see docs/mcp-hosts-testing.md", env, name)
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s=%s: %v; run make mcp-hosts to install the pinned %s", env, p, err, name)
@@ -66,11 +63,13 @@ type world struct {
 	root, agenthost, plugins string
 	// peerURL is the reference host's A2A base URL.
 	peerURL string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	stdout  *testharness.SyncBuffer
-	stderr  *testharness.SyncBuffer
-	tmp     string
+	// face is the a2a-mcp binary and faceConfig its plugin settings.
+	face, faceConfig string
+	cmd              *exec.Cmd
+	done             chan struct{}
+	stdout           *testharness.SyncBuffer
+	stderr           *testharness.SyncBuffer
+	tmp              string
 }
 
 var (
@@ -145,6 +144,10 @@ func startWorld() (*world, string) {
 		}
 	}
 	w.peerURL = "http://127.0.0.1:" + port
+	if err := w.installFace(ctx, plug); err != nil {
+		w.stop()
+		return nil, err.Error()
+	}
 	return w, ""
 }
 
@@ -260,4 +263,5 @@ func checkRoundTrip(t *testing.T, m *fakemodel.Server, out, msg string) {
 	if !strings.Contains(out, "The peer answered:") || !strings.Contains(out, want) {
 		t.Fatalf("the CLI did not print the model's final answer with %q; stdout:\n%s", want, out)
 	}
+	t.Logf("model requests:\n%s", m.Summary())
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The Gemini API (POST /v1beta/models/MODEL:generateContent and
-// :streamGenerateContent?alt=sse, :countTokens), as Gemini CLI calls it
+// :streamGenerateContent, server-sent events with alt=sse, :countTokens), as Gemini CLI calls it
 // with GOOGLE_GEMINI_BASE_URL. A tool result is a "functionResponse" part.
 // A request for JSON (generationConfig.responseMimeType
 // "application/json": the CLI's next-speaker check and model router) is
@@ -90,6 +90,12 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	if method == "generateContent" {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	if r.URL.Query().Get("alt") != "sse" {
+		// Without alt=sse the stream is one JSON array of responses.
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode([]any{resp})
 		return
 	}
 	startSSE(w).send("", resp)

@@ -16,6 +16,13 @@ import (
 func geminiHome(t *testing.T, mcpServers map[string]any) string {
 	t.Helper()
 	home := t.TempDir()
+	geminiHomeIn(t, home, mcpServers)
+	return home
+}
+
+// geminiHomeIn writes geminiHome's settings.json into home.
+func geminiHomeIn(t *testing.T, home string, mcpServers map[string]any) {
+	t.Helper()
 	settings := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
@@ -33,7 +40,6 @@ func geminiHome(t *testing.T, mcpServers map[string]any) string {
 	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return home
 }
 
 // geminiEnv is the environment of gemini -p against the fake model.

@@ -292,7 +292,7 @@ bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through
 # native binaries npm picks from an optional dependency; Gemini CLI runs on
 # Node 20). The install checks the CLI answers --version with the pinned
 # version before marking it done. make test-go hands the tests their paths
-# (A2A_CLAUDE, A2A_CODEX, A2A_GEMINI); docs/mcp-hosts-testing.md.
+# (MCPHOSTS_CLAUDE, MCPHOSTS_CODEX, MCPHOSTS_GEMINI); docs/mcp-hosts-testing.md.
 CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION       := 0.171.0
 GEMINI_CLI_VERSION  := 0.61.0
@@ -300,9 +300,9 @@ MCP_HOSTS_CACHE_DIR ?= $(HOME)/.cache/a2a-plugin
 CLAUDE_PREFIX := $(MCP_HOSTS_CACHE_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
 CODEX_PREFIX  := $(MCP_HOSTS_CACHE_DIR)/codex-$(CODEX_VERSION)
 GEMINI_PREFIX := $(MCP_HOSTS_CACHE_DIR)/gemini-cli-$(GEMINI_CLI_VERSION)
-MCP_HOSTS_ENV := A2A_CLAUDE=$(CLAUDE_PREFIX)/node_modules/.bin/claude \
-                 A2A_CODEX=$(CODEX_PREFIX)/node_modules/.bin/codex \
-                 A2A_GEMINI=$(GEMINI_PREFIX)/node_modules/.bin/gemini
+MCP_HOSTS_ENV := MCPHOSTS_CLAUDE=$(CLAUDE_PREFIX)/node_modules/.bin/claude \
+                 MCPHOSTS_CODEX=$(CODEX_PREFIX)/node_modules/.bin/codex \
+                 MCPHOSTS_GEMINI=$(GEMINI_PREFIX)/node_modules/.bin/gemini
 
 .PHONY: mcp-hosts test-mcp-hosts
 
@@ -329,9 +329,9 @@ $(GEMINI_PREFIX)/.installed:
 # other packages; test-mcp-hosts runs it alone.
 deps: mcp-hosts
 test-go: mcp-hosts
-test-go: export A2A_CLAUDE = $(CLAUDE_PREFIX)/node_modules/.bin/claude
-test-go: export A2A_CODEX = $(CODEX_PREFIX)/node_modules/.bin/codex
-test-go: export A2A_GEMINI = $(GEMINI_PREFIX)/node_modules/.bin/gemini
+test-go: export MCPHOSTS_CLAUDE = $(CLAUDE_PREFIX)/node_modules/.bin/claude
+test-go: export MCPHOSTS_CODEX = $(CODEX_PREFIX)/node_modules/.bin/codex
+test-go: export MCPHOSTS_GEMINI = $(GEMINI_PREFIX)/node_modules/.bin/gemini
 
 test-mcp-hosts: build mcp-hosts ## only the real MCP hosts' tests (testharness/e2e/mcphosts)
 	$(MCP_HOSTS_ENV) $(GO) test -count=1 -v ./testharness/e2e/mcphosts/

@@ -13,7 +13,7 @@ import (
 // telemetry and other traffic off.
 func TestClaudeCodeCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	t.Parallel()
-	claude := cli(t, "A2A_CLAUDE", "Claude Code")
+	claude := cli(t, "MCPHOSTS_CLAUDE", "Claude Code")
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})

@@ -18,7 +18,7 @@ import (
 // call that needs approval fails.
 func TestCodexCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	t.Parallel()
-	codex := cli(t, "A2A_CODEX", "Codex CLI")
+	codex := cli(t, "MCPHOSTS_CODEX", "Codex CLI")
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})

@@ -56,7 +56,7 @@ func geminiEnv(home string, m *fakemodel.Server) []string {
 // GOOGLE_GEMINI_BASE_URL (the fake Gemini API, streamGenerateContent).
 func TestGeminiCLICallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	t.Parallel()
-	gemini := cli(t, "A2A_GEMINI", "Gemini CLI")
+	gemini := cli(t, "MCPHOSTS_GEMINI", "Gemini CLI")
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})

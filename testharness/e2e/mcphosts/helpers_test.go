@@ -1,17 +1,19 @@
 // Package mcphosts_test drives real coding-agent CLIs, installed from npm
 // at pinned versions by make mcp-hosts, against this project: Claude Code
 // (claude -p), Codex CLI (codex exec) and Gemini CLI (gemini -p) each load
-// the A2A plugin's MCP face (cmd/a2a-mcp) as an MCP server over stdio, and a scripted
-// model (testharness/fakemodel) on loopback makes the CLI call a2a_call.
+// the A2A plugin's MCP face (cmd/a2a-mcp) as an MCP server over stdio,
+// and a scripted model (testharness/fakemodel) on loopback makes the CLI
+// call a2a_call.
 // The call reaches a real A2A agent: the reference host (cmd/agenthost)
 // running a command agent that upper-cases what it is sent, so its answer
 // can only come from it. The model's next request must carry that answer.
 // Gemini CLI is also tested as an A2A client of the reference host
-// (remote_agent_test.go).
+// (remote_agent_test.go), and each CLI's own "mcp add" as a user installs
+// the face (install_test.go).
 //
-// The CLIs are found through A2A_CLAUDE, A2A_CODEX and A2A_GEMINI, which
-// make test-go sets; without them a test fails and says to run make
-// mcp-hosts (docs/mcp-hosts-testing.md).
+// The CLIs are found through MCPHOSTS_CLAUDE, MCPHOSTS_CODEX and
+// MCPHOSTS_GEMINI, which make test-go sets; without them a test fails and
+// says to run make test-mcp-hosts (docs/mcp-hosts-testing.md).
 package mcphosts_test
 
 import (
@@ -49,7 +51,7 @@ func cli(t *testing.T, env, name string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
-		t.Fatalf("%s is not set: run these tests with make test-mcp-hosts (or make test), which installs the pinned %s and the other CLIs under ~/.cache/a2a-plugin (make mcp-hosts) and sets A2A_CLAUDE, A2A_CODEX and A2A_GEMINI; see docs/mcp-hosts-testing.md", env, name)
+		t.Fatalf("%s is not set: run these tests with make test-mcp-hosts (or make test), which installs the pinned %s and the other CLIs under ~/.cache/a2a-plugin (make mcp-hosts) and sets MCPHOSTS_CLAUDE, MCPHOSTS_CODEX and MCPHOSTS_GEMINI; see docs/mcp-hosts-testing.md", env, name)
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s=%s: %v; run make mcp-hosts to install the pinned %s", env, p, err, name)

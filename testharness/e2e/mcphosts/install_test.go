@@ -26,19 +26,19 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 		want      []string
 	}{
 		{
-			name: "Claude Code", env: "A2A_CLAUDE", cli: "Claude Code",
+			name: "Claude Code", env: "MCPHOSTS_CLAUDE", cli: "Claude Code",
 			add:  []string{"mcp", "add", "--scope", "user", "a2a", "-e", "A2A_MCP_CONFIG=" + face.env["A2A_MCP_CONFIG"], "--", face.command},
 			list: []string{"mcp", "list"},
 			want: []string{"a2a: " + face.command + "  - ✔ Connected"},
 		},
 		{
-			name: "Codex CLI", env: "A2A_CODEX", cli: "Codex CLI",
+			name: "Codex CLI", env: "MCPHOSTS_CODEX", cli: "Codex CLI",
 			add:  []string{"mcp", "add", "a2a", "--env", "A2A_MCP_CONFIG=" + face.env["A2A_MCP_CONFIG"], "--", face.command},
 			list: []string{"mcp", "list"},
 			want: []string{"a2a", face.command, "A2A_MCP_CONFIG=", "enabled"},
 		},
 		{
-			name: "Gemini CLI", env: "A2A_GEMINI", cli: "Gemini CLI",
+			name: "Gemini CLI", env: "MCPHOSTS_GEMINI", cli: "Gemini CLI",
 			// Folder trust off, as in the other tests: a fresh temporary
 			// directory is an untrusted folder, where Gemini CLI disables
 			// every MCP server.

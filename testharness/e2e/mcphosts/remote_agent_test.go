@@ -14,7 +14,7 @@ import (
 // agent answers over A2A and the answer reaches the model's next request.
 func TestGeminiCLIRemoteAgentIsAnsweredByTheReferenceHost(t *testing.T) {
 	t.Parallel()
-	gemini := cli(t, "A2A_GEMINI", "Gemini CLI")
+	gemini := cli(t, "MCPHOSTS_GEMINI", "Gemini CLI")
 	w := sharedWorld(t)
 	msg := nonce(t)
 	m := startModel(t, "invoke_agent", map[string]any{"agent_name": "upper_agent", "prompt": msg})

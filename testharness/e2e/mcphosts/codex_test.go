@@ -15,7 +15,7 @@ import (
 // fake Responses API (streamed), and the MCP face in [mcp_servers], its
 // tools approved in advance (default_tools_approval_mode = "approve"):
 // codex exec has nobody to ask, and with approval_policy = "never" an MCP
-// call that needs approval fails.
+// call that needs approval fails. Update checks and analytics are off.
 func TestCodexCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	t.Parallel()
 	codex := cli(t, "MCPHOSTS_CODEX", "Codex CLI")
@@ -41,6 +41,10 @@ func TestCodexCallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
 
 [model_providers.fake]
 name = "Fake model (testharness/fakemodel)"

@@ -33,7 +33,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, "anthropic", &req) {
 		return
 	}
-	rec := Request{API: "anthropic", Path: r.URL.Path}
+	rec := Request{API: "anthropic", Path: r.URL.Path, Streamed: req.Stream}
 	for _, t := range req.Tools {
 		rec.Tools = append(rec.Tools, t.Name)
 	}

@@ -43,6 +43,9 @@ type Request struct {
 	Path string
 	// Tools are the names of the tools the request offered.
 	Tools []string
+	// Streamed says the request asked for a streamed answer
+	// (server-sent events).
+	Streamed bool
 	// Reply says what the server answered: "call TOOL", "answer", "text"
 	// or "error: …".
 	Reply string
@@ -116,7 +119,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) Summary() string {
 	var b strings.Builder
 	for _, r := range s.Requests() {
-		fmt.Fprintf(&b, "%s %s tools=%v -> %s\n", r.API, r.Path, r.Tools, r.Reply)
+		fmt.Fprintf(&b, "%s %s streamed=%v tools=%v -> %s\n", r.API, r.Path, r.Streamed, r.Tools, r.Reply)
 	}
 	return b.String()
 }

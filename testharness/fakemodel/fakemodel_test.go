@@ -35,33 +35,37 @@ func TestEachAPICallsTheToolThenQuotesItsResult(t *testing.T) {
 		path             string
 		offer, give, nop any
 		call             []string // in the answer to offer
+		offered          string   // the name the call uses
 		stream           bool
 	}{
 		{
-			name:   "anthropic messages, streamed",
-			path:   "/v1/messages",
-			offer:  map[string]any{"stream": true, "messages": []any{map[string]any{"role": "user", "content": "go"}}, "tools": []any{map[string]any{"name": "mcp__a2a__a2a_call"}}},
-			give:   map[string]any{"stream": true, "messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_fake1", "content": []any{map[string]any{"type": "text", "text": result}}}}}}, "tools": []any{map[string]any{"name": "mcp__a2a__a2a_call"}}},
-			nop:    map[string]any{"messages": []any{map[string]any{"role": "user", "content": "title?"}}},
-			call:   []string{"event: content_block_start", `"type":"tool_use"`, `"name":"mcp__a2a__a2a_call"`, `input_json_delta`, `\"agent\":\"peer\"`, `"stop_reason":"tool_use"`, "event: message_stop"},
-			stream: true,
+			name:    "anthropic messages, streamed",
+			path:    "/v1/messages",
+			offer:   map[string]any{"stream": true, "messages": []any{map[string]any{"role": "user", "content": "go"}}, "tools": []any{map[string]any{"name": "mcp__a2a__a2a_call"}}},
+			give:    map[string]any{"stream": true, "messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_fake1", "content": []any{map[string]any{"type": "text", "text": result}}}}}}, "tools": []any{map[string]any{"name": "mcp__a2a__a2a_call"}}},
+			nop:     map[string]any{"messages": []any{map[string]any{"role": "user", "content": "title?"}}},
+			offered: "mcp__a2a__a2a_call",
+			call:    []string{"event: content_block_start", `"type":"tool_use"`, `"name":"mcp__a2a__a2a_call"`, `input_json_delta`, `\"agent\":\"peer\"`, `"stop_reason":"tool_use"`, "event: message_stop"},
+			stream:  true,
 		},
 		{
-			name:   "openai responses, streamed, namespaced tool",
-			path:   "/v1/responses",
-			offer:  map[string]any{"stream": true, "input": []any{map[string]any{"type": "message", "role": "user"}}, "tools": []any{map[string]any{"type": "namespace", "name": "mcp__a2a", "tools": []any{map[string]any{"name": "a2a_call"}}}}},
-			give:   map[string]any{"stream": true, "input": []any{map[string]any{"type": "function_call_output", "call_id": "call_fake1", "output": result}}, "tools": []any{map[string]any{"type": "namespace", "name": "mcp__a2a", "tools": []any{map[string]any{"name": "a2a_call"}}}}},
-			nop:    map[string]any{"input": []any{}},
-			call:   []string{"event: response.output_item.done", `"type":"function_call"`, `"name":"a2a_call"`, `"namespace":"mcp__a2a"`, `\"agent\":\"peer\"`, "event: response.completed"},
-			stream: true,
+			name:    "openai responses, streamed, namespaced tool",
+			path:    "/v1/responses",
+			offer:   map[string]any{"stream": true, "input": []any{map[string]any{"type": "message", "role": "user"}}, "tools": []any{map[string]any{"type": "namespace", "name": "mcp__a2a", "tools": []any{map[string]any{"name": "a2a_call"}}}}},
+			give:    map[string]any{"stream": true, "input": []any{map[string]any{"type": "function_call_output", "call_id": "call_fake1", "output": result}}, "tools": []any{map[string]any{"type": "namespace", "name": "mcp__a2a", "tools": []any{map[string]any{"name": "a2a_call"}}}}},
+			nop:     map[string]any{"input": []any{}},
+			offered: "a2a_call",
+			call:    []string{"event: response.output_item.done", `"type":"function_call"`, `"name":"a2a_call"`, `"namespace":"mcp__a2a"`, `\"agent\":\"peer\"`, "event: response.completed"},
+			stream:  true,
 		},
 		{
-			name:  "gemini streamGenerateContent",
-			path:  "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
-			offer: map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}, "tools": []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "mcp_a2a_a2a_call"}}}}},
-			give:  map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"functionResponse": map[string]any{"name": "mcp_a2a_a2a_call", "response": map[string]any{"content": []any{map[string]any{"text": result}}}}}}}}},
-			nop:   map[string]any{"contents": []any{}},
-			call:  []string{"data: ", `"functionCall":{"args":{"agent":"peer"`, `"name":"mcp_a2a_a2a_call"`},
+			name:    "gemini streamGenerateContent",
+			path:    "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+			offer:   map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}, "tools": []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "mcp_a2a_a2a_call"}}}}},
+			give:    map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"functionResponse": map[string]any{"name": "mcp_a2a_a2a_call", "response": map[string]any{"content": []any{map[string]any{"text": result}}}}}}}}},
+			nop:     map[string]any{"contents": []any{}},
+			offered: "mcp_a2a_a2a_call",
+			call:    []string{"data: ", `"functionCall":{"args":{"agent":"peer"`, `"name":"mcp_a2a_a2a_call"`},
 			// streamGenerateContent?alt=sse is server-sent events.
 			stream: true,
 		},
@@ -84,6 +88,9 @@ func TestEachAPICallsTheToolThenQuotesItsResult(t *testing.T) {
 			}
 			if s.Calls() != 1 {
 				t.Errorf("Calls() = %d, want 1", s.Calls())
+			}
+			if r := s.Requests(); len(r) != 1 || r[0].Streamed != c.stream || r[0].Reply != "call "+c.offered {
+				t.Errorf("Requests() = %+v, want one streamed=%v call of %s", r, c.stream, c.offered)
 			}
 			_, out = post(t, s.URL+c.path, c.give)
 			if !strings.Contains(out, "Peer: "+result) {

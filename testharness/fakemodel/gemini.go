@@ -51,7 +51,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, "gemini", &req) {
 		return
 	}
-	rec := Request{API: "gemini", Path: path}
+	rec := Request{API: "gemini", Path: path, Streamed: method == "streamGenerateContent" && r.URL.Query().Get("alt") == "sse"}
 	for _, t := range req.Tools {
 		for _, f := range t.FunctionDeclarations {
 			rec.Tools = append(rec.Tools, f.Name)

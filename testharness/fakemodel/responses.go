@@ -35,7 +35,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, "responses", &req) {
 		return
 	}
-	rec := Request{API: "responses", Path: r.URL.Path}
+	rec := Request{API: "responses", Path: r.URL.Path, Streamed: req.Stream}
 	namespace := map[string]string{} // a namespaced tool's namespace
 	for _, t := range req.Tools {
 		if t.Name != "" {

@@ -252,6 +252,11 @@ func checkRoundTrip(t *testing.T, m *fakemodel.Server, out, msg string) {
 	if m.Calls() == 0 {
 		t.Fatalf("the model never saw the tool offered, so never called it; requests:\n%s\nCLI output:\n%s", m.Summary(), out)
 	}
+	for _, r := range m.Requests() {
+		if strings.HasPrefix(r.Reply, "call ") && !r.Streamed {
+			t.Errorf("the CLI asked for the turn that called the tool without streaming, so the streamed API went untested: %+v", r)
+		}
+	}
 	results := m.Results()
 	found := false
 	for _, r := range results {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Each CLI's own "mcp add" registers the MCP face the way a user installs
@@ -61,7 +60,7 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := func(args []string) string {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, bin, args...)
 				cmd.Dir, cmd.Env = home, env

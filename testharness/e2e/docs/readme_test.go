@@ -15,7 +15,7 @@ import (
 )
 
 // readmes are the files whose commands must run as written.
-var readmes = []string{"README.md", "testharness/README.md"}
+var readmes = []string{"README.md", "testharness/README.md", "docs/mcp.md"}
 
 // TestREADMECommands runs every shell command of the READMEs, in order, in
 // a fresh copy of the repository, as a new user would, and checks the

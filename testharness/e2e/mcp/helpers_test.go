@@ -166,7 +166,7 @@ type faceOptions struct {
 
 // startFace starts a2a-mcp with a configuration file and connects the SDK's
 // client to it over stdio.
-func startFace(t *testing.T, o faceOptions) *face {
+func startFace(t testing.TB, o faceOptions) *face {
 	t.Helper()
 	dir := binaries(t)
 	cfg := map[string]any{"store": "memory", "rate_limit": 0, "allow_loopback_urls": true}
@@ -264,24 +264,36 @@ func (f *face) nextChannel(t *testing.T) channelMsg {
 // pluginPid is the pid of a2a-mcp's child process (the plugin).
 func (f *face) pluginPid(t *testing.T) int {
 	t.Helper()
-	pid := f.cmd.Process.Pid
+	fields := children(f.cmd.Process.Pid)
+	if fields == nil {
+		t.Skip("cannot read the children of a2a-mcp: needs Linux /proc")
+	}
+	if len(fields) != 1 {
+		t.Fatalf("a2a-mcp has children %v, want exactly the plugin", fields)
+	}
+	return fields[0]
+}
+
+// children lists the child processes of pid (nil when /proc cannot tell).
+func children(pid int) []int {
 	// Each thread lists the children it started.
 	threads, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	if err != nil || len(threads) == 0 {
-		t.Skipf("cannot read the children of a2a-mcp (%v): needs Linux /proc", err)
+		return nil
 	}
-	var fields []string
+	out := []int{}
 	for _, th := range threads {
 		b, err := os.ReadFile(th)
-		if err == nil {
-			fields = append(fields, strings.Fields(string(b))...)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
 		}
 	}
-	if len(fields) != 1 {
-		t.Fatalf("a2a-mcp has children %q, want exactly the plugin", fields)
-	}
-	child, _ := strconv.Atoi(fields[0])
-	return child
+	return out
 }
 
 // alive reports whether pid is a running process (a zombie is not).

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,7 +10,9 @@ import (
 
 	a2a "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
@@ -249,5 +252,48 @@ func TestTasksOfOneContextArriveInOrder(t *testing.T) {
 	f.call(t, "a2a_reply", map[string]any{"task_id": m2.Meta["task_id"], "text": "two"})
 	if t1, t2 := waitSent(t, ch1), waitSent(t, ch2); !strings.Contains(taskText(t1), "one") || !strings.Contains(taskText(t2), "two") {
 		t.Fatalf("answers: %q, %q", taskText(t1), taskText(t2))
+	}
+}
+
+// The official JS SDK's client (testharness/interop/js/client-mcp.mjs)
+// sends a blocking and a streaming task; both arrive as channel
+// notifications and a2a_reply's answers reach it.
+func TestJSClientTasksAreAnsweredThroughTheChannel(t *testing.T) {
+	f := startFace(t, faceOptions{protocol: proto20251125, inbound: true, config: map[string]any{"port": 0}})
+	url := f.endpoint(t)
+	stop := make(chan struct{})
+	answered := make(chan string, 4)
+	go func() { // the model: answer every task that arrives
+		for {
+			select {
+			case m := <-f.channel:
+				ctx, cancel := context.WithTimeout(context.Background(), patience)
+				res, err := f.session.CallTool(ctx, &sdk.CallToolParams{Name: "a2a_reply",
+					Arguments: map[string]any{"task_id": m.Meta["task_id"], "text": "answer to: " + m.Content}})
+				cancel()
+				if err != nil || res.IsError {
+					answered <- fmt.Sprintf("a2a_reply failed: %v %s", err, resultText(res))
+					continue
+				}
+				answered <- m.Meta["task_id"]
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer close(stop)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{}, nil, "client-mcp.mjs", url)
+	b := steps["blocking"]
+	if !b.OK || b.State != "TASK_STATE_COMPLETED" || !strings.Contains(b.Answer, "answer to:") || !strings.Contains(b.Answer, "hello from js") {
+		t.Errorf("blocking: %+v", b)
+	}
+	s := steps["streaming"]
+	if !s.OK || len(s.Events) == 0 || s.Events[len(s.Events)-1] != "statusUpdate:TASK_STATE_COMPLETED" || !strings.Contains(s.Answer, "answer to:") || !strings.Contains(s.Answer, "stream from js") {
+		t.Errorf("streaming: %+v", s)
+	}
+	for range 2 {
+		if a := <-answered; strings.HasPrefix(a, "a2a_reply failed") {
+			t.Error(a)
+		}
 	}
 }

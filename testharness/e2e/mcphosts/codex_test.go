@@ -59,7 +59,7 @@ command = %q
 args = [%s]
 env = { %s }
 startup_timeout_sec = 60
-tool_timeout_sec = 120
+tool_timeout_sec = 180
 default_tools_approval_mode = "approve"
 `, m.URL+"/v1", face.command, strings.Join(args, ", "), strings.Join(env, ", "))
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {

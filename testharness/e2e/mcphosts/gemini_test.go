@@ -62,7 +62,7 @@ func TestGeminiCLICallsAnA2AAgentThroughTheMCPFace(t *testing.T) {
 	m := startModel(t, "a2a_call", map[string]any{"agent": "peer", "message": msg})
 	face := w.mcpFace()
 	home := geminiHome(t, map[string]any{
-		"a2a": map[string]any{"command": face.command, "args": face.args, "env": face.env, "trust": true, "timeout": 120000},
+		"a2a": map[string]any{"command": face.command, "args": face.args, "env": face.env, "trust": true, "timeout": 180000},
 	})
 	out := runCLI(t, m, home, geminiEnv(home, m), gemini, "-p", "Ask the peer agent: "+msg,
 		"--model", "gemini-2.5-flash", "--output-format", "text")

@@ -65,13 +65,14 @@ type world struct {
 	root, agenthost, plugins string
 	// peerURL is the reference host's A2A base URL.
 	peerURL string
-	// face is the a2a-mcp binary and faceConfig its plugin settings.
-	face, faceConfig string
-	cmd              *exec.Cmd
-	done             chan struct{}
-	stdout           *testharness.SyncBuffer
-	stderr           *testharness.SyncBuffer
-	tmp              string
+	// face is the a2a-mcp binary; faceConfig and agentsJSON its plugin
+	// settings as a file and as A2A_AGENTS.
+	face, faceConfig, agentsJSON string
+	cmd                          *exec.Cmd
+	done                         chan struct{}
+	stdout                       *testharness.SyncBuffer
+	stderr                       *testharness.SyncBuffer
+	tmp                          string
 }
 
 var (

@@ -26,15 +26,15 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 	}{
 		{
 			name: "Claude Code", env: "MCPHOSTS_CLAUDE", cli: "Claude Code",
-			add:  []string{"mcp", "add", "--scope", "user", "a2a", "-e", "A2A_MCP_CONFIG=" + face.env["A2A_MCP_CONFIG"], "--", face.command},
+			add:  []string{"mcp", "add", "--scope", "user", "a2a", "-e", "A2A_AGENTS=" + face.env["A2A_AGENTS"], "--", face.command},
 			list: []string{"mcp", "list"},
 			want: []string{"a2a: " + face.command + "  - ✔ Connected"},
 		},
 		{
 			name: "Codex CLI", env: "MCPHOSTS_CODEX", cli: "Codex CLI",
-			add:  []string{"mcp", "add", "a2a", "--env", "A2A_MCP_CONFIG=" + face.env["A2A_MCP_CONFIG"], "--", face.command},
+			add:  []string{"mcp", "add", "a2a", "--env", "A2A_AGENTS=" + face.env["A2A_AGENTS"], "--", face.command},
 			list: []string{"mcp", "list"},
-			want: []string{"a2a", face.command, "A2A_MCP_CONFIG=", "enabled"},
+			want: []string{"a2a", face.command, "A2A_AGENTS=", "enabled"},
 		},
 		{
 			name: "Gemini CLI", env: "MCPHOSTS_GEMINI", cli: "Gemini CLI",
@@ -42,7 +42,7 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 			// directory is an untrusted folder, where Gemini CLI disables
 			// every MCP server.
 			setup: func(t *testing.T, home string) { geminiHomeIn(t, home, nil) },
-			add:   []string{"mcp", "add", "--scope", "user", "a2a", face.command, "-e", "A2A_MCP_CONFIG=" + face.env["A2A_MCP_CONFIG"]},
+			add:   []string{"mcp", "add", "--scope", "user", "a2a", face.command, "-e", "A2A_AGENTS=" + face.env["A2A_AGENTS"]},
 			list:  []string{"mcp", "list"},
 			want:  []string{"✓ a2a: " + face.command + "  (stdio) - Connected"},
 		},

@@ -241,7 +241,24 @@ func runCLI(t *testing.T, m *fakemodel.Server, dir string, env []string, name st
 	if err != nil {
 		t.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s\nmodel requests:\n%s", name, args, err, stdout.String(), stderr.String(), m.Summary())
 	}
+	checkGroupGone(t, cmd.Process.Pid)
 	return stdout.String()
+}
+
+// checkGroupGone fails the test when a process of the CLI's group (the MCP
+// face and its plugin among them) outlives the CLI by more than a few
+// seconds, and kills what is left.
+func checkGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			out, _ := exec.Command("ps", "-o", "pid,args", "-g", strconv.Itoa(pgid)).CombinedOutput()
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			t.Fatalf("processes outlived the CLI by 15s (killed now):\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // checkRoundTrip asserts that the model called the tool, was given the A2A

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -64,10 +65,13 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 				defer cancel()
 				cmd := exec.CommandContext(ctx, bin, args...)
 				cmd.Dir, cmd.Env = home, env
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("%s %v: %v\n%s", c.cli, args, err, out)
 				}
+				checkGroupGone(t, cmd.Process.Pid)
 				return string(out)
 			}
 			run(c.add)

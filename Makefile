@@ -90,10 +90,11 @@ help: ## list the targets
 
 ## ---- build and run -----------------------------------------------------
 
-build: ## build the plugin (into bin/plugins) and the reference host
+build: ## build the plugin (into bin/plugins), the reference host and the MCP face (bin/a2a-mcp)
 	@mkdir -p $(PLUGINS)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/a2a-mcp ./cmd/a2a-mcp
 
 # The knobs reach agenthost as environment variables, so AGENT arrives as
 # written: any quoting survives, and $(value …) keeps make from expanding a

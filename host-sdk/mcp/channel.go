@@ -191,6 +191,26 @@ func (in *inbound) HandleMessage(_ context.Context, req *pb.HandleMessageRequest
 	return &pb.HandleMessageResponse{TurnId: "mcp-" + strconv.FormatUint(in.turns.Add(1), 10)}, nil
 }
 
+// turnFor is the open inbound task a tool call works for: the one named
+// (an error when it is not open), else the only one open, else none.
+func (in *inbound) turnFor(id string) (*openTask, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id != "" {
+		t := in.tasks[id]
+		if t == nil {
+			return nil, fmt.Errorf("%s %q is not an open A2A task of this session: pass the task_id of the channel message you are working on, or leave it out", TurnArg, id)
+		}
+		return t, nil
+	}
+	if len(in.tasks) == 1 {
+		for _, t := range in.tasks {
+			return t, nil
+		}
+	}
+	return nil, nil
+}
+
 // CancelTurn forgets the task and tells the model to stop working on it:
 // its sender canceled it, or the plugin's watchdog failed it.
 func (in *inbound) CancelTurn(_ context.Context, req *pb.CancelTurnRequest) (*pb.CancelTurnResponse, error) {

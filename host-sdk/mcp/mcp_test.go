@@ -126,3 +126,40 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// With inbound on, every plugin tool takes inbound_task_id, which the face
+// takes out before the plugin sees the arguments (its schemas refuse
+// unknown properties).
+func TestTurnArgIsAddedToSchemasAndTakenOutOfArguments(t *testing.T) {
+	tool := withTurnArg(&sdk.Tool{Name: "a2a_call", InputSchema: json.RawMessage(`{"type":"object","properties":{"agent":{"type":"string"}},"additionalProperties":false}`)})
+	if s := string(tool.InputSchema.(json.RawMessage)); !strings.Contains(s, `"inbound_task_id"`) || !strings.Contains(s, `"agent"`) {
+		t.Errorf("schema = %s", s)
+	}
+	for _, c := range []struct{ in, args, task, err string }{
+		{``, `{}`, ``, ``},
+		{`{"agent":"a"}`, `{"agent":"a"}`, ``, ``},
+		{`{"agent":"a","inbound_task_id":"t1"}`, `{"agent":"a"}`, `t1`, ``},
+		{`{"inbound_task_id":5}`, ``, ``, `must be a string`},
+		{`[1]`, ``, ``, `JSON object`},
+	} {
+		args, task, err := splitTurnArg(json.RawMessage(c.in))
+		if args != c.args || task != c.task || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %q %q %v", c.in, args, task, err)
+		}
+	}
+	in := newInbound(true, nil)
+	if got, err := in.turnFor(""); got != nil || err != nil {
+		t.Errorf("no open task: %v %v", got, err)
+	}
+	in.tasks["t1"] = &openTask{chat: "c1"}
+	if got, _ := in.turnFor(""); got == nil || got.chat != "c1" {
+		t.Errorf("the only open task is implied: %v", got)
+	}
+	in.tasks["t2"] = &openTask{chat: "c2"}
+	if got, _ := in.turnFor(""); got != nil {
+		t.Errorf("two open tasks: none is implied, got %v", got)
+	}
+	if _, err := in.turnFor("t9"); err == nil {
+		t.Error("a task that is not open is accepted")
+	}
+}

@@ -43,11 +43,22 @@ func textResult(text string, isError bool) *sdk.CallToolResult {
 // plugin's CallTool, and a cancelled a2a_call cancels its remote task.
 func (f *Face) callHandler(name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		args := "{}"
-		if len(req.Params.Arguments) > 0 && string(req.Params.Arguments) != "null" {
-			args = string(req.Params.Arguments)
+		args, forTask, err := splitTurnArg(req.Params.Arguments)
+		if err != nil {
+			return textResult(fmt.Sprintf("%s: %v", name, err), true), nil
 		}
-		res, err := f.callTool(ctx, name, args, progressTo(ctx, req))
+		call := &pb.CallToolRequest{Name: name, ArgumentsJson: args, Platform: "mcp"}
+		if f.opts.Inbound {
+			if t, err := f.inbound.turnFor(forTask); err != nil {
+				return textResult(fmt.Sprintf("%s: %v", name, err), true), nil
+			} else if t != nil {
+				// The call works for that inbound task: the plugin continues
+				// its delegation chain (loop guard) and its cancel reaches
+				// what the call starts (cascade).
+				call.Platform, call.ChatId, call.AgentId = t.platform, t.chat, t.agent
+			}
+		}
+		res, err := f.manager.CallTool(ctx, call, progressTo(ctx, req))
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// The client cancelled (or went away): it reads no answer.
@@ -58,6 +69,61 @@ func (f *Face) callHandler(name string) sdk.ToolHandler {
 		}
 		return textResult(res.GetContent(), res.GetIsError()), nil
 	}
+}
+
+// TurnArg is the argument the MCP face adds to every plugin tool when
+// inbound is on: the inbound task the call works for. It is taken out of
+// the arguments before they reach the plugin.
+const TurnArg = "inbound_task_id"
+
+const turnArgDescription = "Only when you make this call while working on an A2A task that reached you as a channel message: " +
+	"that message's task_id. It links the call to the task (the loop guard sees the chain, and canceling the task cancels " +
+	"the work this call started). With only one such task open it is implied."
+
+// withTurnArg adds TurnArg to an object schema (a copy).
+func withTurnArg(tool *sdk.Tool) *sdk.Tool {
+	var schema map[string]any
+	if err := json.Unmarshal(tool.InputSchema.(json.RawMessage), &schema); err != nil {
+		return tool
+	}
+	props, _ := schema["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	if _, taken := props[TurnArg]; taken {
+		return tool
+	}
+	props[TurnArg] = map[string]any{"type": "string", "description": turnArgDescription}
+	schema["properties"] = props
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return tool
+	}
+	out := *tool
+	out.InputSchema = json.RawMessage(b)
+	return &out
+}
+
+// splitTurnArg takes TurnArg out of a call's arguments: the arguments for
+// the plugin ("{}" when none) and the inbound task id ("" when not given).
+func splitTurnArg(raw json.RawMessage) (args, forTask string, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}", "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", "", fmt.Errorf("the arguments must be a JSON object: %w", err)
+	}
+	v, ok := m[TurnArg]
+	if !ok {
+		return string(raw), "", nil
+	}
+	if err := json.Unmarshal(v, &forTask); err != nil {
+		return "", "", fmt.Errorf("%s must be a string (the task_id of the channel message you work on)", TurnArg)
+	}
+	delete(m, TurnArg)
+	b, err := json.Marshal(m)
+	return string(b), forTask, err
 }
 
 // progressTo relays the plugin's progress events of a call as

@@ -66,7 +66,8 @@ func binaries(t testing.TB) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		for _, b := range []testharness.Binary{mcpBinary, testharness.PluginBinary} {
-			path, err := testharness.BuildBinary(ctx, root, b)
+			// As testharness builds the plugins it launches (e.g. -race).
+			path, err := testharness.BuildBinary(ctx, root, b, strings.Fields(os.Getenv("TESTHARNESS_BUILD_FLAGS"))...)
 			if err != nil {
 				binErr = err
 				return

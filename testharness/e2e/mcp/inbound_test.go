@@ -297,3 +297,68 @@ func TestJSClientTasksAreAnsweredThroughTheChannel(t *testing.T) {
 		}
 	}
 }
+
+// An a2a_call the model makes while working on an inbound task works for
+// that task: canceling the inbound task (A2A CancelTask by its sender)
+// cancels the remote task the call started, through the plugin's cascade,
+// and the session is told the inbound task ended.
+func TestCancelOfAnInboundTaskCancelsTheWorkItsCallsStarted(t *testing.T) {
+	ids := make(chan string, 2)
+	_, refURL := reference(t, held(ids))
+	f := startFace(t, faceOptions{protocol: proto20251125, inbound: true, config: peerConfig(refURL, map[string]any{"port": 0})})
+	c := a2aClient(t, f.endpoint(t))
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("ask ref")),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboundTask := res.(*a2a.Task)
+	m := f.nextChannel(t)
+	if m.Meta["task_id"] != string(inboundTask.ID) {
+		t.Fatalf("channel message for %s, sent %s", m.Meta["task_id"], inboundTask.ID)
+	}
+	calls := make(chan string, 1)
+	// The call outlives every wait below: only the cascade may end its
+	// remote task (an MCP cancel of the call would too, and prove nothing).
+	callCtx, callCancel := context.WithCancel(context.Background())
+	defer callCancel()
+	go func() { // the model delegates, naming the task it works for
+		r, err := f.session.CallTool(callCtx, &sdk.CallToolParams{Name: "a2a_call",
+			Arguments: map[string]any{"agent": "ref", "message": "help me", "timeout_s": 300, "inbound_task_id": m.Meta["task_id"]}})
+		if err != nil {
+			calls <- err.Error()
+			return
+		}
+		calls <- resultText(r)
+	}()
+	var remote string
+	select {
+	case remote = <-ids:
+	case <-time.After(patience):
+		t.Fatal("the reference host never got the delegated task")
+	}
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: inboundTask.ID}); err != nil {
+		t.Fatalf("CancelTask of the inbound task: %v", err)
+	}
+	ended := f.nextChannel(t)
+	if ended.Meta["event"] != "canceled" || ended.Meta["task_id"] != m.Meta["task_id"] {
+		t.Errorf("after the cancel the session got %+v", ended)
+	}
+	deadline := time.Now().Add(patience)
+	for st := taskState(t, refURL, remote); st != "TASK_STATE_CANCELED"; st = taskState(t, refURL, remote) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the delegated task is %s after its parent was canceled, want TASK_STATE_CANCELED", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case out := <-calls:
+		if !strings.Contains(out, "CANCELED") || !strings.Contains(out, "delegat") {
+			t.Errorf("the a2a_call ended with:\n%s", out)
+		}
+	case <-time.After(patience):
+		t.Fatal("the a2a_call did not end after its remote task was canceled")
+	}
+}

@@ -27,7 +27,7 @@ func TestMCPAddRegistersTheFaceAndTheCLIListsIt(t *testing.T) {
 	}{
 		{
 			name: "Claude Code", env: "MCPHOSTS_CLAUDE", cli: "Claude Code",
-			add:  []string{"mcp", "add", "--scope", "user", "a2a", "-e", "A2A_AGENTS=" + face.env["A2A_AGENTS"], "--", face.command},
+			add:  []string{"mcp", "add", "a2a", "-e", "A2A_AGENTS=" + face.env["A2A_AGENTS"], "--", face.command},
 			list: []string{"mcp", "list"},
 			want: []string{"a2a: " + face.command + "  - ✔ Connected"},
 		},

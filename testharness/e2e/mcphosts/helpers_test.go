@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 // the test saying how to install it.
 func cli(t *testing.T, env, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and launches binaries and real CLIs")
+	}
 	p := os.Getenv(env)
 	if p == "" {
 		t.Fatalf("%s is not set: run these tests with make test-mcp-hosts (or make test), which installs the pinned %s and the other CLIs under ~/.cache/a2a-plugin (make mcp-hosts) and sets MCPHOSTS_CLAUDE, MCPHOSTS_CODEX and MCPHOSTS_GEMINI; see docs/mcp-hosts-testing.md", env, name)

@@ -92,6 +92,9 @@ const peerAgent = "command:tr a-z A-Z"
 // reference host, on first use; closeWorld stops it after all tests.
 func sharedWorld(t *testing.T) *world {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and launches binaries and real CLIs")
+	}
 	worldOnce.Do(func() { theWorld, worldErr = startWorld() })
 	if worldErr != "" {
 		t.Fatal(worldErr)

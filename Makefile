@@ -90,11 +90,12 @@ help: ## list the targets
 
 ## ---- build and run -----------------------------------------------------
 
-build: ## build the plugin (into bin/plugins) and the reference host
-	@echo "make: go build of bin/plugins/a2a-plugin and bin/agenthost; the first build compiles every dependency (gRPC, OpenTelemetry, SQLite, PostgreSQL) and takes 1-3 minutes on 2 idle cores without printing anything; later builds take seconds"
+build: ## build the plugin (into bin/plugins), the reference host and the MCP face (bin/a2a-mcp)
+	@echo "make: go build of bin/plugins/a2a-plugin, bin/agenthost and bin/a2a-mcp; the first build compiles every dependency (gRPC, OpenTelemetry, SQLite, PostgreSQL) and takes 1-3 minutes on 2 idle cores without printing anything; later builds take seconds"
 	@mkdir -p $(PLUGINS)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGINS)/a2a-plugin ./cmd/a2a-plugin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/agenthost ./cmd/agenthost
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/a2a-mcp ./cmd/a2a-mcp
 
 # The knobs reach agenthost as environment variables, so AGENT arrives as
 # written: any quoting survives, and $(value …) keeps make from expanding a
@@ -283,6 +284,59 @@ BENCH_OPENCLAW_ROUNDS ?= 40
 bench-openclaw: build openclaw-deps $(OPENCLAW_STAGE)/.staged ## latency through OpenClaw vs the reference host, and the Node host's cost per turn
 	cd $(OCPLUGIN) && HOSTSDK_PLUGIN_BIN=$(PLUGINS)/a2a-plugin AGENTHOST=$(BIN)/agenthost BENCH_OUT=$(BENCH_OUT) \
 	  OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) OPENCLAW_PLUGIN_STAGE=$(OPENCLAW_STAGE) $(NODE24) bench/bench.mjs $(BENCH_OPENCLAW_ROUNDS)
+
+## ---- real MCP hosts: Claude Code, Codex CLI, Gemini CLI ------------------
+#
+# testharness/e2e/mcphosts drives each real CLI (npm, pinned) against the
+# project's fake model (testharness/fakemodel) and the MCP face. Each CLI is
+# installed once into its own prefix under the cache, keyed on its version,
+# with the Node 20 and npm make needs anyway (Claude Code and Codex are
+# native binaries npm picks from an optional dependency; Gemini CLI runs on
+# Node 20). The install checks the CLI answers --version with the pinned
+# version before marking it done. make test-go hands the tests their paths
+# (MCPHOSTS_CLAUDE, MCPHOSTS_CODEX, MCPHOSTS_GEMINI); docs/mcp-hosts-testing.md.
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION       := 0.171.0
+GEMINI_CLI_VERSION  := 0.61.0
+MCP_HOSTS_CACHE_DIR ?= $(HOME)/.cache/a2a-plugin
+CLAUDE_PREFIX := $(MCP_HOSTS_CACHE_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
+CODEX_PREFIX  := $(MCP_HOSTS_CACHE_DIR)/codex-$(CODEX_VERSION)
+GEMINI_PREFIX := $(MCP_HOSTS_CACHE_DIR)/gemini-cli-$(GEMINI_CLI_VERSION)
+MCP_HOSTS_ENV := MCPHOSTS_CLAUDE=$(CLAUDE_PREFIX)/node_modules/.bin/claude \
+                 MCPHOSTS_CODEX=$(CODEX_PREFIX)/node_modules/.bin/codex \
+                 MCPHOSTS_GEMINI=$(GEMINI_PREFIX)/node_modules/.bin/gemini
+
+.PHONY: mcp-hosts test-mcp-hosts
+
+mcp-hosts: $(CLAUDE_PREFIX)/.installed $(CODEX_PREFIX)/.installed $(GEMINI_PREFIX)/.installed ## Claude Code, Codex CLI and Gemini CLI (pinned), once, into $(MCP_HOSTS_CACHE_DIR)
+
+# $(call npm-cli,PREFIX,PACKAGE@VERSION,BIN,VERSION): install and check.
+define npm-cli
+	@mkdir -p $(1)
+	@echo '{"private": true, "description": "$(2) for the a2a-plugin tests (make mcp-hosts)"}' > $(1)/package.json
+	cd $(1) && npm install --no-audit --no-fund --no-save $(2)
+	@v=$$($(1)/node_modules/.bin/$(3) --version 2>&1) && case "$$v" in *$(4)*) ;; \
+	  *) echo "$(2) installed into $(1) but $(3) --version says: $$v (an install script that did not run?)"; exit 1;; esac
+	@touch $(1)/.installed
+endef
+
+$(CLAUDE_PREFIX)/.installed:
+	$(call npm-cli,$(CLAUDE_PREFIX),@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION),claude,$(CLAUDE_CODE_VERSION))
+$(CODEX_PREFIX)/.installed:
+	$(call npm-cli,$(CODEX_PREFIX),@openai/codex@$(CODEX_VERSION),codex,$(CODEX_VERSION))
+$(GEMINI_PREFIX)/.installed:
+	$(call npm-cli,$(GEMINI_PREFIX),@google/gemini-cli@$(GEMINI_CLI_VERSION),gemini,$(GEMINI_CLI_VERSION))
+
+# The suite runs inside make test-go's go test ./..., in parallel with the
+# other packages; test-mcp-hosts runs it alone.
+deps: mcp-hosts
+test-go: mcp-hosts
+test-go: export MCPHOSTS_CLAUDE = $(CLAUDE_PREFIX)/node_modules/.bin/claude
+test-go: export MCPHOSTS_CODEX = $(CODEX_PREFIX)/node_modules/.bin/codex
+test-go: export MCPHOSTS_GEMINI = $(GEMINI_PREFIX)/node_modules/.bin/gemini
+
+test-mcp-hosts: build mcp-hosts ## only the real MCP hosts' tests (testharness/e2e/mcphosts)
+	$(MCP_HOSTS_ENV) $(GO) test -count=1 -v ./testharness/e2e/mcphosts/
 
 ## ---- benchmarks ----------------------------------------------------------
 #

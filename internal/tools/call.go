@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"path/filepath"
@@ -60,7 +61,25 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 		return errorResult("a2a_call: %v", err)
 	}
 	o := t.send(ctx, originOf(ci), target, prep, wait, waitFor, ci.report, nil)
+	if errors.Is(ctx.Err(), context.Canceled) && o.tr.taskID != "" && !o.tr.done() {
+		t.cancelAbandoned(ctx, target, o.tr.taskID, prep.chainID)
+	}
 	return t.callResult(target, prep, o)
+}
+
+// cancelAbandoned cancels the remote task of an a2a_call whose caller
+// cancelled the call (an MCP client's notifications/cancelled, a host that
+// interrupts its model) while the task ran: nobody waits for its answer any
+// more, and a task left running would go on spending the peer's work. The
+// CancelTask carries the delegation chain, so the peer cancels what the
+// task delegated in turn. A call that merely timed out (its deadline, not a
+// cancel) leaves the task running and returns a receipt instead, as before.
+func (t *Toolset) cancelAbandoned(ctx context.Context, target *resolved, taskID, chainID string) {
+	if err := t.cancelRemote(ctx, target, taskID, chainID); err != nil {
+		t.log.Warn("the caller cancelled a2a_call, but cancelling the remote task failed", "peer", target.name, "remote_task_id", taskID, "error", err)
+		return
+	}
+	t.log.Info("the caller cancelled a2a_call; cancelled the remote task", "peer", target.name, "remote_task_id", taskID)
 }
 
 // prepared is an outgoing message ready to send.

@@ -203,7 +203,10 @@ func startFace(t testing.TB, o faceOptions) *face {
 	}
 	f.session = s
 	t.Cleanup(func() {
-		_ = s.Close()
+		_ = s.Close() // closes stdin and waits for a2a-mcp to exit (SIGTERM, SIGKILL after 5s each)
+		if strings.Contains(f.stderr.String(), "DATA RACE") {
+			t.Error("a2a-mcp (built with -race) reported a data race")
+		}
 		if t.Failed() {
 			t.Logf("a2a-mcp stderr:\n%s", f.stderr.String())
 		}

@@ -274,9 +274,25 @@ class InboundTest(GatewayTest):
         # An error result reaches the model as {"error": …}.
         out = registry.dispatch("a2a_call", {"agent": "nobody", "message": "hi"})
         self.assertIn("error", json.loads(out))
-        # The Agent Card's skills come from Hermes' live registry.
+        # The Agent Card lists the agent's own skill, never Hermes' tool
+        # registry (a terminal here), unless the operator opts in.
         card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
-        self.assertIn("web_search", [s["id"] for s in card["skills"]])
+        self.assertEqual([s["id"] for s in card["skills"]], ["chat"])
+
+
+class AdvertisedToolsTest(GatewayTest):
+    """The operator opts in (advertised_toolsets: ["*"]): the card lists
+    the tools a peer can get — of a toolset peer_toolsets gives a peer tier,
+    available (check_fn) — not the terminal, not a tool whose check fails."""
+
+    a2a_extra = {"advertised_toolsets": ["*"]}
+
+    async def test_the_card_lists_only_tools_peers_can_get(self) -> None:
+        registry.register(name="web_extract", toolset="web", handler=lambda args, **kw: "",
+                          schema={"name": "web_extract", "description": "Extract a page.", "parameters": {"type": "object"}},
+                          check_fn=lambda: False)
+        card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
+        self.assertEqual(sorted(s["id"] for s in card["skills"]), ["web_search"])
 
 
 class DelegationTest(GatewayTest):

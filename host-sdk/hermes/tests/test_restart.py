@@ -11,7 +11,6 @@ import tempfile
 import time
 import unittest
 
-import support  # noqa: F401  (puts the stand-in on sys.path)
 from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
                      register_test_tools, remove_home, reset_hermes, task_of)
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -85,6 +87,22 @@ def _gone_within(pids: list[int], timeout: float = 20) -> list[int]:
     return left
 
 
+def _socket_dirs_of(pid: int) -> list[str]:
+    """The socket directories (a2a-plugin-*, agentplugin-*) naming pid as
+    their owner."""
+    root = tempfile.gettempdir()
+    out = []
+    for n in os.listdir(root):
+        if n.startswith(("a2a-plugin-", "agentplugin-")):
+            try:
+                with open(os.path.join(root, n, "owner.pid")) as f:
+                    if int(f.read().strip()) == pid:
+                        out.append(os.path.join(root, n))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
 def _data_dir(home: str) -> str:
     root = os.path.join(home, "plugin-data")
     (name,) = os.listdir(root)
@@ -153,6 +171,29 @@ class OneBinaryPerHomeTest(unittest.TestCase):
         gw.proc.kill()
         gw.proc.wait()
         self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
+
+    def test_the_next_gateway_sweeps_the_socket_directories_a_killed_one_left(self) -> None:
+        """A killed gateway cannot remove its socket directories (the tool
+        proxy's a2a-plugin-*, the SDK's agentplugin-*); the next start
+        removes them — only those whose owner process is dead."""
+        gw = GatewayProcess(self.home)
+        self.addCleanup(gw.stop)
+        kids = _children(gw.info["pid"])
+        left = _socket_dirs_of(gw.info["pid"])
+        self.assertEqual(sorted(os.path.basename(d).split("-")[0] for d in left), ["a2a", "agentplugin"], left)
+        gw.proc.kill()
+        gw.proc.wait()
+        self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
+        self.assertTrue(all(os.path.isdir(d) for d in left), "the killed gateway's directories are the test's premise")
+        live = tempfile.mkdtemp(prefix="agentplugin-")  # of a live process: this one
+        self.addCleanup(shutil.rmtree, live, True)
+        with open(os.path.join(live, "owner.pid"), "w") as f:
+            f.write(f"{os.getpid()}\n")
+        nxt = GatewayProcess(self.home)
+        self.addCleanup(nxt.stop)
+        self.assertEqual([d for d in left if os.path.exists(d)], [], "the killed gateway's socket directories are left")
+        self.assertTrue(os.path.isdir(live), "a live process's directory was swept")
+        self.assertEqual(len(_socket_dirs_of(nxt.info["pid"])), 2)
 
     def test_cli_process_without_gateway_runs_a_private_tools_only_binary(self) -> None:
         out = _tool(self.home, "a2a_list", {})

@@ -62,9 +62,31 @@ mimetypes.init()
 
 TIER_NAMES = {pb.TRUST_TIER_PUBLIC: "public", pb.TRUST_TIER_TRUSTED: "trusted", pb.TRUST_TIER_LOCAL: "local"}
 
-#: What toolsets_for_source returns for "no toolsets": Hermes' no_mcp
-#: sentinel (an empty list would be ignored).
-NO_TOOLSETS = "no_mcp"
+#: A toolset with no tools, which the plugin adds to Hermes' toolset table
+#: (toolsets.create_custom_toolset) at register time: how a turn is given no
+#: tools. Hermes ignores an empty list (the platform's toolsets would apply),
+#: and warns at a list in which no name is a toolset
+#: (hermes_cli/tools_config.py _get_platform_tools: "platform 'a2a' has no
+#: valid toolsets configured"), which ["no_mcp"] alone is.
+NO_TOOLS_TOOLSET = "a2a-no-tools"
+#: Hermes' sentinel that keeps every MCP server out of the turn.
+NO_MCP = "no_mcp"
+
+
+def define_no_tools_toolset() -> bool:
+    """Add NO_TOOLS_TOOLSET to Hermes' toolset table; False when this
+    Hermes has no such API (then "no tools" is ["no_mcp"] alone, and Hermes
+    warns once)."""
+    try:
+        import toolsets
+    except ImportError:
+        return False
+    create = getattr(toolsets, "create_custom_toolset", None)
+    if not callable(create):
+        return False
+    create(NO_TOOLS_TOOLSET, "No tools: the turns of A2A peers whose trust tier a2a-plugin gives none", tools=[],
+           includes=[])
+    return True
 
 #: After how long a context's next turn, still waiting for Hermes to finish
 #: the previous one, says so in the log (it keeps waiting).
@@ -148,6 +170,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         self._tiers: dict[str, str] = {}
         self._early_cancels: dict[str, float] = {}
         self.endpoints: list[str] = []
+        self._no_tools_defined = define_no_tools_toolset()
 
     @property
     def name(self) -> str:
@@ -201,13 +224,15 @@ class A2APluginAdapter(BasePlatformAdapter):
 
         Hermes ignores an empty list (``if override and isinstance(override,
         list)``) and falls back to platform_toolsets.a2a, so "no toolsets" is
-        sent as ["no_mcp"], Hermes' own sentinel for "no MCP servers either",
-        which names no toolset."""
+        the plugin's empty toolset (NO_TOOLS_TOOLSET, a name Hermes knows:
+        no warning) and ``no_mcp`` (no MCP server either)."""
         tier = self._tiers.get(getattr(source, "chat_id", ""), "public")
         sets = self._settings.peer_toolsets.get(tier)
         if sets is None:
             return None
-        return list(sets) or [NO_TOOLSETS]
+        if sets:
+            return list(sets)
+        return [NO_TOOLS_TOOLSET, NO_MCP] if self._no_tools_defined else [NO_MCP]
 
     def _session_key(self, source: Any) -> str:
         """The session key Hermes' handle_message derives for source."""

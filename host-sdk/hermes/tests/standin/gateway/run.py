@@ -141,7 +141,10 @@ def _platform_tools(config: dict, platform: str) -> set[str]:
     * plugin toolsets: on when the list names them; otherwise off when
       default-off or when ``known_plugin_toolsets.<platform>`` knows them,
       and **on by default** (a new plugin's toolset is enabled everywhere);
-    * ``agent.disabled_toolsets`` removed last.
+    * ``agent.disabled_toolsets`` removed last;
+    * a non-empty list none of whose names is a toolset
+      (``toolsets.validate_toolset``) logs "platform '<p>' has no valid
+      toolsets configured (unknown name(s): …)", once per platform.
     """
     from hermes_cli.plugins import get_plugin_manager
 
@@ -167,7 +170,23 @@ def _platform_tools(config: dict, platform: str) -> set[str]:
         if k in names or (k not in _DEFAULT_OFF_TOOLSETS and k not in known):
             enabled.add(k)
     disabled = {str(t) for t in ((config.get("agent") or {}).get("disabled_toolsets") or [])}
+    # A list in which no name is a toolset leaves the platform without tools
+    # by mistake, Hermes judges (#38798): it says so once per platform.
+    explicit = pts.get(platform)
+    if isinstance(explicit, list) and explicit:
+        from toolsets import validate_toolset
+
+        named = [str(t) for t in explicit if isinstance(t, str) and t]
+        if named and not any(validate_toolset(t) for t in named) and platform not in _warned_invalid_platform_toolsets:
+            _warned_invalid_platform_toolsets.add(platform)
+            logging.getLogger("hermes_cli.tools_config").warning(
+                "platform '%s' has no valid toolsets configured (unknown name(s): %s) - tools will be unavailable. "
+                "Run `hermes tools` to reconfigure. See issue #38798.", platform, ", ".join(named))
     return enabled - disabled
+
+
+#: The platforms warned about (hermes_cli/tools_config.py: once per process).
+_warned_invalid_platform_toolsets: set[str] = set()
 
 
 @dataclass

@@ -426,12 +426,12 @@ class A2APluginAdapter(BasePlatformAdapter):
                  "task awaits it", getattr(source, "chat_id", ""), key)
         task = asyncio.current_task()
         if task is not None:
-            asyncio.ensure_future(self._stop_foreign(key, str(getattr(source, "chat_id", "")), task))
+            asyncio.ensure_future(self._stop_foreign(source, key, str(getattr(source, "chat_id", "")), task))
 
-    async def _stop_foreign(self, key: str, chat_id: str, task: asyncio.Task) -> None:
+    async def _stop_foreign(self, source: Any, key: str, chat_id: str, task: asyncio.Task) -> None:
         """Stop a turn no A2A task awaits the way a cancel stops ours: the
         interrupt, then its processing cancelled if it goes on."""
-        await self.interrupt_session_activity(key, chat_id)
+        await self._interrupt(source, key, chat_id, "no A2A task awaits this turn")
         try:
             await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE)
         except asyncio.TimeoutError:
@@ -596,7 +596,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         session_key = self._session_key(turn.source)
         log.debug("a2a-plugin: interrupting session %s for task %s (started=%s finished=%s)", session_key, turn.task_id,
                   turn.started.is_set(), turn.finished.is_set())
-        await self.interrupt_session_activity(session_key, turn.chat_id)
+        await self._interrupt(turn.source, session_key, turn.chat_id, "the A2A task was cancelled")
         try:
             await asyncio.wait_for(turn.finished.wait(), CANCEL_GRACE)
         except asyncio.TimeoutError:
@@ -605,6 +605,21 @@ class A2APluginAdapter(BasePlatformAdapter):
             await self.cancel_session_processing(session_key)
         log.info("a2a-plugin: cancelled the Hermes turn of task %s (%s)", turn.task_id, req.reason or "no reason given")
         return pb.CancelTurnResponse(cancelled=True)
+
+    async def _interrupt(self, source: Any, session_key: str, chat_id: str, reason: str) -> None:
+        """Interrupt the session's running turn. Hermes 0.21+ has
+        ``request_session_interrupt(source, *, interrupt_reason=…)``, which
+        keys the session itself (profiles included); 0.20.1 has
+        ``interrupt_session_activity(session_key, chat_id)`` with the key
+        this adapter derives as handle_message does."""
+        request = getattr(self, "request_session_interrupt", None)
+        if callable(request):
+            try:
+                await request(source, interrupt_reason=f"a2a-plugin: {reason}")
+                return
+            except TypeError as e:  # another signature: the 0.20.1 call below still works
+                log.debug("a2a-plugin: request_session_interrupt: %s; using interrupt_session_activity", e)
+        await self.interrupt_session_activity(session_key, chat_id)
 
     # -- files -------------------------------------------------------------------
 

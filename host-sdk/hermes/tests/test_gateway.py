@@ -295,6 +295,36 @@ class AdvertisedToolsTest(GatewayTest):
         self.assertEqual(sorted(s["id"] for s in card["skills"]), ["web_search"])
 
 
+class NewerHermesTest(GatewayTest):
+    """The 0.21 API shape: BasePlatformAdapter.request_session_interrupt,
+    which keys the session itself (profiles), is what a cancel uses."""
+
+    async def asyncSetUp(self) -> None:
+        from gateway.platforms import base
+
+        base.use_api_shape("0.21")
+        self.addCleanup(base.use_api_shape, "0.20.1")
+        self.interrupts: list = []
+        orig = base.BasePlatformAdapter.request_session_interrupt
+
+        async def recording(adapter, source, **kw):
+            self.interrupts.append((source.chat_id, kw.get("interrupt_reason")))
+            return await orig(adapter, source, **kw)
+
+        base.BasePlatformAdapter.request_session_interrupt = recording
+        await super().asyncSetUp()
+
+    async def test_cancel_uses_request_session_interrupt(self) -> None:
+        task = await self.send("long job please", configuration={"returnImmediately": True})
+        self.assertTrue(await asyncio.to_thread(self.long_job.started.wait, 20), "the turn's tool never started")
+        cancelled = task_of(await jsonrpc(self.url, "CancelTask", {"id": task["id"]}))
+        self.assertEqual(cancelled["status"]["state"], "TASK_STATE_CANCELED")
+        self.assertTrue(await asyncio.to_thread(self.long_job.interrupted.wait, 20), "the running tool was not interrupted")
+        self.assertEqual(self.interrupts, [(task["contextId"], "a2a-plugin: the A2A task was cancelled")])
+        again = await self.send("hello after cancel", context_id=task["contextId"])
+        self.assertEqual(answer_of(again), "echo: hello after cancel")
+
+
 class DelegationTest(GatewayTest):
     """The model calls a2a_call to a second agent through the tools."""
 

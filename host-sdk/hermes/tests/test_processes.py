@@ -303,6 +303,33 @@ class CoexistenceAndConfigTest(unittest.TestCase):
         self.assertEqual(registry.get_entry("a2a_call").schema["description"], "built in")
         self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
 
+    def test_a_platform_hermes_did_not_register_fails_loading_saying_so(self) -> None:
+        """register_platform returns None when Hermes did not take the entry:
+        the plugin would serve nothing, so it refuses to load, naming the
+        platform; a None with the entry registered (a Hermes whose
+        register_platform returns nothing) is read as success."""
+        from gateway.platform_registry import platform_registry
+        from hermes_cli.plugins import PluginContext
+
+        orig = PluginContext.register_platform
+        self.addCleanup(setattr, PluginContext, "register_platform", orig)
+
+        def returns_none_registers(self, *a, **kw):
+            orig(self, *a, **kw)
+            return None
+
+        PluginContext.register_platform = returns_none_registers
+        loaded = self._discover(base_config(free_port()))
+        self.assertTrue(loaded.enabled, loaded.error)
+        self.assertEqual(platform_registry.get("a2a").plugin_name, "a2a-plugin")
+
+        reset_hermes()
+        PluginContext.register_platform = lambda self, *a, **kw: None  # refused: nothing registered
+        loaded = self._discover(base_config(free_port()))
+        self.assertFalse(loaded.enabled)
+        self.assertIn("Hermes did not register the 'a2a' platform", loaded.error)
+        self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
+
     def test_a_misspelt_binary_setting_fails_loudly_with_its_name(self) -> None:
         loaded = self._discover(base_config(free_port(), {"agent_nmae": "typo"}))
         self.assertFalse(loaded.enabled)

@@ -23,7 +23,12 @@ the running turn (it interrupts the running agent, then the follow-up's
 answer comes back as the first message's reply, with no processing hooks of
 its own), so injecting early would end the earlier task with the later
 one's answer — and a peer's message that arrives right after a final reply
-would become an interrupt of the finished turn. CancelTurn interrupts the running agent
+would become an interrupt of the finished turn. A turn is handed to Hermes only when Hermes would really run it: not while
+its start-up restore gate queues inbound messages (it would report them
+processed at once and replay them later), not while the session runs or
+queues a turn of Hermes' own; a turn Hermes starts by itself in an A2A
+context (the auto-resume after an unclean exit) is stopped, since no task
+awaits it. CancelTurn interrupts the running agent
 (``interrupt_session_activity``, which the gateway turns into
 ``agent.interrupt()``) and, if it has not stopped within a few seconds,
 cancels the processing task (``cancel_session_processing``).

@@ -356,6 +356,8 @@ class InstallTest(unittest.TestCase):
         self.assertIn("enabled: [a2a-plugin]", out.stdout)
         self.assertIn("disabled: [a2a-platform]", out.stdout)
         self.assertIn("platforms:\n    a2a:\n      enabled: true", out.stdout)
+        # Plugin tools sit behind Hermes' tool_search bridge unless it is off.
+        self.assertIn("tools:\n  tool_search:\n    enabled: false", out.stdout)
         # Installing again replaces the installation.
         subprocess.run([sys.executable, os.path.join(support.REPO, "host-sdk", "hermes", "install.py"),
                         "--hermes-home", home, "--binary", plugin_binary(), "--quiet"], check=True, capture_output=True)

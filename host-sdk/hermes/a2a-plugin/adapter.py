@@ -379,7 +379,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         if runner is not None and getattr(runner, "_startup_restore_in_progress", False):
             return "its start-up restore is still running (HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT bounds it)"
         key = self._session_key(turn.source)
-        if key in self._active_sessions or key in self._pending_messages:
+        if self._session_busy(key):
             return f"session {key} is busy with a turn Hermes started itself"
         running = getattr(runner, "_is_session_running", None)
         if callable(running) and running(key):
@@ -395,9 +395,18 @@ class A2APluginAdapter(BasePlatformAdapter):
         key = self._session_key(turn.source)
         if self._pending_messages.get(key) is ev:
             return "queued behind the busy session"
-        if key in self._active_sessions:
+        if self._session_busy(key):
             return "the session is still busy"
         return None
+
+    def _session_busy(self, key: str) -> bool:
+        """Whether the adapter's session guard holds key for a live task (a
+        guard whose task is done is stale: Hermes heals it at the next
+        message, _heal_stale_session_lock)."""
+        if key not in self._active_sessions:
+            return False
+        task = self._session_tasks.get(key)
+        return task is None or not task.done()
 
     def _turn_of(self, event: Any) -> Optional[Turn]:
         token = (getattr(event, "metadata", None) or {}).get("a2a_turn")

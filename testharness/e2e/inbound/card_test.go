@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -305,7 +306,14 @@ func TestAgentCardListsNoHostToolUnlessTheOperatorOptsIn(t *testing.T) {
 		if f.status != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, f.status, f.body)
 		}
-		if got := f.card.skillIDs(); !equal(got, []string{"chat"}) {
+		var got []string // from the JSON itself: the 0.3 card is another shape
+		skills, _ := f.whole["skills"].([]any)
+		for _, s := range skills {
+			if m, ok := s.(map[string]any); ok {
+				got = append(got, fmt.Sprint(m["id"]))
+			}
+		}
+		if !equal(got, []string{"chat"}) {
 			t.Errorf("%s skills = %v, want only the agent's own [chat]", path, got)
 		}
 	}

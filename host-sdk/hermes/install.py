@@ -41,6 +41,9 @@ gateway:
 platform_toolsets:
   a2a: [web, a2a]            # what a local (loopback) caller's turn may use; peers' trust tiers narrow it
   cli: [hermes-cli, a2a]     # the a2a_* tools in the CLI too (Hermes keeps the a2a toolset off unless listed)
+tools:
+  tool_search:
+    enabled: false           # else the model sees tool_search, not the a2a_* tools (plugin tools sit behind it)
 """
 
 

@@ -367,10 +367,15 @@ func (p *parts) stopPush(context.Context) error {
 	return err
 }
 
-// hostSkills is the card's source of skills: the host's live tools
-// (Host.ListTools) as bridge.SkillsOf makes them, or nil without a host.
+// hostSkills is the card's source of skills from the host's live tools
+// (Host.ListTools, as bridge.SkillsOf makes them): only of the toolsets
+// the operator opted in with advertised_toolsets, and nil without them or
+// without a host, so that the card lists the agent's own skills (those
+// its host declares, see agentServerOptions) or the server's one chat
+// skill. A card is public: a host's tool registry says what the operator
+// runs, not what a peer can get. The host lists only tools peers can reach.
 func hostSkills(host plugin.Host, toolsets []string) func(context.Context) ([]a2a.AgentSkill, error) {
-	if host == nil {
+	if host == nil || len(toolsets) == 0 {
 		return nil
 	}
 	return func(ctx context.Context) ([]a2a.AgentSkill, error) {

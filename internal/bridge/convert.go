@@ -198,23 +198,29 @@ func outcomeOf(o pb.Outcome) (tasks.Outcome, error) {
 // agent calls others, not what it offers.
 const OwnToolset = "a2a"
 
-// SkillsOf builds the Agent Card's skills from the host's live tool
-// registry: one skill per tool (first of a name wins), with the tool's
-// description (or a generic one) and its toolset and tags as tags. With
-// toolsets given (advertised_toolsets) only their tools become skills;
-// without, every tool but the plugin's own (OwnToolset).
+// AllToolsets in advertised_toolsets stands for every host toolset but
+// the plugin's own (OwnToolset).
+const AllToolsets = "*"
+
+// SkillsOf builds Agent Card skills from the host's live tool registry,
+// for the toolsets the operator advertises (advertised_toolsets): one skill
+// per tool of those toolsets (first of a name wins; AllToolsets: every tool
+// but the plugin's own), with the tool's description (or a generic one)
+// and its toolset and tags as tags. No toolsets: no skills — the host's
+// tools are private unless the operator opts in.
 func SkillsOf(defs []*pb.ToolDefinition, toolsets []string) []a2a.AgentSkill {
 	out := make([]a2a.AgentSkill, 0, len(defs))
 	seen := make(map[string]bool, len(defs))
+	all := slices.Contains(toolsets, AllToolsets)
 	for _, d := range defs {
 		if d == nil || d.GetName() == "" || seen[d.GetName()] {
 			continue
 		}
-		if len(toolsets) > 0 {
-			if !slices.Contains(toolsets, d.GetToolset()) {
+		if all {
+			if d.GetToolset() == OwnToolset && !slices.Contains(toolsets, OwnToolset) {
 				continue
 			}
-		} else if d.GetToolset() == OwnToolset {
+		} else if !slices.Contains(toolsets, d.GetToolset()) {
 			continue
 		}
 		seen[d.GetName()] = true

@@ -8,9 +8,9 @@ import (
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
-// TestSkillsComeFromTheHostsToolsFilteredByToolset: the card's skills are
-// the host's tools but the plugin's own, or only those of the advertised
-// toolsets; each with a description and tags.
+// TestSkillsComeFromTheHostsToolsFilteredByToolset: host tools become
+// skills only for the advertised toolsets (none without any, every tool but
+// the plugin's own for *); each with a description and tags.
 func TestSkillsComeFromTheHostsToolsFilteredByToolset(t *testing.T) {
 	tools := []*pb.ToolDefinition{
 		{Name: "web_search", Description: "Search the web", Toolset: "web", Tags: []string{"search"}},
@@ -23,7 +23,8 @@ func TestSkillsComeFromTheHostsToolsFilteredByToolset(t *testing.T) {
 		toolsets []string
 		want     string
 	}{
-		{nil, "web_search,read_file"},
+		{nil, ""},
+		{[]string{"*"}, "web_search,read_file"},
 		{[]string{"web", "a2a"}, "web_search,a2a_call"},
 		{[]string{"nothing"}, ""},
 	} {
@@ -39,7 +40,7 @@ func TestSkillsComeFromTheHostsToolsFilteredByToolset(t *testing.T) {
 			t.Errorf("toolsets %v: skills %v, want %s", c.toolsets, ids, c.want)
 		}
 	}
-	skills := SkillsOf(tools, nil)
+	skills := SkillsOf(tools, []string{AllToolsets})
 	if ws := skills[0]; ws.Description != "Search the web" || !slices.Equal(ws.Tags, []string{"web", "search"}) {
 		t.Errorf("web_search skill = %+v", ws)
 	}

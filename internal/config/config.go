@@ -109,7 +109,7 @@ type Config struct {
 	ProviderURL          string   `json:"provider_url" env:"A2A_PROVIDER_URL" help:"Agent Card provider.url."`
 	DocumentationURL     string   `json:"documentation_url" env:"A2A_DOCUMENTATION_URL" help:"Agent Card documentationUrl."`
 	IconURL              string   `json:"icon_url" env:"A2A_ICON_URL" help:"Agent Card iconUrl."`
-	AdvertisedToolsets   []string `json:"advertised_toolsets" env:"A2A_ADVERTISED_TOOLSETS" help:"Host toolsets whose tools become Agent Card skills, comma-separated (default: all but this plugin's own a2a tools)."`
+	AdvertisedToolsets   []string `json:"advertised_toolsets" env:"A2A_ADVERTISED_TOOLSETS" help:"Opt-in: host toolsets whose tools the Agent Card also lists as skills, comma-separated, * for all but this plugin's own a2a tools (default: none, the host's tools stay private)."`
 	ExtendedSkills       []Skill  `json:"extended_skills" help:"Extra skills shown only on the extended Agent Card to authenticated peers (host config only)."`
 	CardSigningKey       string   `json:"card_signing_key" env:"A2A_CARD_SIGNING_KEY" help:"PEM private key file (PKCS#8 Ed25519 or EC P-256) that signs the Agent Card (JWS over the JCS-canonical card); the public key is served at /.well-known/jwks.json."`
 	CardSigningKID       string   `json:"card_signing_kid" env:"A2A_CARD_SIGNING_KID" help:"Key id (kid) of the card signatures (default: the key's RFC 7638 thumbprint)."`

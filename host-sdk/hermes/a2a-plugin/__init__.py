@@ -37,6 +37,18 @@ BUNDLED_A2A = "a2a-platform"
 __all__ = ["register"]
 
 
+def _platform_registered(name: str, factory: object) -> bool:
+    """Whether Hermes' platform registry holds factory under name.
+    register_platform returns None when Hermes did not take the entry (0.20.1;
+    0.21 may return None on success too): the registry decides."""
+    try:
+        from gateway.platform_registry import platform_registry
+    except ImportError:
+        return False
+    entry = platform_registry.get(name)
+    return entry is not None and getattr(entry, "adapter_factory", None) is factory
+
+
 def register(ctx) -> None:
     """Hermes' entry point; runs in every Hermes process (CLI, gateway,
     cron). Registers the binary's tools and the a2a platform. The binary
@@ -71,7 +83,7 @@ def register(ctx) -> None:
 
     from .adapter import PLATFORM_HINT
 
-    ctx.register_platform(
+    handle = ctx.register_platform(
         name=settings_mod.PLATFORM,
         label="A2A (a2a-plugin)",
         adapter_factory=adapter_factory,
@@ -86,4 +98,8 @@ def register(ctx) -> None:
         allow_update_command=False,
         platform_hint=PLATFORM_HINT,
     )
+    if handle is None and not _platform_registered(settings_mod.PLATFORM, adapter_factory):
+        raise RuntimeError(
+            f"a2a-plugin: Hermes did not register the {settings_mod.PLATFORM!r} platform (another plugin or a built-in "
+            "platform holds that name; see the gateway log): disable the other one in config.yaml (plugins.disabled)")
     log.debug("a2a-plugin registered the a2a platform and %d tools: %s", len(names), ", ".join(names))

@@ -23,7 +23,12 @@ the running turn (it interrupts the running agent, then the follow-up's
 answer comes back as the first message's reply, with no processing hooks of
 its own), so injecting early would end the earlier task with the later
 one's answer — and a peer's message that arrives right after a final reply
-would become an interrupt of the finished turn. CancelTurn interrupts the running agent
+would become an interrupt of the finished turn. A turn is handed to Hermes only when Hermes would really run it: not while
+its start-up restore gate queues inbound messages (it would report them
+processed at once and replay them later), not while the session runs or
+queues a turn of Hermes' own; a turn Hermes starts by itself in an A2A
+context (the auto-resume after an unclean exit) is stopped, since no task
+awaits it. CancelTurn interrupts the running agent
 (``interrupt_session_activity``, which the gateway turns into
 ``agent.interrupt()``) and, if it has not stopped within a few seconds,
 cancels the processing task (``cancel_session_processing``).
@@ -62,9 +67,31 @@ mimetypes.init()
 
 TIER_NAMES = {pb.TRUST_TIER_PUBLIC: "public", pb.TRUST_TIER_TRUSTED: "trusted", pb.TRUST_TIER_LOCAL: "local"}
 
-#: What toolsets_for_source returns for "no toolsets": Hermes' no_mcp
-#: sentinel (an empty list would be ignored).
-NO_TOOLSETS = "no_mcp"
+#: A toolset with no tools, which the plugin adds to Hermes' toolset table
+#: (toolsets.create_custom_toolset) at register time: how a turn is given no
+#: tools. Hermes ignores an empty list (the platform's toolsets would apply),
+#: and warns at a list in which no name is a toolset
+#: (hermes_cli/tools_config.py _get_platform_tools: "platform 'a2a' has no
+#: valid toolsets configured"), which ["no_mcp"] alone is.
+NO_TOOLS_TOOLSET = "a2a-no-tools"
+#: Hermes' sentinel that keeps every MCP server out of the turn.
+NO_MCP = "no_mcp"
+
+
+def define_no_tools_toolset() -> bool:
+    """Add NO_TOOLS_TOOLSET to Hermes' toolset table; False when this
+    Hermes has no such API (then "no tools" is ["no_mcp"] alone, and Hermes
+    warns once)."""
+    try:
+        import toolsets
+    except ImportError:
+        return False
+    create = getattr(toolsets, "create_custom_toolset", None)
+    if not callable(create):
+        return False
+    create(NO_TOOLS_TOOLSET, "No tools: the turns of A2A peers whose trust tier a2a-plugin gives none", tools=[],
+           includes=[])
+    return True
 
 #: After how long a context's next turn, still waiting for Hermes to finish
 #: the previous one, says so in the log (it keeps waiting).
@@ -72,8 +99,12 @@ PREVIOUS_TURN_WAIT = 30.0
 #: How long a cancelled turn may take to stop after the interrupt before its
 #: processing task is cancelled.
 CANCEL_GRACE = 5.0
-#: How long Hermes may take to start an injected turn before it is failed.
+#: How long Hermes may take to start an injected turn before it is failed
+#: (unless Hermes still holds its message: see A2APluginAdapter._held).
 START_GRACE = 30.0
+#: How often a turn waiting for Hermes to be ready (its start-up restore
+#: gate, a session busy with a turn Hermes started itself) looks again.
+READY_POLL = 0.05
 #: How long a CancelTurn for a task this adapter has not seen yet is
 #: remembered: CancelTurn and HandleMessage are separate calls, so a cancel
 #: may overtake the message it cancels.
@@ -113,6 +144,10 @@ class Turn:
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     injected: asyncio.Event = field(default_factory=asyncio.Event)
     prev: Optional["Turn"] = None
+    #: Hermes ran the hooks of this turn's event without processing it (its
+    #: start-up restore gate queued the event, gateway/run.py
+    #: _queue_startup_restore_event): the replay starts it again.
+    requeued: bool = False
 
 
 class A2APluginAdapter(BasePlatformAdapter):
@@ -140,6 +175,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         self._tiers: dict[str, str] = {}
         self._early_cancels: dict[str, float] = {}
         self.endpoints: list[str] = []
+        self._no_tools_defined = define_no_tools_toolset()
 
     @property
     def name(self) -> str:
@@ -193,13 +229,15 @@ class A2APluginAdapter(BasePlatformAdapter):
 
         Hermes ignores an empty list (``if override and isinstance(override,
         list)``) and falls back to platform_toolsets.a2a, so "no toolsets" is
-        sent as ["no_mcp"], Hermes' own sentinel for "no MCP servers either",
-        which names no toolset."""
+        the plugin's empty toolset (NO_TOOLS_TOOLSET, a name Hermes knows:
+        no warning) and ``no_mcp`` (no MCP server either)."""
         tier = self._tiers.get(getattr(source, "chat_id", ""), "public")
         sets = self._settings.peer_toolsets.get(tier)
         if sets is None:
             return None
-        return list(sets) or [NO_TOOLSETS]
+        if sets:
+            return list(sets)
+        return [NO_TOOLS_TOOLSET, NO_MCP] if self._no_tools_defined else [NO_MCP]
 
     def _session_key(self, source: Any) -> str:
         """The session key Hermes' handle_message derives for source."""
@@ -281,6 +319,15 @@ class A2APluginAdapter(BasePlatformAdapter):
                 log.info("a2a-plugin: task %s waits for Hermes to finish the previous turn of context %s (still "
                          "running after %gs)", turn.task_id, turn.chat_id, PREVIOUS_TURN_WAIT)
                 await prev.finished.wait()
+        waited, since = None, time.monotonic()
+        while not turn.cancelled:
+            why = self._not_ready(turn)
+            if why is None:
+                break
+            if waited is None or (why != waited and time.monotonic() - since > PREVIOUS_TURN_WAIT):
+                log.info("a2a-plugin: task %s waits for Hermes: %s", turn.task_id, why)
+                waited, since = why, time.monotonic()
+            await asyncio.sleep(READY_POLL)
         try:
             if turn.cancelled:
                 turn.finished.set()
@@ -293,13 +340,73 @@ class A2APluginAdapter(BasePlatformAdapter):
             return
         finally:
             turn.injected.set()
-        try:
-            await asyncio.wait_for(turn.started.wait(), START_GRACE)
-        except asyncio.TimeoutError:
-            if not turn.ended:
+        await self._await_start(turn)
+
+    async def _await_start(self, turn: Turn) -> None:
+        """Wait for Hermes to start the injected turn; fail it only when
+        Hermes no longer holds its message after START_GRACE (a message
+        queued behind a busy session or by the start-up restore gate starts
+        later, however long that takes)."""
+        while True:
+            try:
+                await asyncio.wait_for(turn.started.wait(), START_GRACE)
+                return
+            except asyncio.TimeoutError:
+                pass
+            if turn.ended:
+                break
+            held = self._held(turn)
+            if held is None:
                 log.error("a2a-plugin: Hermes did not start task %s within %gs", turn.task_id, START_GRACE)
                 await self._end(turn, pb.OUTCOME_FAILURE, "Hermes did not start the turn (see the gateway log)")
-            turn.finished.set()
+                break
+            log.info("a2a-plugin: task %s is still waiting in Hermes (%s)", turn.task_id, held)
+        turn.finished.set()
+
+    def _runner(self) -> Any:
+        return getattr(self, "gateway_runner", None)
+
+    def _not_ready(self, turn: Turn) -> Optional[str]:
+        """Why Hermes would not run the turn now, or None. Its start-up
+        restore gate queues every inbound message and replays it later
+        (gateway/run.py: GatewayRunner._handle_message →
+        _queue_startup_restore_event, _finish_startup_restore), but runs the
+        hooks at once, so a turn handed over then would end without its
+        answer; a session busy with a turn Hermes started itself (the
+        auto-resume after an unclean exit, _schedule_resume_pending_sessions)
+        would take ours as a follow-up of that turn."""
+        runner = self._runner()
+        if runner is not None and getattr(runner, "_startup_restore_in_progress", False):
+            return "its start-up restore is still running (HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT bounds it)"
+        key = self._session_key(turn.source)
+        if self._session_busy(key):
+            return f"session {key} is busy with a turn Hermes started itself"
+        running = getattr(runner, "_is_session_running", None)
+        if callable(running) and running(key):
+            return f"session {key} is busy with a turn Hermes started itself"
+        return None
+
+    def _held(self, turn: Turn) -> Optional[str]:
+        """Where Hermes still holds the turn's message, or None."""
+        ev = turn.event
+        runner = self._runner()
+        if ev is not None and any(q is ev for q in (getattr(runner, "_startup_restore_queue", None) or [])):
+            return "queued by the start-up restore gate"
+        key = self._session_key(turn.source)
+        if self._pending_messages.get(key) is ev:
+            return "queued behind the busy session"
+        if self._session_busy(key):
+            return "the session is still busy"
+        return None
+
+    def _session_busy(self, key: str) -> bool:
+        """Whether the adapter's session guard holds key for a live task (a
+        guard whose task is done is stale: Hermes heals it at the next
+        message, _heal_stale_session_lock)."""
+        if key not in self._active_sessions:
+            return False
+        task = self._session_tasks.get(key)
+        return task is None or not task.done()
 
     def _turn_of(self, event: Any) -> Optional[Turn]:
         token = (getattr(event, "metadata", None) or {}).get("a2a_turn")
@@ -308,7 +415,9 @@ class A2APluginAdapter(BasePlatformAdapter):
     async def on_processing_start(self, event: MessageEvent) -> None:
         turn = self._turn_of(event)
         if turn is None:
+            self._foreign_turn(event)
             return
+        turn.requeued = False
         task = asyncio.current_task()
         if task is not None:
             task.add_done_callback(lambda _t: self._finished(turn))
@@ -316,7 +425,38 @@ class A2APluginAdapter(BasePlatformAdapter):
             self._finished(turn)
         turn.started.set()
 
+    def _foreign_turn(self, event: Any) -> None:
+        """A turn Hermes started by itself in an A2A context — the
+        auto-resume of an interrupted session after an unclean exit
+        (gateway/run.py _schedule_resume_pending_sessions: internal=True,
+        empty text). No A2A task awaits it (the binary failed the
+        interrupted task when it started) and its answer would go nowhere:
+        cancel it, so the context's next task gets the session."""
+        source = getattr(event, "source", None)
+        if source is None or getattr(source, "platform", None) != self.platform:
+            return
+        key = self._session_key(source)
+        log.info("a2a-plugin: cancelling a turn Hermes started by itself in A2A context %s (session %s): no A2A "
+                 "task awaits it", getattr(source, "chat_id", ""), key)
+        task = asyncio.current_task()
+        if task is not None:
+            asyncio.ensure_future(self._stop_foreign(source, key, str(getattr(source, "chat_id", "")), task))
+
+    async def _stop_foreign(self, source: Any, key: str, chat_id: str, task: asyncio.Task) -> None:
+        """Stop a turn no A2A task awaits the way a cancel stops ours: the
+        interrupt, then its processing cancelled if it goes on."""
+        await self._interrupt(source, key, chat_id, "no A2A task awaits this turn")
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE)
+        except asyncio.TimeoutError:
+            if self._session_tasks.get(key) is task:
+                await self.cancel_session_processing(key, release_guard=True, discard_pending=False)
+        except BaseException:  # the task's own end (cancelled, failed) is Hermes' to log
+            pass
+
     def _finished(self, turn: Turn) -> None:
+        if turn.requeued:
+            return  # its processing task ended without processing it; the replay is its turn
         turn.finished.set()
         self._by_token.pop(turn.token, None)
         if self._by_task.get(turn.task_id) is turn:
@@ -327,6 +467,15 @@ class A2APluginAdapter(BasePlatformAdapter):
     async def on_processing_complete(self, event: MessageEvent, outcome: ProcessingOutcome) -> None:
         turn = self._turn_of(event)
         if turn is None or turn.ended:
+            return
+        runner = self._runner()
+        if not turn.final and any(q is event for q in (getattr(runner, "_startup_restore_queue", None) or [])):
+            # Hermes' start-up restore gate queued the event instead of
+            # processing it; it replays it once the gate opens.
+            log.info("a2a-plugin: Hermes queued task %s until its start-up restore ends", turn.task_id)
+            turn.requeued = True
+            turn.started.clear()
+            asyncio.ensure_future(self._await_start(turn))
             return
         if turn.final and outcome is not ProcessingOutcome.CANCELLED:
             await self._answer(turn)
@@ -461,7 +610,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         session_key = self._session_key(turn.source)
         log.debug("a2a-plugin: interrupting session %s for task %s (started=%s finished=%s)", session_key, turn.task_id,
                   turn.started.is_set(), turn.finished.is_set())
-        await self.interrupt_session_activity(session_key, turn.chat_id)
+        await self._interrupt(turn.source, session_key, turn.chat_id, "the A2A task was cancelled")
         try:
             await asyncio.wait_for(turn.finished.wait(), CANCEL_GRACE)
         except asyncio.TimeoutError:
@@ -470,6 +619,21 @@ class A2APluginAdapter(BasePlatformAdapter):
             await self.cancel_session_processing(session_key)
         log.info("a2a-plugin: cancelled the Hermes turn of task %s (%s)", turn.task_id, req.reason or "no reason given")
         return pb.CancelTurnResponse(cancelled=True)
+
+    async def _interrupt(self, source: Any, session_key: str, chat_id: str, reason: str) -> None:
+        """Interrupt the session's running turn. Hermes 0.21+ has
+        ``request_session_interrupt(source, *, interrupt_reason=…)``, which
+        keys the session itself (profiles included); 0.20.1 has
+        ``interrupt_session_activity(session_key, chat_id)`` with the key
+        this adapter derives as handle_message does."""
+        request = getattr(self, "request_session_interrupt", None)
+        if callable(request):
+            try:
+                await request(source, interrupt_reason=f"a2a-plugin: {reason}")
+                return
+            except TypeError as e:  # another signature: the 0.20.1 call below still works
+                log.debug("a2a-plugin: request_session_interrupt: %s; using interrupt_session_activity", e)
+        await self.interrupt_session_activity(session_key, chat_id)
 
     # -- files -------------------------------------------------------------------
 

@@ -37,7 +37,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from typing import Any, Callable, Optional
 
@@ -46,6 +45,7 @@ from google.protobuf import json_format
 
 from agentplugin.v1 import agentplugin_pb2_grpc as pbg
 from agentplugin_host import LoopThread, Manager, NotReady, Options, PluginError, StatusError, Unavailable, pb
+from agentplugin_host.tmpdirs import make_owned_dir
 from agentplugin_host.toolset import ToolsetClient
 
 from .settings import Settings
@@ -61,20 +61,51 @@ class OwnedElsewhere(PluginError):
     """Another process already runs the binary on this data directory."""
 
 
-def hermes_tool_definitions() -> list[pb.ToolDefinition]:
-    """Hermes' live tool registry as ToolDefinitions (the Agent Card's
-    skills come from it)."""
+def peer_reachable_toolsets(settings: Settings) -> set[str]:
+    """The toolsets a peer's turn may use: those settings.peer_toolsets
+    names for the public and trusted tiers (a tier left to the platform's
+    own toolsets names none here; local callers are not peers)."""
+    out: set[str] = set()
+    for tier in ("public", "trusted"):
+        out.update(str(t) for t in (settings.peer_toolsets.get(tier) or []))
+    return out
+
+
+def _available(entry: Any) -> bool:
+    """Whether a registry entry's check_fn passes (Hermes offers a tool
+    whose check fails to no turn)."""
+    check = getattr(entry, "check_fn", None)
+    if check is None:
+        return True
+    try:
+        return bool(check())
+    except Exception:
+        return False
+
+
+def hermes_tool_definitions(settings: Optional[Settings] = None) -> list[pb.ToolDefinition]:
+    """Hermes' live tool registry as ToolDefinitions, for the Agent Card's
+    skills when the operator advertises host tools (the binary's
+    advertised_toolsets): only the tools a peer can get — of a toolset some
+    peer tier may use (peer_toolsets) and available (check_fn) — never the
+    operator's whole registry."""
     try:
         from tools.registry import registry  # Hermes' process-wide registry
     except ImportError:
         return []
+    reachable = peer_reachable_toolsets(settings) if settings is not None else None
     out = []
     for e in registry.get_all_entries():
+        toolset = str(getattr(e, "toolset", "") or "")
+        if reachable is not None and toolset not in reachable:
+            continue
+        if not _available(e):
+            continue
         schema = getattr(e, "schema", None) or {}
         out.append(pb.ToolDefinition(
             name=e.name, description=str(schema.get("description") or getattr(e, "description", "") or ""),
             parameters_json_schema=json.dumps(schema.get("parameters") or {"type": "object"}),
-            toolset=str(getattr(e, "toolset", "") or "")))
+            toolset=toolset))
     return out
 
 
@@ -83,8 +114,9 @@ class HostBridge:
     callbacks (which hop to the gateway loop), or NotReady between an
     adapter's disconnect and the next connect."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.adapter: Any = None
+        self._settings = settings
 
     def _adapter(self) -> Any:
         if self.adapter is None:
@@ -98,7 +130,7 @@ class HostBridge:
         return await self._adapter().host_cancel_turn(req)
 
     async def list_tools(self) -> list[pb.ToolDefinition]:
-        return hermes_tool_definitions()
+        return hermes_tool_definitions(self._settings)
 
 
 class ToolsOnlyHost:
@@ -112,7 +144,7 @@ class ToolsOnlyHost:
         return pb.CancelTurnResponse(cancelled=False)
 
     async def list_tools(self) -> list[pb.ToolDefinition]:
-        return hermes_tool_definitions()
+        return []  # it serves no card
 
 
 class Runtime:
@@ -142,7 +174,7 @@ class Runtime:
         for d in (data_dir, self.state_dir, self.run_dir):
             os.makedirs(d, mode=0o700, exist_ok=True)
         self.lt = LoopThread("a2a-plugin")
-        self.bridge = HostBridge()
+        self.bridge = HostBridge(settings)
         self._closed = False
         # Owned by the loop thread:
         self._owner: Optional[Manager] = None
@@ -277,7 +309,7 @@ class Runtime:
     async def _private_manager(self) -> Manager:
         async with self._lock():
             if self._private is None:
-                self._private_dir = tempfile.mkdtemp(prefix="a2a-plugin-tools-")
+                self._private_dir = make_owned_dir("a2a-plugin-tools-")
                 config = dict(self.settings.a2a)
                 config["store"] = "memory"
                 m = Manager(self._options(ToolsOnlyHost(), self._private_dir, config, connect=False,
@@ -433,7 +465,8 @@ class Runtime:
         """Serve the owner's ToolsetService to the other processes of this
         HERMES_HOME, on a Unix socket in a private 0700 directory (short
         path: socket paths are limited to ~100 bytes)."""
-        self._proxy_dir = tempfile.mkdtemp(prefix="a2a-plugin-")
+        # Naming this process, after sweeping those killed gateways left.
+        self._proxy_dir = make_owned_dir("a2a-plugin-")
         sock = os.path.join(self._proxy_dir, "tools.sock")
         server = grpc.aio.server()
         pbg.add_ToolsetServiceServicer_to_server(_ToolProxy(self), server)

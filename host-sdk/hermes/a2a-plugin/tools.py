@@ -102,6 +102,19 @@ def make_handler(rt: Runtime, name: str, keepalive: Optional[Keepalive] = None) 
     return handler
 
 
+def _registered(name: str, handler: Callable[..., Any]) -> bool:
+    """Whether Hermes' registry holds handler under name. register_tool
+    returns None when Hermes refuses a name (one that shadows a built-in
+    tool, 0.20.1 and 0.21); the registry decides, so a Hermes whose
+    register_tool returns nothing on success is read right too."""
+    try:
+        from tools.registry import registry
+    except ImportError:
+        return False
+    entry = registry.get_entry(name)
+    return entry is not None and getattr(entry, "handler", None) is handler
+
+
 def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Keepalive] = None) -> list[str]:
     """Register every tool of the binary in the a2a toolset; raises
     ToolClash when Hermes refuses one. (A same-named tool of Hermes' bundled
@@ -110,10 +123,11 @@ def register_tools(ctx: Any, rt: Runtime, keepalive: Optional[Keepalive] = None)
     for td in rt.tool_definitions():
         schema = {"name": td.name, "description": td.description,
                   "parameters": json.loads(td.parameters_json_schema or '{"type": "object"}')}
+        handler = make_handler(rt, td.name, keepalive)
         handle = ctx.register_tool(
-            name=td.name, toolset=TOOLSET, schema=schema, handler=make_handler(rt, td.name, keepalive),
+            name=td.name, toolset=TOOLSET, schema=schema, handler=handler,
             check_fn=rt.binary_present, description=td.description, emoji="🛰️")
-        if handle is None:
+        if handle is None and not _registered(td.name, handler):
             raise ToolClash(
                 f"{PLUGIN_ID}: Hermes refused tool {td.name!r}: a built-in tool, or another plugin's tool in "
                 f"another toolset, already has that name (see the gateway log). Disable that plugin in "

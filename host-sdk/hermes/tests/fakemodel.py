@@ -14,6 +14,9 @@ What the peer wrote (inside the binary's untrusted-input frame) decides:
   ``progress …`` → calls ``progress_job``; ``report`` → a reply with a
   ``MEDIA:`` file line; ``chart`` → a reply with a Markdown image; after a tool result → "<tool> said: <result>"
 * ``crash`` → the model provider raises
+* a turn that resumes interrupted work (the gateway's ``[System note: the
+  gateway restarted …]`` recovery note alone) → calls ``long_job`` (the work
+  goes on); the note before a message → the rules above for the message
 * anything else → "echo: <text>"
 
 Every call is recorded (the messages and the tool names offered).
@@ -60,6 +63,9 @@ class Calls:
 
 CALLS = Calls()
 
+#: How the stand-in gateway's recovery note starts (gateway/run.py).
+RESUME_NOTE = "[System note: the gateway restarted"
+
 
 def _message(content: str = "", tool_calls: Optional[list] = None) -> Any:
     return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=content, tool_calls=tool_calls),
@@ -92,6 +98,11 @@ def brain(messages: list[dict]) -> Any:
         return _message("I know no word.")
     if text.startswith("book a table"):
         return _message("[INPUT_REQUIRED] For how many people?")
+    if text.startswith(RESUME_NOTE):
+        note, _, rest = text.partition("]")
+        if not rest.strip():
+            return _call("long_job", {})  # the auto-resume turn: the interrupted work goes on
+        text = peer_text(rest.strip())  # a message after a restart: the note, then the message
     if text.startswith("long job") or text.startswith("slow"):
         return _call("long_job", {})
     if text.startswith("progress"):

@@ -88,9 +88,14 @@ def reset_hermes() -> None:
     from gateway.platform_registry import platform_registry
     from tools.registry import registry
 
+    import toolsets
+    from gateway import run
+
     plugins._reset_plugin_managers_for_tests()
     registry.clear()
     platform_registry.clear()
+    toolsets.TOOLSETS.clear()
+    run._warned_invalid_platform_toolsets.clear()
 
 
 def message(text: str, context_id: str = "", task_id: str = "", parts: Optional[list] = None) -> dict:

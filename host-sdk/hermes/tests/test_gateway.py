@@ -274,9 +274,55 @@ class InboundTest(GatewayTest):
         # An error result reaches the model as {"error": …}.
         out = registry.dispatch("a2a_call", {"agent": "nobody", "message": "hi"})
         self.assertIn("error", json.loads(out))
-        # The Agent Card's skills come from Hermes' live registry.
+        # The Agent Card lists the agent's own skill, never Hermes' tool
+        # registry (a terminal here), unless the operator opts in.
         card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
-        self.assertIn("web_search", [s["id"] for s in card["skills"]])
+        self.assertEqual([s["id"] for s in card["skills"]], ["chat"])
+
+
+class AdvertisedToolsTest(GatewayTest):
+    """The operator opts in (advertised_toolsets: ["*"]): the card lists
+    the tools a peer can get — of a toolset peer_toolsets gives a peer tier,
+    available (check_fn) — not the terminal, not a tool whose check fails."""
+
+    a2a_extra = {"advertised_toolsets": ["*"]}
+
+    async def test_the_card_lists_only_tools_peers_can_get(self) -> None:
+        registry.register(name="web_extract", toolset="web", handler=lambda args, **kw: "",
+                          schema={"name": "web_extract", "description": "Extract a page.", "parameters": {"type": "object"}},
+                          check_fn=lambda: False)
+        card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
+        self.assertEqual(sorted(s["id"] for s in card["skills"]), ["web_search"])
+
+
+class NewerHermesTest(GatewayTest):
+    """The 0.21 API shape: BasePlatformAdapter.request_session_interrupt,
+    which keys the session itself (profiles), is what a cancel uses."""
+
+    async def asyncSetUp(self) -> None:
+        from gateway.platforms import base
+
+        base.use_api_shape("0.21")
+        self.addCleanup(base.use_api_shape, "0.20.1")
+        self.interrupts: list = []
+        orig = base.BasePlatformAdapter.request_session_interrupt
+
+        async def recording(adapter, source, **kw):
+            self.interrupts.append((source.chat_id, kw.get("interrupt_reason")))
+            return await orig(adapter, source, **kw)
+
+        base.BasePlatformAdapter.request_session_interrupt = recording
+        await super().asyncSetUp()
+
+    async def test_cancel_uses_request_session_interrupt(self) -> None:
+        task = await self.send("long job please", configuration={"returnImmediately": True})
+        self.assertTrue(await asyncio.to_thread(self.long_job.started.wait, 20), "the turn's tool never started")
+        cancelled = task_of(await jsonrpc(self.url, "CancelTask", {"id": task["id"]}))
+        self.assertEqual(cancelled["status"]["state"], "TASK_STATE_CANCELED")
+        self.assertTrue(await asyncio.to_thread(self.long_job.interrupted.wait, 20), "the running tool was not interrupted")
+        self.assertEqual(self.interrupts, [(task["contextId"], "a2a-plugin: the A2A task was cancelled")])
+        again = await self.send("hello after cancel", context_id=task["contextId"])
+        self.assertEqual(answer_of(again), "echo: hello after cancel")
 
 
 class DelegationTest(GatewayTest):
@@ -365,7 +411,10 @@ class TrustTierTest(GatewayTest):
     a2a_extra = {"loopback_is_local": False, "bearer_token": PEER_ALICE, "peer_tokens": {"bob": PEER_BOB}}
 
     async def test_public_peer_gets_no_tools_and_trusted_peer_some(self) -> None:
-        resp = await jsonrpc(self.url, "SendMessage", {"message": message("hello from bob")}, token=PEER_BOB)
+        # "No tools" in a way Hermes takes silently: no "platform 'a2a' has
+        # no valid toolsets configured" telling the operator to reconfigure.
+        with self.assertNoLogs("hermes_cli.tools_config", level="WARNING"):
+            resp = await jsonrpc(self.url, "SendMessage", {"message": message("hello from bob")}, token=PEER_BOB)
         self.assertEqual(task_of(resp)["status"]["state"], "TASK_STATE_COMPLETED")
         self.assertEqual(self.events[-1].metadata["a2a_trust_tier"], "public")
         self.assertEqual(fakemodel.CALLS.tools_offered(), set(), "a public peer's turn may use no tools")

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -85,6 +87,22 @@ def _gone_within(pids: list[int], timeout: float = 20) -> list[int]:
     return left
 
 
+def _socket_dirs_of(pid: int) -> list[str]:
+    """The socket directories (a2a-plugin-*, agentplugin-*) naming pid as
+    their owner."""
+    root = tempfile.gettempdir()
+    out = []
+    for n in os.listdir(root):
+        if n.startswith(("a2a-plugin-", "agentplugin-")):
+            try:
+                with open(os.path.join(root, n, "owner.pid")) as f:
+                    if int(f.read().strip()) == pid:
+                        out.append(os.path.join(root, n))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
 def _data_dir(home: str) -> str:
     root = os.path.join(home, "plugin-data")
     (name,) = os.listdir(root)
@@ -153,6 +171,29 @@ class OneBinaryPerHomeTest(unittest.TestCase):
         gw.proc.kill()
         gw.proc.wait()
         self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
+
+    def test_the_next_gateway_sweeps_the_socket_directories_a_killed_one_left(self) -> None:
+        """A killed gateway cannot remove its socket directories (the tool
+        proxy's a2a-plugin-*, the SDK's agentplugin-*); the next start
+        removes them — only those whose owner process is dead."""
+        gw = GatewayProcess(self.home)
+        self.addCleanup(gw.stop)
+        kids = _children(gw.info["pid"])
+        left = _socket_dirs_of(gw.info["pid"])
+        self.assertEqual(sorted(os.path.basename(d).split("-")[0] for d in left), ["a2a", "agentplugin"], left)
+        gw.proc.kill()
+        gw.proc.wait()
+        self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
+        self.assertTrue(all(os.path.isdir(d) for d in left), "the killed gateway's directories are the test's premise")
+        live = tempfile.mkdtemp(prefix="agentplugin-")  # of a live process: this one
+        self.addCleanup(shutil.rmtree, live, True)
+        with open(os.path.join(live, "owner.pid"), "w") as f:
+            f.write(f"{os.getpid()}\n")
+        nxt = GatewayProcess(self.home)
+        self.addCleanup(nxt.stop)
+        self.assertEqual([d for d in left if os.path.exists(d)], [], "the killed gateway's socket directories are left")
+        self.assertTrue(os.path.isdir(live), "a live process's directory was swept")
+        self.assertEqual(len(_socket_dirs_of(nxt.info["pid"])), 2)
 
     def test_cli_process_without_gateway_runs_a_private_tools_only_binary(self) -> None:
         out = _tool(self.home, "a2a_list", {})
@@ -262,6 +303,33 @@ class CoexistenceAndConfigTest(unittest.TestCase):
         self.assertEqual(registry.get_entry("a2a_call").schema["description"], "built in")
         self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
 
+    def test_a_platform_hermes_did_not_register_fails_loading_saying_so(self) -> None:
+        """register_platform returns None when Hermes did not take the entry:
+        the plugin would serve nothing, so it refuses to load, naming the
+        platform; a None with the entry registered (a Hermes whose
+        register_platform returns nothing) is read as success."""
+        from gateway.platform_registry import platform_registry
+        from hermes_cli.plugins import PluginContext
+
+        orig = PluginContext.register_platform
+        self.addCleanup(setattr, PluginContext, "register_platform", orig)
+
+        def returns_none_registers(self, *a, **kw):
+            orig(self, *a, **kw)
+            return None
+
+        PluginContext.register_platform = returns_none_registers
+        loaded = self._discover(base_config(free_port()))
+        self.assertTrue(loaded.enabled, loaded.error)
+        self.assertEqual(platform_registry.get("a2a").plugin_name, "a2a-plugin")
+
+        reset_hermes()
+        PluginContext.register_platform = lambda self, *a, **kw: None  # refused: nothing registered
+        loaded = self._discover(base_config(free_port()))
+        self.assertFalse(loaded.enabled)
+        self.assertIn("Hermes did not register the 'a2a' platform", loaded.error)
+        self.assertIsNone(registry.get_entry("a2a_route"), "nothing of a2a-plugin stays registered")
+
     def test_a_misspelt_binary_setting_fails_loudly_with_its_name(self) -> None:
         loaded = self._discover(base_config(free_port(), {"agent_nmae": "typo"}))
         self.assertFalse(loaded.enabled)
@@ -288,6 +356,8 @@ class InstallTest(unittest.TestCase):
         self.assertIn("enabled: [a2a-plugin]", out.stdout)
         self.assertIn("disabled: [a2a-platform]", out.stdout)
         self.assertIn("platforms:\n    a2a:\n      enabled: true", out.stdout)
+        # Plugin tools sit behind Hermes' tool_search bridge unless it is off.
+        self.assertIn("tools:\n  tool_search:\n    enabled: false", out.stdout)
         # Installing again replaces the installation.
         subprocess.run([sys.executable, os.path.join(support.REPO, "host-sdk", "hermes", "install.py"),
                         "--hermes-home", home, "--binary", plugin_binary(), "--quiet"], check=True, capture_output=True)

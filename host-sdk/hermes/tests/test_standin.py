@@ -258,9 +258,28 @@ class SentinelToolsetsTest(StandinTest):
         ctx.register_tool("a2a_thing", "a2a", {"name": "a2a_thing", "description": "x", "parameters": {}},
                           lambda a, **k: "x")
         rec = self.rec
-        await rec.handle_message(rec.event("hello", "t1"))
-        await _until(lambda: ("complete", "t1", "success") in rec.hooks, "the turn to end")
+        with self.assertLogs("hermes_cli.tools_config", level="WARNING") as logs:
+            await rec.handle_message(rec.event("hello", "t1"))
+            await _until(lambda: ("complete", "t1", "success") in rec.hooks, "the turn to end")
         self.assertEqual(fakemodel.CALLS.tools_offered(), {"other_tool"})
+        # A list in which no name is a toolset: Hermes warns (#38798).
+        self.assertIn("platform 'rec' has no valid toolsets configured (unknown name(s): no_mcp)", logs.output[0])
+
+
+class CustomToolsetTest(StandinTest):
+    toolsets: Optional[list] = ["nothing-here", "no_mcp"]
+
+    async def test_an_empty_custom_toolset_gives_no_tools_without_a_warning(self) -> None:
+        """toolsets.create_custom_toolset adds a name validate_toolset
+        knows; its (no) tools are the turn's."""
+        import toolsets
+
+        toolsets.create_custom_toolset("nothing-here", "no tools", tools=[], includes=[])
+        rec = self.rec
+        with self.assertNoLogs("hermes_cli.tools_config", level="WARNING"):
+            await rec.handle_message(rec.event("hello", "t1"))
+            await _until(lambda: ("complete", "t1", "success") in rec.hooks, "the turn to end")
+        self.assertEqual(fakemodel.CALLS.tools_offered(), set())
 
 
 class ConnectTest(StandinTest):

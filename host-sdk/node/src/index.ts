@@ -8,5 +8,6 @@ export { HostServer, optionalRpcs, DEFAULT_HEARTBEAT_MS, type HostHandler, type 
 export { CallError, Code, HandshakeError, PluginUnavailableError, UnimplementedError } from "./errors.js";
 export { consoleLogger, nullLogger, readableLogLine, type Logger, type LogLevel } from "./log.js";
 export { BASE_ENV_ALLOW, buildEnv } from "./env.js";
+export { OWNER_FILE, makeOwnedDir, sweepDead } from "./tmpdirs.js";
 export { parseHandshake, type HandshakeLine } from "./handshake.js";
 export { CONTRACT_PROTO, MAX_MESSAGE_BYTES, type CallOpts } from "./proto.js";

@@ -13,6 +13,7 @@ import { nullLogger, type Logger, type LogLevel } from "./log.js";
 import { Plugin, type Instance } from "./plugin.js";
 import { PluginProcess } from "./process.js";
 import { unary, type CallOpts } from "./proto.js";
+import { makeOwnedDir } from "./tmpdirs.js";
 
 /** How a crashed plugin is restarted (see the Go RestartPolicy). */
 export interface RestartPolicy {
@@ -104,9 +105,9 @@ export class Manager {
     };
     this.log = opts.logger ?? nullLogger;
     // The plugins' sockets and the host's broker sockets live in a private
-    // directory: only this user can connect, so no AutoMTLS is needed.
-    this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), "agentplugin-"));
-    fs.chmodSync(this.socketDir, 0o700);
+    // directory: only this user can connect, so no AutoMTLS is needed. It
+    // names this process, and those killed hosts left are swept first.
+    this.socketDir = makeOwnedDir("agentplugin-");
   }
 
   /** Every loaded plugin (whatever its state), sorted by name. */

@@ -35,7 +35,8 @@ before(async () => {
     host,
     logger,
     logLevel: "debug",
-    config: { a2a: a2aConfig({ agent_name: "Under Test", a2a_agents: [{ name: "b", url: peerURL }, { name: "c", url: peerURL }] }) },
+    // advertised_toolsets: the host's tools on the card (an opt-in).
+    config: { a2a: a2aConfig({ agent_name: "Under Test", advertised_toolsets: ["*"], a2a_agents: [{ name: "b", url: peerURL }, { name: "c", url: peerURL }] }) },
   });
   await m.start();
   a2a = m.plugin("a2a");
@@ -119,7 +120,7 @@ test("CancelTask reaches the host as CancelTurn", async () => {
   assert.equal(ct.req.chatId, r.result.task.contextId);
 });
 
-test("HostService.ListTools feeds the Agent Card's skills", async () => {
+test("HostService.ListTools feeds the Agent Card's skills when advertised", async () => {
   const card = await (await fetch(new URL("/.well-known/agent-card.json", url))).json();
   assert.ok(card.skills.some((s) => s.id === "host_search"), JSON.stringify(card.skills));
 });

@@ -68,7 +68,8 @@ class ContractTest(unittest.IsolatedAsyncioTestCase):
         logger.addHandler(handler)
         self.m = Manager(Options(
             paths=[plugin_binary()], host=self.host, data_dir=self.data, env_allow=["A2A_*"],
-            config={"a2a": {"port": self.port, "rate_limit": 0, "a2a_agents": [
+            # advertised_toolsets: the host's tools on the card (an opt-in).
+            config={"a2a": {"port": self.port, "rate_limit": 0, "advertised_toolsets": ["*"], "a2a_agents": [
                 {"name": "self", "url": self.url, "trust": "trusted"},
                 {"name": "twin", "url": self.url, "trust": "trusted"},
             ]}},
@@ -169,7 +170,7 @@ class ContractTest(unittest.IsolatedAsyncioTestCase):
             await asyncio.sleep(0.05)
         self.assertEqual([c.task_id for c in self.host.cancels], [slow["id"]])
 
-    async def test_host_tools_become_card_skills(self) -> None:
+    async def test_advertised_host_tools_become_card_skills(self) -> None:
         card = await asyncio.to_thread(_get_json, self.url + "/.well-known/agent-card.json")
         self.assertIn("web_search", [s["id"] for s in card["skills"]])
 

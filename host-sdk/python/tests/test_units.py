@@ -243,3 +243,36 @@ class CallStreamClientTest(unittest.IsolatedAsyncioTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SocketDirSweepTest(unittest.TestCase):
+    """A killed host cannot remove its socket directories; a start sweeps
+    those whose owner is dead, and only those."""
+
+    def test_only_directories_of_dead_owners_are_swept(self) -> None:
+        import subprocess
+        import tempfile
+
+        from agentplugin_host.tmpdirs import OWNER_FILE, sweep_dead
+
+        root = tempfile.mkdtemp(prefix="sweep-test-")
+        self.addCleanup(__import__("shutil").rmtree, root, True)
+        dead = subprocess.Popen(["true"])
+        dead.wait()  # reaped: its pid names no process
+
+        def owned(name: str, pid: object) -> str:
+            d = os.path.join(root, name)
+            os.mkdir(d, 0o700)
+            if pid is not None:
+                with open(os.path.join(d, OWNER_FILE), "w") as f:
+                    f.write(f"{pid}\n")
+            return d
+
+        gone = owned("agentplugin-gone", dead.pid)
+        live = owned("agentplugin-live", os.getpid())
+        unmarked = owned("agentplugin-unmarked", None)
+        garbage = owned("agentplugin-garbage", "not a pid")
+        other = owned("otherprefix-gone", dead.pid)
+        self.assertEqual(sweep_dead("agentplugin-", root=root), [gone])
+        for d in (live, unmarked, garbage, other):
+            self.assertTrue(os.path.isdir(d), d)

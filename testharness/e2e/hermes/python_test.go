@@ -109,7 +109,7 @@ func TestPythonHostSDK(t *testing.T) {
 func TestHermesPlugin(t *testing.T) {
 	requirePython(t)
 	dir := filepath.Join(moduleRoot(t), "host-sdk", "hermes", "tests")
-	for _, m := range []string{"test_gateway", "test_processes", "test_standin"} {
+	for _, m := range []string{"test_gateway", "test_processes", "test_restart", "test_standin"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			runUnittest(t, dir, m)

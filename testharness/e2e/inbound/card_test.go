@@ -1,7 +1,9 @@
 package inbound_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -155,6 +157,7 @@ func TestAgentCardServesConfiguredV1CardWithLiveSkills(t *testing.T) {
 		"provider_url":          "https://example.org",
 		"documentation_url":     "https://example.org/docs",
 		"icon_url":              "https://example.org/icon.png",
+		"advertised_toolsets":   []string{"*"},
 	}, nil)
 
 	t.Run("0.3 card at the legacy path", func(t *testing.T) {
@@ -198,8 +201,8 @@ func TestAgentCardServesConfiguredV1CardWithLiveSkills(t *testing.T) {
 			if !c.Capabilities.Streaming || !c.Capabilities.PushNotifications {
 				t.Errorf("capabilities = %+v", c.Capabilities)
 			}
-			// Skills: the host's tools, sorted, without the plugin's own
-			// a2a toolset.
+			// Skills: the host's tools (advertised_toolsets *), sorted,
+			// without the plugin's own a2a toolset.
 			if got := c.skillIDs(); !equal(got, []string{"calendar_add", "web_search"}) {
 				t.Errorf("skills = %v, want calendar_add, web_search", got)
 			}
@@ -277,6 +280,49 @@ func fetchCardUntil(t *testing.T, base, path string, ok func(fetchedCard) bool) 
 			return f
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAgentCardListsNoHostToolUnlessTheOperatorOptsIn: by default the card
+// — public and extended — lists the agent's own skill (one chat skill
+// here), never the host's tool registry (a terminal, a file writer), which
+// says what the operator runs, not what a peer can get; the extended card
+// adds only the configured extended skills.
+func TestAgentCardListsNoHostToolUnlessTheOperatorOptsIn(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, map[string]any{
+		"loopback_is_local": false,
+		"peer_tokens":       map[string]string{"alice": "alice-token-0123456789abcdef"},
+		"trusted_peers":     []string{"alice"},
+		"extended_skills":   []map[string]any{{"id": "vault-ops", "name": "Vault", "description": "Vault operations."}},
+	}, nil)
+	h.agent.setTools([]*pb.ToolDefinition{
+		{Name: "terminal", Description: "Run a shell command.", Toolset: "terminal"},
+		{Name: "write_file", Description: "Write a file.", Toolset: "files"},
+		{Name: "web_search", Description: "Search the web.", Toolset: "web"},
+	})
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		f := fetchCard(t, h.url, path)
+		if f.status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, f.status, f.body)
+		}
+		var got []string // from the JSON itself: the 0.3 card is another shape
+		skills, _ := f.whole["skills"].([]any)
+		for _, s := range skills {
+			if m, ok := s.(map[string]any); ok {
+				got = append(got, fmt.Sprint(m["id"]))
+			}
+		}
+		if !equal(got, []string{"chat"}) {
+			t.Errorf("%s skills = %v, want only the agent's own [chat]", path, got)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ext card
+	newClient(h.url).withToken("alice-token-0123456789abcdef").call(t, ctx, "GetExtendedAgentCard", map[string]any{}).ok(t, &ext)
+	if got := ext.skillIDs(); !equal(got, []string{"chat", "vault-ops"}) {
+		t.Errorf("extended card skills = %v, want [chat vault-ops]", got)
 	}
 }
 

@@ -38,6 +38,8 @@ func TestOfficialClientsInterop(t *testing.T) {
 		"loopback_is_local": false,
 		"peer_tokens":       map[string]string{"alice": tokGoSDK, "bob": tokJSSDK},
 		"trusted_peers":     []string{"alice", "bob"},
+		// The host's tools on the card (opt-in), for the SDKs to read.
+		"advertised_toolsets": []string{"*"},
 	}, nil)
 	// The card as the SDKs will read it, validated once here.
 	if f := fetchCard(t, h.url, "/.well-known/agent-card.json"); len(f.card.SecuritySchemes) != 1 || len(f.card.SecurityRequirements) != 1 {

@@ -40,11 +40,12 @@ const callTimeout = 60 * time.Second
 const bobToken = "bob-secret-token-0123456789"
 
 // peerConfig is the A2A plugin configuration of a peer host, with extra
-// settings. The rate limit is off because every call of this package comes
+// settings. Its host's tools are its card's skills (advertised_toolsets
+// *): discovery and routing read them. The rate limit is off because every call of this package comes
 // from one identity (127.0.0.1 with one token), which the default limit of
 // 120 requests a minute would throttle under -count or a slow machine.
 func peerConfig(extra map[string]any) map[string]any {
-	c := map[string]any{"port": 0, "store": "memory", "rate_limit": 0}
+	c := map[string]any{"port": 0, "store": "memory", "rate_limit": 0, "advertised_toolsets": []string{"*"}}
 	for k, v := range extra {
 		c[k] = v
 	}

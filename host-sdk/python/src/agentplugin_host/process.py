@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import signal
-import tempfile
 from typing import Any, Mapping, Optional
 
 import grpc
@@ -30,6 +29,7 @@ from .host_service import HostServer
 from .mtls import TLS_SERVER_NAME, KeyPair, generate_cert
 from .platform import PlatformClient
 from .stdio import LineRing, LineSplitter, log_plugin_line, stderr_sink
+from .tmpdirs import make_owned_dir
 from .toolset import ToolsetClient
 from .version import MAX_MESSAGE_BYTES, PROTOCOL_MINOR
 
@@ -99,7 +99,9 @@ class Instance:
         return inst
 
     async def _launch(self, env: Mapping[str, str], transport: Transport, start_timeout: float, ring: Optional[LineRing]) -> None:
-        self.socket_dir = tempfile.mkdtemp(prefix="agentplugin-")  # mode 0700
+        # Mode 0700, naming this process, after sweeping the ones killed
+        # hosts left (they could not remove theirs).
+        self.socket_dir = make_owned_dir("agentplugin-")
         keys: Optional[KeyPair] = generate_cert() if transport is Transport.AUTO_MTLS else None
         self.env = dict(env)
         full = dict(env)

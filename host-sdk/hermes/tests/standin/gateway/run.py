@@ -38,6 +38,27 @@ notify, at most every 30 s per session. In queue mode a text follow-up is
 left to the adapter's pending slot and acknowledged "⏳ Queued for the
 next turn…".
 
+Start-up restore (``start``, following Hermes' ``GatewayRunner.start``):
+the restore gate closes *before* the adapters connect
+(``_startup_restore_in_progress``); every inbound non-internal message is
+then queued by ``_handle_message`` (``_queue_startup_restore_event``)
+and the handler returns None at once — the adapter's hooks still run, and
+``on_processing_complete`` reports SUCCESS for a message nobody processed.
+Once connected (and after ``_redeliver_pending_obligations``, the delivery
+ledger's redelivery: none here), ``_schedule_resume_pending_sessions`` claims the slot of
+every session the previous run left ``resume_pending`` (within the
+auto-continue freshness window, ``HERMES_AUTO_CONTINUE_FRESHNESS``, 120 s)
+with a pending sentinel and runs an *internal*, empty-text turn for it
+(``_run_startup_resume_event``: ``adapter.handle_message`` then the
+session's processing task awaited), given a recovery note as its text;
+``_finish_startup_restore`` waits for those turns up to
+``HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT`` (30 s; they go on running after
+it), opens the gate and replays the queued events
+(``_drain_startup_restore_queue``: ``adapter.handle_message`` again, the
+same event object, marked ``_hermes_startup_restore_replay``). A message
+for a session whose slot holds the pending sentinel goes to the adapter's
+pending slot (merged), to be run after that turn.
+
 Stop: "⚠️ Gateway shutting down — …" to each running session, the agents
 interrupted (up to 5 s to end), then every adapter's
 ``cancel_background_tasks`` and ``disconnect``. Plugins are not unloaded:
@@ -53,6 +74,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Optional
 
 import run_agent
@@ -71,6 +93,37 @@ _MAX_INTERRUPT_DEPTH = 3
 _BUSY_QUEUE_MAX_PENDING = 32
 #: Toolsets that stay off unless a platform's list names them (Hermes'
 #: hermes_cli.tools_config._DEFAULT_OFF_TOOLSETS).
+#: The slot claim of a session whose turn is being set up (Hermes'
+#: gateway/run.py _AGENT_PENDING_SENTINEL).
+_AGENT_PENDING_SENTINEL = object()
+_STARTUP_RESTORE_DRAIN_TIMEOUT_SECS_DEFAULT = 30.0
+_AUTO_CONTINUE_FRESHNESS_SECS_DEFAULT = 120.0
+
+
+def _float_env(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+def _startup_restore_drain_timeout_secs() -> float:
+    """Hermes' gateway/run.py _startup_restore_drain_timeout_secs."""
+    return _float_env("HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT", _STARTUP_RESTORE_DRAIN_TIMEOUT_SECS_DEFAULT)
+
+
+def _auto_continue_freshness_window() -> float:
+    """Hermes' gateway/session.py auto_continue_freshness_window."""
+    return _float_env("HERMES_AUTO_CONTINUE_FRESHNESS", _AUTO_CONTINUE_FRESHNESS_SECS_DEFAULT)
+
+
+def _resume_recovery_note(reason: str) -> str:
+    """The text of an auto-resume turn (Hermes' build_resume_recovery_note,
+    reworded)."""
+    return (f"[System note: the gateway restarted ({reason}) while you were working on this conversation. "
+            "Continue the interrupted work.]")
+
+
 _DEFAULT_OFF_TOOLSETS = {"homeassistant", "spotify", "discord", "discord_admin", "video", "video_gen", "x_search", "a2a"}
 
 
@@ -88,7 +141,10 @@ def _platform_tools(config: dict, platform: str) -> set[str]:
     * plugin toolsets: on when the list names them; otherwise off when
       default-off or when ``known_plugin_toolsets.<platform>`` knows them,
       and **on by default** (a new plugin's toolset is enabled everywhere);
-    * ``agent.disabled_toolsets`` removed last.
+    * ``agent.disabled_toolsets`` removed last;
+    * a non-empty list none of whose names is a toolset
+      (``toolsets.validate_toolset``) logs "platform '<p>' has no valid
+      toolsets configured (unknown name(s): …)", once per platform.
     """
     from hermes_cli.plugins import get_plugin_manager
 
@@ -114,7 +170,23 @@ def _platform_tools(config: dict, platform: str) -> set[str]:
         if k in names or (k not in _DEFAULT_OFF_TOOLSETS and k not in known):
             enabled.add(k)
     disabled = {str(t) for t in ((config.get("agent") or {}).get("disabled_toolsets") or [])}
+    # A list in which no name is a toolset leaves the platform without tools
+    # by mistake, Hermes judges (#38798): it says so once per platform.
+    explicit = pts.get(platform)
+    if isinstance(explicit, list) and explicit:
+        from toolsets import validate_toolset
+
+        named = [str(t) for t in explicit if isinstance(t, str) and t]
+        if named and not any(validate_toolset(t) for t in named) and platform not in _warned_invalid_platform_toolsets:
+            _warned_invalid_platform_toolsets.add(platform)
+            logging.getLogger("hermes_cli.tools_config").warning(
+                "platform '%s' has no valid toolsets configured (unknown name(s): %s) - tools will be unavailable. "
+                "Run `hermes tools` to reconfigure. See issue #38798.", platform, ", ".join(named))
     return enabled - disabled
+
+
+#: The platforms warned about (hermes_cli/tools_config.py: once per process).
+_warned_invalid_platform_toolsets: set[str] = set()
 
 
 @dataclass
@@ -141,6 +213,10 @@ class GatewayRunner:
                 or str(((self.user_config.get("display") or {}).get("busy_input_mode")) or "")).strip().lower()
         self._busy_input_mode = mode if mode in ("queue", "steer") else "interrupt"
         self._busy_text_mode = "queue" if self._busy_input_mode == "queue" else "interrupt"
+        self._startup_restore_in_progress = False
+        self._startup_restore_queue: list[MessageEvent] = []
+        self._startup_restore_tasks: list[asyncio.Task] = []
+        self._background_tasks: set[asyncio.Task] = set()
 
     # -- platforms -----------------------------------------------------------
 
@@ -171,6 +247,9 @@ class GatewayRunner:
             logger.debug("Defensive disconnect after failed connect raised: %s", e)
 
     async def start(self) -> None:
+        self._startup_restore_in_progress = True
+        self._startup_restore_queue = []
+        self._startup_restore_tasks = []
         for platform, pcfg in self.config.platforms.items():
             if not pcfg.enabled:
                 continue
@@ -181,6 +260,101 @@ class GatewayRunner:
             self._wire(adapter)
             await self._connect(platform, pcfg, adapter, is_reconnect=False)
         self._running = True
+        await self._redeliver_pending_obligations()
+        self._schedule_resume_pending_sessions()
+        await self._finish_startup_restore()
+
+    async def _redeliver_pending_obligations(self) -> int:
+        """Hermes redelivers the final answers its delivery ledger recorded
+        as undelivered here, with the gate closed; the stand-in has no
+        ledger (a test may make this step slow, as a real redelivery is)."""
+        return 0
+
+    # -- start-up restore (gateway/run.py) ------------------------------------------
+
+    _AUTO_RESUME_REASONS = frozenset({"restart_timeout", "shutdown_timeout", "restart_interrupted"})
+
+    def _is_session_running(self, session_key: str) -> bool:
+        """A running turn's slot: an agent or the pending sentinel."""
+        return self._running_agents.get(session_key) is not None
+
+    def _queue_startup_restore_event(self, event: MessageEvent) -> None:
+        self._startup_restore_queue.append(event)
+        logger.info("Queued inbound message during gateway startup restore: platform=%s chat=%s",
+                    event.source.platform.value, event.source.chat_id)
+
+    async def _drain_startup_restore_queue(self) -> int:
+        drained = 0
+        while self._startup_restore_queue:
+            event = self._startup_restore_queue.pop(0)
+            adapter = self._adapter_for_source(event.source)
+            if adapter is None:
+                continue
+            setattr(event, "_hermes_startup_restore_replay", True)
+            await adapter.handle_message(event)
+            drained += 1
+        return drained
+
+    async def _finish_startup_restore(self) -> None:
+        """Wait (bounded) for the auto-resume turns, then open the gate and
+        replay the queued messages. The turns are not cancelled at the
+        timeout: they go on in the background."""
+        tasks = list(self._startup_restore_tasks)
+        if tasks:
+            timeout = _startup_restore_drain_timeout_secs()
+            if timeout > 0:
+                _done, pending = await asyncio.wait(tasks, timeout=timeout)
+                if pending:
+                    logger.warning("Startup-restore gate released after %.0fs with %d boot auto-resume turn(s) still "
+                                   "running", timeout, len(pending))
+            else:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        self._startup_restore_tasks = []
+        drained = await self._drain_startup_restore_queue()
+        self._startup_restore_in_progress = False
+        if drained:
+            logger.info("Drained %d inbound message(s) queued during startup restore", drained)
+
+    async def _run_startup_resume_event(self, adapter: Any, event: MessageEvent, session_key: str) -> None:
+        try:
+            await adapter.handle_message(event)
+            task = adapter._session_tasks.get(session_key)
+            if task is not None:
+                await asyncio.shield(task)
+        finally:
+            if self._running_agents.get(session_key) is _AGENT_PENDING_SENTINEL:
+                del self._running_agents[session_key]
+
+    def _schedule_resume_pending_sessions(self) -> int:
+        """An internal, empty-text turn for each fresh resume_pending
+        session whose adapter is connected, its slot claimed first."""
+        window = _auto_continue_freshness_window()
+        with self.session_store._lock:
+            candidates = [e for e in self.session_store._entries.values()
+                          if e.resume_pending and not e.suspended and e.origin is not None
+                          and e.resume_reason in self._AUTO_RESUME_REASONS]
+        now = datetime.now()
+        scheduled = 0
+        for entry in candidates:
+            marker = entry.last_resume_marked_at or entry.updated_at
+            if window > 0 and marker is not None and (now - marker).total_seconds() > window:
+                continue
+            if self._is_session_running(entry.session_key):
+                continue
+            adapter = self._adapter_for_source(entry.origin)
+            if adapter is None or not self._is_user_authorized(entry.origin):
+                continue
+            self._running_agents[entry.session_key] = _AGENT_PENDING_SENTINEL
+            event = MessageEvent(text="", message_type=MessageType.TEXT, source=entry.origin, internal=True)
+            task = asyncio.create_task(self._run_startup_resume_event(adapter, event, entry.session_key))
+            self._background_tasks.add(task)
+            task.add_done_callback(self._background_tasks.discard)
+            if self._startup_restore_in_progress:
+                self._startup_restore_tasks.append(task)
+            scheduled += 1
+        if scheduled:
+            logger.info("Scheduled auto-resume for %d restart-interrupted session(s)", scheduled)
+        return scheduled
 
     async def _connect(self, platform: Platform, pcfg: PlatformConfig, adapter: Any, *, is_reconnect: bool) -> bool:
         try:
@@ -239,7 +413,8 @@ class GatewayRunner:
                 except Exception:
                     pass
         for agent in list(self._running_agents.values()):
-            agent.interrupt("Gateway shutting down")
+            if agent is not _AGENT_PENDING_SENTINEL:
+                agent.interrupt("Gateway shutting down")
         deadline = time.monotonic() + 5.0
         while self._running_agents and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
@@ -316,10 +491,22 @@ class GatewayRunner:
         source = event.source
         if getattr(source, "profile_route_rejected", False):
             return None
+        is_internal = bool(getattr(event, "internal", False))
+        if (self._startup_restore_in_progress and not is_internal
+                and not getattr(event, "_hermes_startup_restore_replay", False)):
+            self._queue_startup_restore_event(event)
+            return None
         if not self._is_user_authorized(source):
             logger.warning("Unauthorized user %s on %s", source.user_id, source.platform.value)
             return None
         key = self._session_key_for_source(source)
+        if not is_internal and self._running_agents.get(key) is _AGENT_PENDING_SENTINEL:
+            # The agent is being set up (an auto-resume turn's claim): the
+            # message waits in the adapter's pending slot.
+            adapter = self._adapter_for_source(source)
+            if adapter is not None:
+                merge_pending_message_event(adapter._pending_messages, key, event, merge_text=True)
+            return None
         self._session_sources[key] = source
         history = self._histories.setdefault(key, [])
         if not history and source.platform not in (Platform.LOCAL, Platform.WEBHOOK):
@@ -338,10 +525,16 @@ class GatewayRunner:
             scope_id=str(source.scope_id or ""), session_key=key, message_id=str(source.message_id or ""),
             profile=source.profile or "", async_delivery=getattr(adapter, "supports_async_delivery", True),
             cron_session="")
+        text = event.text
+        resume = self.session_store.get_entry(key)
+        if resume is not None and resume.resume_pending:
+            text = _resume_recovery_note(resume.resume_reason or "restart_timeout") + (("\n\n" + text) if text else "")
         try:
-            result = await self._run_agent(event.text, history, source, key)
+            result = await self._run_agent(text, history, source, key)
         finally:
             clear_session_vars(tokens)
+        if resume is not None and resume.resume_pending and not result.get("interrupted") and not result.get("failed"):
+            self.session_store.clear_resume_pending(key)
         response = result.get("final_response") or ""
         return self._normalize_empty_response(result, response) or None
 

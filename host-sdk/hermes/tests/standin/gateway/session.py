@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Optional
 
 from gateway.config import Platform
@@ -72,12 +74,56 @@ def build_session_key(
     return ":".join(str(p) for p in parts)
 
 
+@dataclass
+class SessionEntry:
+    """The restart-recovery fields of a session (Hermes' SessionEntry):
+    ``resume_pending`` marks a session whose turn an unclean exit or a
+    drain timeout cut short (``mark_resume_pending``, or
+    ``suspend_recently_active`` at a start with no clean-shutdown marker)."""
+
+    session_key: str
+    origin: Optional[SessionSource] = None
+    updated_at: Optional[datetime] = None
+    resume_pending: bool = False
+    resume_reason: Optional[str] = None
+    last_resume_marked_at: Optional[datetime] = None
+    suspended: bool = False
+
+
 class SessionStore:
     """The part of Hermes' session store an adapter sees: the profile
-    namespace of session keys (None unless profiles are multiplexed)."""
+    namespace of session keys (None unless profiles are multiplexed), and
+    the restart-recovery markers the runner reads at start. No session
+    database: a test marks the sessions a crashed gateway left with
+    ``mark_resume_pending``, as Hermes' ``suspend_recently_active`` does for
+    the sessions whose turn was running when the process died."""
 
     def __init__(self, multiplex_profiles: bool = False) -> None:
         self.multiplex_profiles = multiplex_profiles
+        self._lock = threading.Lock()
+        self._entries: dict[str, SessionEntry] = {}
+
+    def _ensure_loaded_locked(self) -> None:
+        return None
+
+    def mark_resume_pending(self, session_key: str, reason: str = "restart_interrupted",
+                            origin: Optional[SessionSource] = None) -> None:
+        with self._lock:
+            e = self._entries.setdefault(session_key, SessionEntry(session_key))
+            if origin is not None:
+                e.origin = origin
+            e.resume_pending, e.resume_reason = True, reason
+            e.last_resume_marked_at = e.updated_at = datetime.now()
+
+    def clear_resume_pending(self, session_key: str) -> None:
+        with self._lock:
+            e = self._entries.get(session_key)
+            if e is not None:
+                e.resume_pending, e.resume_reason = False, None
+
+    def get_entry(self, session_key: str) -> Optional[SessionEntry]:
+        with self._lock:
+            return self._entries.get(session_key)
 
     def _resolve_profile_for_key(self, source: Optional[SessionSource] = None) -> Optional[str]:
         if not self.multiplex_profiles:

@@ -857,3 +857,36 @@ class BasePlatformAdapter(ABC):
         self._session_tasks.clear()
         self._pending_messages.clear()
         self._active_sessions.clear()
+
+
+# -- the newer API shape (Hermes 0.21+) ------------------------------------------
+#
+# The Hermes 0.21 source was not available to this stand-in (the fork it
+# follows is 0.20.1); what follows is written from the digest of 0.21's
+# plugin API (HERMES.md): BasePlatformAdapter gains
+# ``async request_session_interrupt(source, *, interrupt_reason=…) -> bool``,
+# which derives the session key itself (profile-aware) and interrupts the
+# running turn. ``use_api_shape("0.21")`` adds it to BasePlatformAdapter,
+# ``use_api_shape("0.20.1")`` takes it away again (the default).
+
+API_SHAPES = ("0.20.1", "0.21")
+
+
+async def _request_session_interrupt(self: BasePlatformAdapter, source: SessionSource, *,
+                                     interrupt_reason: str = "user_interrupt", **_: Any) -> bool:
+    key = self._session_key_of(source)
+    if key not in self._active_sessions:
+        return False
+    logger.info("[%s] Interrupting session %s: %s", self.name, key, interrupt_reason)
+    await self.interrupt_session_activity(key, source.chat_id)
+    return True
+
+
+def use_api_shape(shape: str) -> None:
+    """Present the 0.20.1 or the 0.21 API shape (request_session_interrupt)."""
+    if shape not in API_SHAPES:
+        raise ValueError(f"unknown API shape {shape!r}; one of {API_SHAPES}")
+    if shape == "0.21":
+        BasePlatformAdapter.request_session_interrupt = _request_session_interrupt  # type: ignore[attr-defined]
+    elif hasattr(BasePlatformAdapter, "request_session_interrupt"):
+        del BasePlatformAdapter.request_session_interrupt  # type: ignore[attr-defined]

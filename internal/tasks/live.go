@@ -36,6 +36,10 @@ type liveTask struct {
 	// pending, starting with the creation snapshot.
 	revealed bool
 	pending  []Event
+	// revealAtStart: a new streamed task, stored when its turn starts
+	// (already WORKING, in one write) unless its stream reveals it first
+	// because the turn has to wait behind another of its context.
+	revealAtStart bool
 
 	subs []*Subscription
 	// settled is closed when the current turn settles: the task became

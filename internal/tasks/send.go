@@ -111,9 +111,12 @@ func (e *AbandonedError) Error() string {
 func (e *AbandonedError) Unwrap() error { return e.Err }
 
 // Stream handles SendStreamingMessage. The first event of the subscription
-// is the task, revealed (stored) at once: a stream's client must get its
-// first event without waiting for the agent, and only the agent's first
-// output could tell a message-only answer from a task. A direct reply
+// is the task, revealed (stored) before the agent has the turn: a stream's
+// client must get its first event without waiting for the agent, and only
+// the agent's first output could tell a message-only answer from a task.
+// A new task whose context is free is stored as its turn starts, WORKING,
+// in one write with the start (startTurn); one that waits behind another
+// turn of its context is stored here, SUBMITTED, while it waits. A direct reply
 // therefore completes a streamed task like a final answer. The stream ends
 // when the task reaches a terminal state or asks for input (the request it
 // answers has its answer then); at AUTH_REQUIRED it stays open.
@@ -141,15 +144,23 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 		// A continuation: the stream starts from the current snapshot.
 		snap := lt.snapshot()
 		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
-	} else if err := m.revealLocked(ctx, lt, false); err != nil {
-		lt.subs = nil
-		lt.mu.Unlock()
-		return nil, a2a.ErrInternal(err.Error())
+	} else {
+		lt.revealAtStart = true
 	}
 	lt.mu.Unlock()
 	if err := m.enqueue(lt); err != nil {
 		sub.Close()
 		return nil, m.failUnstarted(lt, err)
+	}
+	// Still unstored: the turn waits behind another of its context (or
+	// its start could not store it). The client learns the task's id
+	// from the first event, so the task must exist from now on.
+	lt.mu.Lock()
+	err = m.revealLocked(ctx, lt, false)
+	lt.mu.Unlock()
+	if err != nil {
+		sub.Close()
+		return nil, a2a.ErrInternal(err.Error())
 	}
 	return sub, nil
 }

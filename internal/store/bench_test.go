@@ -138,6 +138,44 @@ func BenchmarkSaveTask(b *testing.B) {
 	}
 }
 
+// BenchmarkSaveTaskLifecycle measures the saves of a streamed task from 16
+// goroutines: each new task is saved WORKING and then saved again
+// COMPLETED (an update of a stored task); one op is one save.
+func BenchmarkSaveTaskLifecycle(b *testing.B) {
+	ctx := context.Background()
+	for _, st := range benchStores() {
+		b.Run(st.name+"/parallel16", func(b *testing.B) {
+			s := st.open(b)
+			defer s.Close()
+			tmpl := benchTask("", "peer:bench", "ctx", a2a.TaskStateWorking, time.Now())
+			c0, o0 := counters(s)
+			b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				var rec TaskRecord
+				for i := 0; pb.Next(); i++ {
+					if i%2 == 0 {
+						rec = *tmpl
+						rec.Task.ID, rec.Task.ContextID = a2a.NewID(), a2a.NewID()
+					} else {
+						rec.Task.Status.State = a2a.TaskStateCompleted
+						rec.UpdatedAt = time.Now()
+					}
+					if err := s.SaveTask(ctx, &rec, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			reportCPU(b, cpu0)
+			reportRate(b, s, c0, o0)
+		})
+	}
+}
+
 // populate stores n tasks: 10 owners, contexts of 5 tasks, 80% completed,
 // 10% failed, 5% working, 5% input-required, one status timestamp per
 // millisecond with ties in threes, saved from 32 goroutines.

@@ -36,6 +36,11 @@ type liveTask struct {
 	// pending, starting with the creation snapshot.
 	revealed bool
 	pending  []Event
+	// revealAtStart: a new task of a stream or a non-blocking send (with
+	// no webhook to store), stored when its turn starts (already WORKING,
+	// in one write) unless Stream or Send stores it first because the
+	// turn has to wait behind another of its context.
+	revealAtStart bool
 
 	subs []*Subscription
 	// settled is closed when the current turn settles: the task became

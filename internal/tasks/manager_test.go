@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -906,5 +907,202 @@ func TestLateEndRacingTheContinuationNeverEndsIt(t *testing.T) {
 		if r := wait(t, ch); r.err != nil || answer(r.resp.Task) != "booked" {
 			t.Fatalf("round %d: resp = %+v, %v", i, r.resp, r.err)
 		}
+	}
+}
+
+// savesStore counts SaveTask calls per task and remembers the state each
+// save stored.
+type savesStore struct {
+	store.Store
+	mu     sync.Mutex
+	states map[string][]a2a.TaskState
+}
+
+func (s *savesStore) SaveTask(ctx context.Context, rec *store.TaskRecord, ds []store.Delivery) error {
+	s.mu.Lock()
+	s.states[rec.Task.ID] = append(s.states[rec.Task.ID], rec.Task.Status.State)
+	s.mu.Unlock()
+	return s.Store.SaveTask(ctx, rec, ds)
+}
+
+func (s *savesStore) saved(id string) []a2a.TaskState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.states[id])
+}
+
+// nextEvent is the stream's next event, or a failure after 5 s.
+func nextEvent(t *testing.T, sub *Subscription) a2a.StreamResponse {
+	t.Helper()
+	select {
+	case ev, ok := <-sub.Events():
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		return ev.Response
+	case <-time.After(5 * time.Second):
+		t.Fatal("no stream event")
+	}
+	return a2a.StreamResponse{}
+}
+
+func TestAStreamedTaskIsStoredOnceAsItsTurnStarts(t *testing.T) {
+	ss := &savesStore{Store: store.NewMemory(100), states: map[string][]a2a.TaskState{}}
+	e := newEnv(t, func(o *Options) { o.Store = ss })
+	ctx := context.Background()
+	sub, err := e.m.Stream(ctx, sendParams(alice, "go", nil))
+	must(t, err)
+	turn := e.exec.next(t)
+	// By the time the host has the turn the task is stored, WORKING, in
+	// one write: not SUBMITTED and then WORKING.
+	if got := ss.saved(turn.TaskID); !slices.Equal(got, []a2a.TaskState{a2a.TaskStateWorking}) {
+		t.Fatalf("saves before the host's output: %v, want one, WORKING", got)
+	}
+	must(t, e.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("done")}))
+	if got, want := kinds(collect(t, sub)), "task(TASK_STATE_SUBMITTED) status(TASK_STATE_WORKING) artifact status(TASK_STATE_COMPLETED) "; got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	if got := ss.saved(turn.TaskID); len(got) != 2 || got[1] != a2a.TaskStateCompleted {
+		t.Fatalf("saves: %v, want WORKING then COMPLETED", got)
+	}
+}
+
+func TestAStreamQueuedBehindAnotherTurnGetsItsStoredTaskAtOnce(t *testing.T) {
+	ss := &savesStore{Store: store.NewMemory(100), states: map[string][]a2a.TaskState{}}
+	e := newEnv(t, func(o *Options) { o.Store = ss })
+	ctx := context.Background()
+	first := e.sendAsync(localParams("1", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
+	t1 := e.exec.next(t)
+	sub, err := e.m.Stream(ctx, localParams("2", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
+	must(t, err)
+	// The context is busy: the stream's first event comes now, and the
+	// task it names is stored (SUBMITTED) before the agent gets to it.
+	ev := nextEvent(t, sub)
+	if ev.Task == nil || ev.Task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("first event = %+v, want the SUBMITTED task", ev)
+	}
+	if rec, err := ss.GetTask(ctx, ev.Task.ID, ""); err != nil || rec.Task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("the queued task in the store: %+v, %v; want it SUBMITTED", rec, err)
+	}
+	e.exec.none(t, 50*time.Millisecond)
+	must(t, e.m.Apply(ctx, t1.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("one")}))
+	wait(t, first)
+	t2 := e.exec.next(t)
+	if t2.TaskID != ev.Task.ID {
+		t.Fatalf("the second turn is for task %s, want %s", t2.TaskID, ev.Task.ID)
+	}
+	must(t, e.m.Apply(ctx, t2.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("two")}))
+	if got, want := kinds(collect(t, sub)), "status(TASK_STATE_WORKING) artifact status(TASK_STATE_COMPLETED) "; got != want {
+		t.Fatalf("events after the first:\n got %s\nwant %s", got, want)
+	}
+	if got := ss.saved(t2.TaskID); !slices.Equal(got, []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted}) {
+		t.Fatalf("saves: %v", got)
+	}
+}
+
+func TestANonBlockingSendStoresItsTaskOnceAsTheTurnStarts(t *testing.T) {
+	ss := &savesStore{Store: store.NewMemory(100), states: map[string][]a2a.TaskState{}}
+	e := newEnv(t, func(o *Options) { o.Store = ss })
+	ctx := context.Background()
+	r, err := e.m.Send(ctx, sendParams(alice, "work", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}))
+	must(t, err)
+	// The answer is the submitted task, stored (WORKING: the turn
+	// started) in one write before the answer.
+	if r.Task == nil || r.Task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("resp = %+v", r)
+	}
+	if got := ss.saved(r.Task.ID); !slices.Equal(got, []a2a.TaskState{a2a.TaskStateWorking}) {
+		t.Fatalf("saves before the answer: %v, want one, WORKING", got)
+	}
+	turn := e.exec.next(t)
+	must(t, e.m.Apply(ctx, turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("done")}))
+	if got := ss.saved(r.Task.ID); !slices.Equal(got, []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted}) {
+		t.Fatalf("saves: %v, want WORKING then COMPLETED", got)
+	}
+}
+
+func TestANonBlockingSendQueuedBehindAnotherTurnIsStoredBeforeItsAnswer(t *testing.T) {
+	ss := &savesStore{Store: store.NewMemory(100), states: map[string][]a2a.TaskState{}}
+	e := newEnv(t, func(o *Options) { o.Store = ss })
+	ctx := context.Background()
+	first := e.sendAsync(localParams("1", func(r *a2a.SendMessageRequest) { r.Message.ContextID = "c1" }))
+	t1 := e.exec.next(t)
+	r, err := e.m.Send(ctx, localParams("2", func(r *a2a.SendMessageRequest) {
+		r.Message.ContextID = "c1"
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	}))
+	must(t, err)
+	if rec, err := ss.GetTask(ctx, r.Task.ID, ""); err != nil || rec.Task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("the queued task in the store: %+v, %v; want it SUBMITTED", rec, err)
+	}
+	must(t, e.m.Apply(ctx, t1.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("one")}))
+	wait(t, first)
+	if t2 := e.exec.next(t); t2.TaskID != r.Task.ID {
+		t.Fatalf("the second turn is for task %s, want %s", t2.TaskID, r.Task.ID)
+	}
+}
+
+// configFirstStore records deliveries saved before their push config: a
+// dispatcher that picks such a delivery up finds no config and drops it.
+type configFirstStore struct {
+	store.Store
+	mu     sync.Mutex
+	orphan []string
+}
+
+func (s *configFirstStore) SaveTask(ctx context.Context, rec *store.TaskRecord, ds []store.Delivery) error {
+	for _, d := range ds {
+		if _, err := s.Store.GetPushConfig(ctx, d.TaskID, d.ConfigID); err != nil {
+			s.mu.Lock()
+			s.orphan = append(s.orphan, d.ConfigID)
+			s.mu.Unlock()
+		}
+	}
+	return s.Store.SaveTask(ctx, rec, ds)
+}
+
+func TestAWebhookOfANewTaskIsStoredBeforeItsFirstNotification(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(e *env, p SendParams)
+	}{
+		{"stream", func(e *env, p SendParams) {
+			if _, err := e.m.Stream(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"non-blocking send", func(e *env, p SendParams) {
+			p.Request.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+			if _, err := e.m.Send(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := &configFirstStore{Store: store.NewMemory(100)}
+			e := newEnv(t, func(o *Options) { o.Store = cs })
+			p := sendParams(alice, "x", nil)
+			p.PushConfig = &a2a.TaskPushNotificationConfig{URL: "https://example.test/hook"}
+			tc.run(e, p)
+			turn := e.exec.next(t)
+			must(t, e.m.Apply(context.Background(), turn.TaskID, Update{Kind: UpdateFinal, Message: agentMsg("f")}))
+			ds, err := cs.DueDeliveries(context.Background(), time.Now().Add(time.Hour), 10)
+			must(t, err)
+			if len(ds) == 0 {
+				t.Fatal("no notification queued")
+			}
+			var first a2a.StreamResponse
+			must(t, a2a.Unmarshal(ds[0].Body, &first))
+			if first.StatusUpdate == nil || first.StatusUpdate.Status.State != a2a.TaskStateWorking {
+				t.Errorf("first notification = %s, want the turn's WORKING", ds[0].Body)
+			}
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			if len(cs.orphan) > 0 {
+				t.Errorf("notifications saved before their config was: %v", cs.orphan)
+			}
+		})
 	}
 }

@@ -73,6 +73,14 @@ func (m *Manager) startTurn(lt *liveTask) {
 	lt.lastActive = m.now()
 	turn := lt.turn
 	err := m.applyLocked(ctx, lt, []change{{state: a2a.TaskStateWorking}})
+	if err == nil && lt.revealAtStart {
+		// A new task of a stream or a non-blocking send whose context
+		// was free: stored once, WORKING, instead of SUBMITTED and then
+		// WORKING. Its stream gets the same events (the task, then the
+		// status update) from this one write, and the send its answer
+		// after it, before the host has the turn.
+		err = m.revealLocked(ctx, lt, false)
+	}
 	lt.mu.Unlock()
 	if err != nil {
 		m.log.Error("could not start turn", turn.logArgs("error", err)...)

@@ -48,7 +48,34 @@ func (m *Manager) Send(ctx context.Context, p SendParams) (*a2a.SendMessageRespo
 	if p.Reject != "" {
 		return m.reject(ctx, lt, p.Reject, hl)
 	}
+	lt.mu.Lock()
+	webhook := lt.pushUnsaved
+	lt.mu.Unlock()
+	if !cfg.Blocking() && !webhook {
+		// The answer names the task, so it is stored before the answer
+		// goes out: as its turn starts, WORKING, in one write, when its
+		// context is free (as a stream's, see Stream), else here while it
+		// waits. The answer is the task as it was submitted.
+		lt.mu.Lock()
+		lt.revealAtStart = true
+		snap := lt.snapshot()
+		lt.mu.Unlock()
+		if err := m.enqueue(lt); err != nil {
+			return nil, m.failUnstarted(lt, err)
+		}
+		lt.mu.Lock()
+		err := m.revealLocked(ctx, lt, false)
+		lt.mu.Unlock()
+		if err != nil {
+			return nil, a2a.ErrInternal(err.Error())
+		}
+		t := snap.WithHistoryLength(hl)
+		return &a2a.SendMessageResponse{Task: &t}, nil
+	}
 	if !cfg.Blocking() || p.PushConfig != nil {
+		// A task with a new webhook is stored before its turn starts:
+		// its push config can only be stored after it, and the webhook
+		// must hear every update of the turn, its first WORKING too.
 		lt.mu.Lock()
 		err := m.revealLocked(ctx, lt, false)
 		snap := lt.snapshot()
@@ -111,9 +138,13 @@ func (e *AbandonedError) Error() string {
 func (e *AbandonedError) Unwrap() error { return e.Err }
 
 // Stream handles SendStreamingMessage. The first event of the subscription
-// is the task, revealed (stored) at once: a stream's client must get its
-// first event without waiting for the agent, and only the agent's first
-// output could tell a message-only answer from a task. A direct reply
+// is the task, revealed (stored) before the agent has the turn: a stream's
+// client must get its first event without waiting for the agent, and only
+// the agent's first output could tell a message-only answer from a task.
+// A new task whose context is free is stored as its turn starts, WORKING,
+// in one write with the start (startTurn); one that waits behind another
+// turn of its context, or comes with a webhook to store, is stored here,
+// SUBMITTED. A direct reply
 // therefore completes a streamed task like a final answer. The stream ends
 // when the task reaches a terminal state or asks for input (the request it
 // answers has its answer then); at AUTH_REQUIRED it stays open.
@@ -141,15 +172,30 @@ func (m *Manager) Stream(ctx context.Context, p SendParams) (*Subscription, erro
 		// A continuation: the stream starts from the current snapshot.
 		snap := lt.snapshot()
 		sub.deliver([]Event{{Response: a2a.StreamResponse{Task: &snap}}})
-	} else if err := m.revealLocked(ctx, lt, false); err != nil {
-		lt.subs = nil
-		lt.mu.Unlock()
-		return nil, a2a.ErrInternal(err.Error())
+	} else if lt.pushUnsaved {
+		// With a new webhook: stored before the turn starts (see Send).
+		if err := m.revealLocked(ctx, lt, false); err != nil {
+			lt.subs = nil
+			lt.mu.Unlock()
+			return nil, a2a.ErrInternal(err.Error())
+		}
+	} else {
+		lt.revealAtStart = true
 	}
 	lt.mu.Unlock()
 	if err := m.enqueue(lt); err != nil {
 		sub.Close()
 		return nil, m.failUnstarted(lt, err)
+	}
+	// Still unstored: the turn waits behind another of its context (or
+	// its start could not store it). The client learns the task's id
+	// from the first event, so the task must exist from now on.
+	lt.mu.Lock()
+	err = m.revealLocked(ctx, lt, false)
+	lt.mu.Unlock()
+	if err != nil {
+		sub.Close()
+		return nil, a2a.ErrInternal(err.Error())
 	}
 	return sub, nil
 }

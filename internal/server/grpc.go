@@ -227,16 +227,17 @@ func (g *grpcBinding) serviceDesc() *grpc.ServiceDesc {
 // closed after Limits.IdleTimeout.
 //
 // A message over MaxBodyBytes is refused with REQUEST_TOO_LARGE and its
-// ErrorInfo, as over HTTP. gRPC refuses a message over its own receive
-// limit while reading it, with a status of its own that no handler can
-// replace (RESOURCE_EXHAUSTED, "received message larger than max"), so
-// that limit is twice MaxBodyBytes: larger messages get gRPC's refusal,
-// and no more than it is ever read.
+// ErrorInfo, as over HTTP: gRPC's receive limit is MaxBodyBytes, so it
+// refuses a larger message from its length prefix, before reading it,
+// and recv turns that refusal into ours. A message within it is counted
+// before it is decoded (grpcCodec), so that its cost stays bounded by
+// its size (valueBudget).
 func (g *grpcBinding) newServer() *grpc.Server {
 	l := g.limits
 	s := grpc.NewServer(
 		grpc.Creds(connCreds{insecure.NewCredentials()}),
-		grpc.MaxRecvMsgSize(int(2*l.MaxBodyBytes)),
+		grpc.ForceServerCodecV2(newGRPCCodec()),
+		grpc.MaxRecvMsgSize(int(l.MaxBodyBytes)),
 		grpc.MaxHeaderListSize(uint32(l.MaxHeaderBytes)),
 		grpc.ConnectionTimeout(l.ReadHeaderTimeout),
 		grpc.MaxConcurrentStreams(grpcMaxStreamsPerConn),
@@ -289,13 +290,14 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 			g.echoExtensions(ss, c)
 			return g.refuse(c, RefusalOf(err))
 		}
-		req := rpc.newReq()
-		if r := g.recv(ss, req); r != nil {
+		breq := &budgetedRequest{msg: rpc.newReq()}
+		if r := g.recv(ss, breq); r != nil {
 			return g.refuse(c, r)
 		}
-		c.BytesIn = int64(proto.Size(req))
-		if c.BytesIn > g.limits.MaxBodyBytes {
-			return g.refuse(c, refusedWith(413, errTooLarge(g.limits.MaxBodyBytes)))
+		req := breq.msg
+		c.BytesIn = int64(breq.size)
+		if breq.tooMany > 0 {
+			return g.refuse(c, refusedWith(413, errTooManyValues(breq.tooMany, breq.size)))
 		}
 		if protoTooDeep(req.ProtoReflect(), 1, g.limits.MaxJSONDepth) {
 			return g.refuse(c, refusal(errTooDeep(g.limits.MaxJSONDepth)))
@@ -386,7 +388,7 @@ func (g *grpcBinding) peer(ctx context.Context, md metadata.MD) Peer {
 // over the size limit (gRPC refuses it while reading), one that does not
 // decode, or none at all is refused as the HTTP bindings refuse such a
 // body.
-func (g *grpcBinding) recv(ss grpc.ServerStream, req proto.Message) *Refusal {
+func (g *grpcBinding) recv(ss grpc.ServerStream, req *budgetedRequest) *Refusal {
 	done := make(chan error, 1)
 	go func() { done <- ss.RecvMsg(req) }()
 	timer := time.NewTimer(g.limits.ReadTimeout)

@@ -238,6 +238,12 @@ func (p *pipeline) Authorize(ctx context.Context, c *Call) error {
 	if r == nil {
 		r = permit(p.opts, c.Method, c.Op, opPerms[c.Op], c.Caller)
 	}
+	if r == nil && (c.Op == a2a.OpSendMessage || c.Op == a2a.OpSendStreamingMessage) && !p.opts.Gate.Allows(c.Caller) {
+		// The trust gate needs only the caller: refused here, before the
+		// message is decoded, an untrusted caller costs no more than its
+		// headers (and, over JSON, the scan of its body).
+		r = refusal(errUntrusted(c.Caller))
+	}
 	if r != nil {
 		c.Refused(r)
 		return r

@@ -38,6 +38,11 @@ const (
 	discoveryRetry = 10 * time.Second
 	// idpTimeout bounds one request to an issuer.
 	idpTimeout = 10 * time.Second
+	// keyFetchWait bounds how long a request waits for its issuer's JWK
+	// Set to be fetched; the fetch goes on (bounded by idpTimeout) for
+	// the requests after it, and this one is refused saying the keys
+	// could not be fetched.
+	keyFetchWait = 2 * time.Second
 	// maxClaimBytes bounds the value of the identity claim.
 	maxClaimBytes = 256
 )
@@ -310,11 +315,18 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	if err != nil {
 		return refuse("the keys of the token's issuer could not be fetched; try again later")
 	}
-	payload, err := keys.VerifySignature(ctx, token)
-	if err != nil {
-		if ctx.Err() != nil {
-			return refuse("the request ended before the token's signature was checked")
-		}
+	vctx, cancel := context.WithTimeout(ctx, keyFetchWait)
+	payload, err := keys.VerifySignature(vctx, token)
+	cancel()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return refuse("the request ended before the token's signature was checked")
+	case err.Error() != errKeysDoNotVerify:
+		// go-oidc could not get the JWK Set (it says "fetching keys …"),
+		// or not within keyFetchWait: the token is not at fault.
+		return refuse("the keys of the token's issuer could not be fetched; try again later")
+	default:
 		return refuse("the token's signature does not verify with its issuer's keys")
 	}
 	var claims jwt.Claims
@@ -368,6 +380,12 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	}
 	return id, nil
 }
+
+// errKeysDoNotVerify is go-oidc's error (RemoteKeySet.VerifySignature)
+// for a token none of whose issuer's keys verifies it, the key set
+// fetched; every other error of it means the key set could not be
+// fetched. The test of the outage keeps the text honest.
+const errKeysDoNotVerify = "failed to verify id token signature"
 
 // Audience is the audience configured for the named issuer ("" for an
 // unknown name).

@@ -315,6 +315,10 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		if rpc.unary != nil {
 			out, err := rpc.unary(ctx, g.h, c, req)
 			if err != nil {
+				if errors.Is(ss.Context().Err(), context.Canceled) {
+					// The client canceled while the operation ran.
+					return g.refuse(c, refusedWith(statusCancelled, errClientCancelled()))
+				}
 				return g.refuse(c, RefusalOf(err))
 			}
 			c.BytesOut = int64(proto.Size(out))
@@ -406,7 +410,10 @@ func (g *grpcBinding) recv(ss grpc.ServerStream, req *budgetedRequest) *Refusal 
 		return refusal(a2a.ErrInvalidRequest("the call carries no request message"))
 	case status.Code(err) == codes.ResourceExhausted:
 		return refusedWith(413, errTooLarge(g.limits.MaxBodyBytes))
-	case status.Code(err) == codes.Canceled || status.Code(err) == codes.DeadlineExceeded:
+	case status.Code(err) == codes.Canceled:
+		// The client canceled (or reset) the call: not a timeout.
+		return refusedWith(statusCancelled, errClientCancelled())
+	case status.Code(err) == codes.DeadlineExceeded:
 		return refusedWith(408, errBodyTimeout(g.limits.ReadTimeout))
 	}
 	e := a2a.ErrParse("")
@@ -491,7 +498,7 @@ func grpcStatus(r *Refusal) *status.Status {
 // grpcCode maps a refusal's class to a gRPC code: a transport-level
 // refusal by its HTTP status (401 UNAUTHENTICATED, 403 and 421
 // PERMISSION_DENIED, 408 DEADLINE_EXCEEDED, 413 and 429
-// RESOURCE_EXHAUSTED, 503 UNAVAILABLE); a protocol error by the
+// RESOURCE_EXHAUSTED, 499 CANCELLED, 503 UNAVAILABLE); a protocol error by the
 // specification's table (grpcwire.Code), except an operation the
 // caller's tier may not use, PERMISSION_DENIED, and a stream cut by
 // shutdown, UNAVAILABLE — as the HTTP+JSON binding maps them to 403 and
@@ -506,6 +513,8 @@ func grpcCode(r *Refusal) codes.Code {
 		return codes.DeadlineExceeded
 	case 413, 429:
 		return codes.ResourceExhausted
+	case statusCancelled:
+		return codes.Canceled
 	case 503:
 		return codes.Unavailable
 	}

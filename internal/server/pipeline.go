@@ -479,6 +479,7 @@ func (p *pipeline) audit(c *Call, d time.Duration) {
 		return
 	}
 	rec := c.record(d)
+	rec.Agent = p.opts.AgentID
 	if p.opts.Observer != nil {
 		p.opts.Observer(rec)
 	}

@@ -139,18 +139,19 @@ func (b *httpBinding) readBody(r *http.Request, buf *bytes.Buffer) *Refusal {
 }
 
 // checkJSON refuses a body nested deeper than Limits.MaxJSONDepth,
-// holding more values than its size allows (valueBudget) or not valid
-// UTF-8, before any decoder looks at it.
-func (b *httpBinding) checkJSON(body []byte) *a2a.Error {
+// holding more values than its size allows (valueBudget: HTTP 413, as a
+// body over the size limit) or not valid UTF-8, before any decoder looks
+// at it.
+func (b *httpBinding) checkJSON(body []byte) *Refusal {
 	deep, tooMany := scanJSON(body, b.limits.MaxJSONDepth)
 	if deep {
-		return errTooDeep(b.limits.MaxJSONDepth)
+		return refusal(errTooDeep(b.limits.MaxJSONDepth))
 	}
 	if tooMany > 0 {
-		return errTooManyValues(tooMany, len(body))
+		return refusedWith(http.StatusRequestEntityTooLarge, errTooManyValues(tooMany, len(body)))
 	}
 	if !utf8.Valid(body) {
-		return a2a.ErrParse("the body is not valid UTF-8, which JSON requires")
+		return refusal(a2a.ErrParse("the body is not valid UTF-8, which JSON requires"))
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func TestHostileRequestsAreRefusedWhileOthersAreServed(t *testing.T) {
 		{name: "thousands of parts", token: tokAlice, body: rawSend(`{"messageId":"m","role":"ROLE_USER","parts":[` +
 			strings.TrimSuffix(strings.Repeat(`{"text":"a"},`, 100), ",") + `]}`), status: 200, code: a2a.CodeInvalidParams},
 		{name: "tens of thousands of tiny values", token: tokAlice, body: rawSend(`{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"k":[` +
-			strings.TrimSuffix(strings.Repeat(`null,`, 20000), ",") + `]}}`), status: 200, code: a2a.CodeInvalidRequest,
+			strings.TrimSuffix(strings.Repeat(`null,`, 20000), ",") + `]}}`), status: 413, code: a2a.CodeInvalidRequest,
 			check: func(t *testing.T, h http.Header, e *a2a.Error) {
 				if e.Reason != reasonTooLarge || e.Metadata["maxValues"] == "" || !strings.Contains(e.Message, "JSON values") {
 					t.Errorf("refusal = %s %v: %s", e.Reason, e.Metadata, e.Message)

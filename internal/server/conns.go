@@ -71,7 +71,11 @@ type connLimiter struct {
 	// refused counts refusals since the last warning in the log.
 	refused  int
 	warnedAt time.Time
-	refusing atomic.Int32
+	// gaveWay counts the connections without a request closed to admit
+	// new ones since the last warning about them.
+	gaveWay         int
+	gaveWayWarnedAt time.Time
+	refusing        atomic.Int32
 }
 
 func newConnLimiter(max int, log hclog.Logger) *connLimiter {
@@ -194,8 +198,9 @@ func (ll *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit takes a place for c, making room by closing the longest-idle
-// connection when the server is full; nil means there is none.
+// admit takes a place for c, making room when the server is full by
+// closing the longest-idle connection, else the oldest one without a
+// request; nil means there is none.
 func (l *connLimiter) admit(c net.Conn) *limitedConn {
 	var evict *limitedConn
 	l.mu.Lock()
@@ -212,6 +217,14 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 			for other := range l.conns {
 				if other.fresh && now.Sub(other.since) >= l.minFresh && (evict == nil || other.since.Before(evict.since)) {
 					evict = other
+				}
+			}
+			if evict != nil {
+				l.gaveWay++
+				if now.Sub(l.gaveWayWarnedAt) > 10*time.Second {
+					l.log.Warn("connection limit reached: closing connections that made no request to admit new ones (many clients connecting without sending, or a flood of idle connections; raise max_connections if this is legitimate load)",
+						"max_connections", l.max, "closed", l.gaveWay)
+					l.gaveWayWarnedAt, l.gaveWay = now, 0
 				}
 			}
 		}

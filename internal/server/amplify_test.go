@@ -35,7 +35,8 @@ var wideShapes = []struct {
 	{"nulls", nil},
 	{"empty objects", map[string]any{}},
 	{"small strings", "a"},
-	{"short words", "abcdef"}, // within the budget at any size
+	{"short words", "abcdef"}, // within the JSON budget at any size
+	{"words", "abcdefghijkl"}, // within every binding's budget at any size
 }
 
 // wideSend is a SendMessage whose message metadata is {"k":[elem, …]}
@@ -107,7 +108,7 @@ func TestWideMetadataCostIsBoundedByTheRequestSize(t *testing.T) {
 	srv, _ := newInstantServer(t, func(o *Options) {
 		o.Auth = testAuth(t, false)
 		o.Gate = gate
-		o.Limits.MaxBodyBytes = 1 << 20
+		o.Limits.MaxBodyBytes = 2 << 20
 	})
 	h := srv.Handler()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,11 +124,9 @@ func TestWideMetadataCostIsBoundedByTheRequestSize(t *testing.T) {
 	defer cc.Close()
 
 	for _, shape := range wideShapes {
-		for _, size := range []struct {
-			name string
-			n    int
-		}{{"wide", 100_000}, {"at the budget", atTheBudget(shape.elem)}} {
-			amplifyOnce(t, h, cc, shape.name+", "+size.name, wideSend(shape.elem, size.n))
+		amplifyOnce(t, h, cc, shape.name+", wide", wideSend(shape.elem, 100_000))
+		if !fitsTheBudget(shape.elem, 100_000) {
+			amplifyOnce(t, h, cc, shape.name+", at the budget", wideSend(shape.elem, atTheBudget(shape.elem)))
 		}
 	}
 }

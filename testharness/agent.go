@@ -101,8 +101,9 @@ type AgentOptions struct {
 // and plays each inbound message as a turn of its Behavior.
 //
 // HandleMessage returns at once with a turn id; the turn then plays in a
-// worker per conversation (chat_id): turns of one chat run one after the
-// other in arrival order, chats run in parallel. Output goes to the platform
+// worker per conversation (agent_id and chat_id): turns of one chat of
+// one agent run one after the other in arrival order, other chats and
+// other agents' chats run in parallel. Output goes to the platform
 // the agent is attached to (Attach), so the same agent works with an
 // in-process platform or with a launched plugin's handle.
 type Agent struct {
@@ -119,7 +120,7 @@ type Agent struct {
 	platforms map[string]plugin.Platform
 	fallback  plugin.Platform
 	caller    ToolCaller
-	convs     map[string]*conversation
+	convs     map[convKey]*conversation
 	idle      chan *conversation // hands a conversation to a lingering worker
 	seq       int
 	pending   int
@@ -128,7 +129,12 @@ type Agent struct {
 
 var _ plugin.HostHandler = (*Agent)(nil)
 
-// conversation is the queue and state of one chat_id.
+// convKey names a conversation: a chat of one host agent. Two agents
+// may well see the same chat id (a context id is the peer's to choose),
+// and one agent's turn must not wait behind another's.
+type convKey struct{ agent, chat string }
+
+// conversation is the queue and state of one chat of one agent.
 type conversation struct {
 	queue   []*turnState
 	running *turnState
@@ -173,7 +179,7 @@ func NewAgent(b Behavior, opts AgentOptions) (*Agent, error) {
 		cancel:    cancel,
 		platforms: map[string]plugin.Platform{},
 		caller:    opts.CallTool,
-		convs:     map[string]*conversation{},
+		convs:     map[convKey]*conversation{},
 		idle:      make(chan *conversation),
 	}, nil
 }
@@ -293,10 +299,11 @@ func (a *Agent) HandleMessage(ctx context.Context, req *pb.HandleMessageRequest)
 		a.rec.Record(Call{Time: start, Kind: KindHandleMessage, Request: req, Err: err})
 		return nil, err
 	}
-	c := a.convs[req.GetChatId()]
+	key := convKey{req.GetAgentId(), req.GetChatId()}
+	c := a.convs[key]
 	if c == nil {
 		c = &conversation{}
-		a.convs[req.GetChatId()] = c
+		a.convs[key] = c
 	}
 	c.count++
 	a.seq++
@@ -428,7 +435,7 @@ func (a *Agent) CancelTurn(ctx context.Context, req *pb.CancelTurnRequest) (*pb.
 	start := time.Now()
 	cancelled := false
 	a.mu.Lock()
-	if c := a.convs[req.GetChatId()]; c != nil {
+	if c := a.convs[convKey{req.GetAgentId(), req.GetChatId()}]; c != nil {
 		try := func(ts *turnState) {
 			if !ts.finished && ts.ctx.Err() == nil {
 				ts.cancel()

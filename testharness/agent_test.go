@@ -399,6 +399,36 @@ func TestChatsRunInParallel(t *testing.T) {
 	}
 }
 
+// TestAgentsWithTheSameChatRunInParallel: two host agents may see the
+// same chat id (the peer chooses the context id); one agent's turn does
+// not wait behind the other's running turn.
+func TestAgentsWithTheSameChatRunInParallel(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	b := BehaviorFunc(func(ctx context.Context, turn *Turn) error {
+		arrived.Done()
+		select { // both agents' turns must be running at the same time
+		case <-both:
+		case <-time.After(5 * time.Second):
+			return errors.New("the other agent's turn waited behind this one")
+		}
+		return turn.SendText(ctx, pb.SendKind_SEND_KIND_FINAL, "ok")
+	})
+	a, _ := newTestAgent(t, b, AgentOptions{})
+	for _, agent := range []string{"sales", "support"} {
+		m := msg("same-context", "t-"+agent, "go")
+		m.AgentId = agent
+		handle(t, a, m)
+	}
+	for _, agent := range []string{"sales", "support"} {
+		if pc := waitDone(t, a, "t-"+agent); pc.GetOutcome() != pb.Outcome_OUTCOME_SUCCESS {
+			t.Fatalf("%s: %s %s", agent, pc.GetOutcome(), pc.GetError())
+		}
+	}
+}
+
 func TestHandleMessageReturnsBeforeTheTurnEnds(t *testing.T) {
 	a, _ := newTestAgent(t, scenario(t, nil, Hang()), AgentOptions{})
 	done := make(chan string)

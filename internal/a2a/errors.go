@@ -555,6 +555,7 @@ var reasonCodes = map[string]int{
 	"REQUEST_TOO_LARGE": CodeInvalidRequest,
 	"REQUEST_TOO_DEEP":  CodeInvalidRequest,
 	"REQUEST_TIMEOUT":   CodeInvalidRequest,
+	"CLIENT_CANCELLED":  CodeInvalidRequest,
 	"UNAVAILABLE":       CodeInternalError,
 	"SERVER_BUSY":       CodeInternalError,
 	"STREAM_DROPPED":    CodeInternalError,

@@ -115,6 +115,15 @@ func (p *parts) agentServerOptions(base server.Options, ar *agentRun, host plugi
 	if !set.AdmitsOAuth() {
 		oauth = nil
 	}
+	if oauth != nil && set.OAuth.Limited() {
+		// Its own issuers or audience: a token minted for another agent
+		// does not work here.
+		view, err := oauth.ForAgent(set.OAuth.Issuers, set.OAuth.Audience)
+		if err != nil {
+			return o, fmt.Errorf("%s: oauth: %w", where, err)
+		}
+		oauth = view
+	}
 	if set.OwnTokens() || set.TrustedPeers != nil || oauth != p.oauth {
 		bearer, peers := cfg.BearerToken, cfg.PeerTokens
 		if set.OwnTokens() {

@@ -405,6 +405,47 @@ func TestAgentWithOwnTokensAdmitsOAuthOnlyWhenItsSettingsSay(t *testing.T) {
 	}
 }
 
+// TestAnAgentsOwnOAuthAudienceKeepsOtherAgentsTokensOut: with
+// agent_settings.beta.oauth {"audience": …}, a token minted for the
+// plugin's audience works at the default agent and not at beta, and one
+// minted for beta's audience works at beta and not at the default agent.
+func TestAnAgentsOwnOAuthAudienceKeepsOtherAgentsTokensOut(t *testing.T) {
+	const audience, betaAudience = "https://agents.example.test", "https://beta.example.test"
+	op := oidcop.Start(t)
+	op.AddClient(oidcop.Client{ID: "svc", Secret: "svc-secret", Scopes: []string{"a2a:send"}, Audiences: []string{audience, betaAudience}})
+	cfg := fmt.Sprintf(`{"port":0,"store":"memory","loopback_is_local":false,"oauth_allow_loopback_http":true,
+		"oauth_issuers":[{"name":"idp","issuer":%q,"audience":%q}],
+		"agent_settings":{"beta":{"oauth":{"issuers":["idp"],"audience":%q}}}}`, op.Issuer, audience, betaAudience)
+	agent, err := testharness.NewAgent(testharness.EchoScenario(), testharness.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
+	plat, _ := p.Platform()
+	agent.Attach(plat)
+	base := strings.TrimSuffix(p.Endpoints()[0], "/") + "/"
+	send := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+	for _, tc := range []struct {
+		name, aud, url string
+		admitted       bool
+	}{
+		{"the plugin's audience at the default agent", audience, base, true},
+		{"the plugin's audience at beta", audience, base + "agents/beta/", false},
+		{"beta's audience at beta", betaAudience, base + "agents/beta/", true},
+		{"beta's audience at the default agent", betaAudience, base, false},
+	} {
+		tok := op.Token(t, "svc", "svc-secret", []string{"a2a:send"}, tc.aud)
+		_, rerr, code := rpcAt(t, tc.url, tok, "SendMessage", send)
+		if got := rerr == nil && code == 200; got != tc.admitted {
+			t.Errorf("%s: HTTP %d %v, want admitted %v", tc.name, code, rerr, tc.admitted)
+		}
+		if !tc.admitted && (code != 401 || rerr == nil || !strings.Contains(rerr.Message, "audience")) {
+			t.Errorf("%s: refused with HTTP %d %v, want 401 naming the audience", tc.name, code, rerr)
+		}
+	}
+}
+
 // TestHostAgentMistakesFailConfigure: settings that do not fit the host's
 // agents, and a host's own mistakes, fail Configure naming the setting.
 func TestHostAgentMistakesFailConfigure(t *testing.T) {
@@ -417,6 +458,10 @@ func TestHostAgentMistakesFailConfigure(t *testing.T) {
 		{`{"default_agent":"gamma"}`, twoAgents(), `default_agent (A2A_DEFAULT_AGENT)`},
 		{`{"agent_settings":{"gamma":{"name":"G"}}}`, twoAgents(), `agent_settings (A2A_AGENT_SETTINGS)`},
 		{`{"agent_settings":{"beta":{"policy":"public=fly"}}}`, twoAgents(), `agent_settings.beta (A2A_AGENT_SETTINGS): policy`},
+		{`{"agent_settings":{"beta":{"oauth":{"audience":"https://beta.test"}}}}`, twoAgents(), "no oauth_issuers are configured"},
+		{`{"oauth_allow_loopback_http":true,"oauth_issuers":[{"name":"idp","issuer":"http://127.0.0.1:9","audience":"a"}],"agent_settings":{"beta":{"oauth":{"issuers":["other"]}}}}`, twoAgents(),
+			`agent_settings.beta (A2A_AGENT_SETTINGS): oauth.issuers names "other", which is not one of oauth_issuers (idp)`},
+		{`{"agent_settings":{"beta":{"oauth":{"audiences":["x"]}}}}`, twoAgents(), `oauth is true, false or {"issuers"`},
 		{`{"expose_agents":["main"]}`, &pb.HostInfo{ProtocolMinor: 3}, "declares no agents"},
 		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "Main Agent"}}}, "HostInfo.agents"},
 		{`{}`, &pb.HostInfo{Agents: []*pb.HostAgent{{Id: "a"}, {Id: "a"}}}, `lists agent "a" twice`},

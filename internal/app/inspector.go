@@ -24,7 +24,7 @@ func (p *parts) startInspectors(agents []*agentRun, opts *server.Options, undo *
 	}
 	for i, ar := range agents {
 		io := inspector.Options{
-			Tasks: ar.tasks, Store: store.ForAgent(p.store, ar.id), Metrics: p.metrics,
+			Tasks: ar.tasks, Store: store.ForAgent(p.store, ar.id), Metrics: p.metrics, Agent: ar.id,
 			Server:    func() http.Handler { return p.srv.Handler() },
 			Peers:     p.inspectorPeers,
 			PeerNames: p.peerNames,

@@ -212,8 +212,18 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "/debug/pprof/", Handler: pprofHandler()})
 	}
 	if cfg.Metrics {
-		// The local operator and trusted peers may scrape.
-		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "GET /metrics", Handler: p.metrics.Handler(),
+		// The local operator and trusted peers may scrape; a peer sees the
+		// callers of its own agent only (several agents share the metrics).
+		all := p.metrics.Handler()
+		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "GET /metrics",
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rc, ok := server.RouteCallerOf(r.Context())
+				if ok && rc.Identity.Tier == security.TierLocal {
+					all.ServeHTTP(w, r)
+					return
+				}
+				p.metrics.ScopedHandler(rc.Agent).ServeHTTP(w, r)
+			}),
 			Allow: func(id security.Identity) bool { return id.Tier >= security.TierTrusted }})
 	}
 	return p, nil

@@ -274,6 +274,7 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 		return out
 	}
 	inParts := filterParts(t.Message.Parts, filter)
+	hits += filterAcrossTextParts(inParts)
 	parts, err := PartsToProto(inParts)
 	if err != nil {
 		return nil, 0, err
@@ -302,6 +303,34 @@ func (b *Bridge) handleRequest(t *tasks.Turn) (*pb.HandleMessageRequest, int, er
 		Continuation:     t.Continuation,
 	}
 	return req, hits, nil
+}
+
+// filterAcrossTextParts filters the text parts of parts once more as the
+// one text a model reads them as (security.FilterInboundTexts), in place:
+// an override split across two parts is defanged in the parts (and so in
+// the sender's own words the host shows), not only in the framed text.
+// It returns the patterns it defanged.
+func filterAcrossTextParts(parts []a2a.Part) int {
+	var texts []string
+	var at []int
+	for i := range parts {
+		if parts[i].Text != nil {
+			texts = append(texts, *parts[i].Text)
+			at = append(at, i)
+		}
+	}
+	if len(texts) < 2 {
+		return 0
+	}
+	clean, hits := security.FilterInboundTexts(texts)
+	if hits == 0 {
+		return 0
+	}
+	for k, i := range at {
+		s := clean[k]
+		parts[i].Text = &s
+	}
+	return hits
 }
 
 // filterParts returns parts with every peer-written string passed through

@@ -35,17 +35,68 @@ type AgentSettings struct {
 	Policy       string   `json:"policy,omitempty"`
 	RateLimit    *int     `json:"rate_limit,omitempty"`
 	// OAuth says whether the agent admits the OAuth access tokens of
-	// oauth_issuers. nil: an agent with tokens of its own admits none (it
-	// admits only its own tokens), one without admits them as the plugin
-	// does.
-	OAuth *bool `json:"oauth,omitempty"`
+	// oauth_issuers (true or false), or which of them and for which
+	// audience ({"issuers": [...], "audience": "..."}). nil: an agent with
+	// tokens of its own admits none (it admits only its own tokens), one
+	// without admits them as the plugin does.
+	OAuth *AgentOAuth `json:"oauth,omitempty"`
 }
+
+// AgentOAuth is an agent's oauth setting: true or false, or an object
+// that admits OAuth tokens with limits of the agent's own.
+type AgentOAuth struct {
+	// Admit: the agent admits OAuth access tokens (true for an object).
+	Admit bool
+	// Issuers names the oauth_issuers whose tokens the agent admits (by
+	// their name); empty: all of them.
+	Issuers []string
+	// Audience is the aud the tokens must carry for this agent instead of
+	// each issuer's audience ("": the issuer's), so that a token minted
+	// for one agent does not work on another.
+	Audience string
+}
+
+// agentOAuthObject is the object form of AgentOAuth.
+type agentOAuthObject struct {
+	Issuers  []string `json:"issuers,omitempty"`
+	Audience string   `json:"audience,omitempty"`
+}
+
+// UnmarshalJSON reads true, false or {"issuers": [...], "audience": "..."}
+// (strictly: another key is an error).
+func (o *AgentOAuth) UnmarshalJSON(b []byte) error {
+	switch t := string(bytes.TrimSpace(b)); t {
+	case "true", "false":
+		*o = AgentOAuth{Admit: t == "true"}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var obj agentOAuthObject
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf(`oauth is true, false or {"issuers": [names of oauth_issuers], "audience": "the aud of this agent's tokens"}: %v`, err)
+	}
+	*o = AgentOAuth{Admit: true, Issuers: obj.Issuers, Audience: obj.Audience}
+	return nil
+}
+
+// MarshalJSON writes the form UnmarshalJSON reads.
+func (o AgentOAuth) MarshalJSON() ([]byte, error) {
+	if len(o.Issuers) == 0 && o.Audience == "" {
+		return json.Marshal(o.Admit)
+	}
+	return json.Marshal(agentOAuthObject{Issuers: o.Issuers, Audience: o.Audience})
+}
+
+// Limited reports whether the setting narrows the plugin's OAuth for the
+// agent (issuers or audience of its own).
+func (o *AgentOAuth) Limited() bool { return o != nil && (len(o.Issuers) > 0 || o.Audience != "") }
 
 // AdmitsOAuth reports whether the agent admits the plugin's OAuth access
 // tokens (see OAuth).
 func (a AgentSettings) AdmitsOAuth() bool {
 	if a.OAuth != nil {
-		return *a.OAuth
+		return a.OAuth.Admit
 	}
 	return !a.OwnTokens()
 }
@@ -80,7 +131,7 @@ func decodeAgentSettings(b []byte) (map[string]AgentSettings, error) {
 	dec.DisallowUnknownFields()
 	var m map[string]AgentSettings
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("want a JSON object of agent ids to {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit}: %v", err)
+		return nil, fmt.Errorf("want a JSON object of agent ids to {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit, oauth}: %v", err)
 	}
 	return m, nil
 }
@@ -93,7 +144,7 @@ func (a *AgentSettings) UnmarshalJSON(b []byte) error {
 	dec.DisallowUnknownFields()
 	var p plain
 	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf("an agent's settings are {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit}: %v", err)
+		return fmt.Errorf("an agent's settings are {name, description, bearer_token, peer_tokens, trusted_peers, policy, rate_limit, oauth}: %v", err)
 	}
 	*a = AgentSettings(p)
 	return nil
@@ -142,6 +193,37 @@ func (c *Config) validateHostAgents(bad func(string, ...any)) {
 		if a.RateLimit != nil && *a.RateLimit < 0 {
 			bad("%s: rate_limit must not be negative (0 means unlimited)", where)
 		}
+		c.validateAgentOAuth(where, a.OAuth, bad)
+	}
+}
+
+// validateAgentOAuth checks an agent's oauth object against
+// oauth_issuers: it names issuers that exist, and an audience that is
+// not blank.
+func (c *Config) validateAgentOAuth(where string, o *AgentOAuth, bad func(string, ...any)) {
+	if !o.Limited() {
+		return
+	}
+	if len(c.OAuthIssuers) == 0 {
+		bad("%s: oauth names issuers or an audience, but no oauth_issuers are configured (A2A_OAUTH_ISSUERS); configure the issuers plugin-wide, then narrow them per agent", where)
+		return
+	}
+	var names []string
+	for _, is := range c.OAuthIssuers {
+		names = append(names, is.IssuerName())
+	}
+	seen := map[string]bool{}
+	for _, n := range o.Issuers {
+		if !contains(names, n) {
+			bad("%s: oauth.issuers names %q, which is not one of oauth_issuers (%s); name issuers by their name", where, n, strings.Join(names, ", "))
+		}
+		if seen[n] {
+			bad("%s: oauth.issuers names %q twice", where, n)
+		}
+		seen[n] = true
+	}
+	if o.Audience != "" && strings.TrimSpace(o.Audience) != o.Audience {
+		bad("%s: oauth.audience %q has spaces around it; set it to the exact aud the issuer puts into tokens for this agent", where, o.Audience)
 	}
 }
 

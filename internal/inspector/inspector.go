@@ -84,6 +84,9 @@ type Options struct {
 	CallTool func(ctx context.Context, tool, argumentsJSON string, progress func(message string) error) (ToolResult, error)
 	// Metrics are the plugin's shared metrics (nil: no charts).
 	Metrics *metrics.Metrics
+	// Agent is the host agent whose inspector this is ("" with one
+	// agent): the per-peer figures show its inbound callers only.
+	Agent string
 	// PublicURL is the configured public base URL; its host name is
 	// accepted in the Host header besides loopback names and addresses.
 	PublicURL string
@@ -154,7 +157,7 @@ func New(opts Options) (*Inspector, error) {
 	in := &Inspector{
 		opts: opts, log: opts.Logger, now: opts.Now, pages: pages, static: static,
 		hosts: map[string]bool{"localhost": true}, feed: newHub(),
-		samples: newSampler(opts.Metrics, opts.Now),
+		samples: newSampler(opts.Metrics, opts.Agent, opts.Now),
 	}
 	if opts.PublicURL != "" {
 		if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {

@@ -49,15 +49,17 @@ type peerFigures struct {
 }
 
 type sampler struct {
-	m   *metrics.Metrics
-	now func() time.Time
+	m *metrics.Metrics
+	// agent is the host agent whose inbound callers peers shows.
+	agent string
+	now   func() time.Time
 
 	mu   sync.Mutex
 	ring []sample
 }
 
-func newSampler(m *metrics.Metrics, now func() time.Time) *sampler {
-	return &sampler{m: m, now: now}
+func newSampler(m *metrics.Metrics, agent string, now func() time.Time) *sampler {
+	return &sampler{m: m, agent: agent, now: now}
 }
 
 // samples takes a sample when the last one is old enough and returns a
@@ -143,7 +145,7 @@ func (s *sampler) peers() []peerFigures {
 	if s.m == nil {
 		return nil
 	}
-	snap := s.m.Snapshot()
+	snap := s.m.SnapshotFor(s.agent)
 	out := make([]peerFigures, 0, len(snap))
 	for _, p := range snap {
 		out = append(out, peerFigures{Direction: p.Direction, Peer: p.Peer, Calls: p.Calls, Errors: p.Errors,

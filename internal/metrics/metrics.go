@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
@@ -55,7 +56,10 @@ type Metrics struct {
 	calls   map[callKey]*callStats
 }
 
-type callKey struct{ direction, peer string }
+// callKey names one row of a2a_list's figures: inbound rows belong to the
+// host agent that served the calls (agent; "" with one agent), outbound
+// ones to every agent.
+type callKey struct{ agent, direction, peer string }
 
 // callStats keeps what a2a_list reports per peer and direction: the same
 // observations as the Prometheus series, kept readable.
@@ -77,8 +81,8 @@ func New() *Metrics {
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "requests_total",
-		Help: "A2A requests by direction (inbound: served, outbound: made by the tools), method, outcome and peer."},
-		[]string{"direction", "method", "outcome", "peer"})
+		Help: "A2A requests by direction (inbound: served, outbound: made by the tools), method, outcome, peer and, inbound, the host agent that served it."},
+		[]string{"direction", "method", "outcome", "peer", "agent"})
 	m.requestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "request_duration_seconds",
 		Help: "Latency of A2A requests by direction and method (streams: until the stream ended).", Buckets: latencyBuckets},
 		[]string{"direction", "method"})
@@ -121,9 +125,50 @@ func New() *Metrics {
 	return m
 }
 
-// Handler serves the metrics in the Prometheus text format.
+// Handler serves the metrics in the Prometheus text format: every series,
+// for the local operator.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ScopedHandler serves the metrics as a peer of the host agent agent may
+// see them: the series naming a peer (a2a_requests_total) only when they
+// are that agent's inbound requests or the tools' outbound calls, so
+// that one agent's trusted peer does not learn who calls the other
+// agents. Series without a peer are the process's and are kept.
+func (m *Metrics) ScopedHandler(agent string) http.Handler {
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		fams, err := m.reg.Gather()
+		for _, f := range fams {
+			kept := f.Metric[:0]
+			for _, s := range f.Metric {
+				if visibleTo(s, agent) {
+					kept = append(kept, s)
+				}
+			}
+			f.Metric = kept
+		}
+		return fams, err
+	})
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// visibleTo reports whether a series may be shown to a peer of agent:
+// one without a peer label, an outbound one, or one of agent's.
+func visibleTo(s *dto.Metric, agent string) bool {
+	var hasPeer, outbound bool
+	owner := ""
+	for _, l := range s.GetLabel() {
+		switch l.GetName() {
+		case "peer":
+			hasPeer = true
+		case "direction":
+			outbound = l.GetValue() == "outbound"
+		case "agent":
+			owner = l.GetValue()
+		}
+	}
+	return !hasPeer || outbound || owner == agent
 }
 
 // Registry is the registry, for tests and extra collectors.
@@ -184,13 +229,13 @@ func PeerLabel(identity string) string {
 func (m *Metrics) Exchange(rec security.AuditRecord) {
 	method := methodLabel(rec.Method)
 	peer := PeerLabel(rec.Identity)
-	m.requests.WithLabelValues("inbound", method, rec.Outcome, peer).Inc()
+	m.requests.WithLabelValues("inbound", method, rec.Outcome, peer, rec.Agent).Inc()
 	d := rec.DurationMS / 1000
 	m.requestSeconds.WithLabelValues("inbound", method).Observe(d)
 	if rec.Outcome == "rate-limited" {
 		m.rateLimited.Inc()
 	}
-	m.observeCall("inbound", peer, d, rec.Outcome != "ok")
+	m.observeCall(callKey{rec.Agent, "inbound", peer}, d, rec.Outcome != "ok")
 }
 
 // Outbound records one call the tools made to a peer (configured name or
@@ -200,15 +245,14 @@ func (m *Metrics) Outbound(peer, method string, d time.Duration, err error) {
 	if err != nil {
 		outcome = "error"
 	}
-	m.requests.WithLabelValues("outbound", methodLabel(method), outcome, peer).Inc()
+	m.requests.WithLabelValues("outbound", methodLabel(method), outcome, peer, "").Inc()
 	m.requestSeconds.WithLabelValues("outbound", methodLabel(method)).Observe(d.Seconds())
-	m.observeCall("outbound", peer, d.Seconds(), err != nil)
+	m.observeCall(callKey{"", "outbound", peer}, d.Seconds(), err != nil)
 }
 
-func (m *Metrics) observeCall(direction, peer string, seconds float64, failed bool) {
+func (m *Metrics) observeCall(k callKey, seconds float64, failed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := callKey{direction, peer}
 	s := m.calls[k]
 	if s == nil {
 		s = &callStats{}
@@ -267,6 +311,9 @@ func (m *Metrics) GaveUp() { m.pushGaveUp.Inc() }
 
 // PeerStats is what a2a_list shows for one peer and direction.
 type PeerStats struct {
+	// Agent is the host agent that served an inbound peer's calls ("" with
+	// one agent, and for outbound calls).
+	Agent     string
 	Direction string
 	Peer      string
 	Calls     uint64
@@ -275,22 +322,37 @@ type PeerStats struct {
 	LastCall  time.Time
 }
 
-// Snapshot returns the per-peer call figures, outbound first, by peer.
-func (m *Metrics) Snapshot() []PeerStats {
+// Snapshot returns the per-peer call figures of every agent, outbound
+// first, by peer.
+func (m *Metrics) Snapshot() []PeerStats { return m.snapshot(func(callKey) bool { return true }) }
+
+// SnapshotFor returns the figures an agent's views show (its inspector,
+// its a2a_list): the outbound calls and the inbound calls agent served.
+func (m *Metrics) SnapshotFor(agent string) []PeerStats {
+	return m.snapshot(func(k callKey) bool { return k.direction == "outbound" || k.agent == agent })
+}
+
+func (m *Metrics) snapshot(keep func(callKey) bool) []PeerStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]PeerStats, 0, len(m.calls))
 	for k, s := range m.calls {
+		if !keep(k) {
+			continue
+		}
 		w := append([]float64(nil), s.window...)
 		sort.Float64s(w)
-		out = append(out, PeerStats{Direction: k.direction, Peer: k.peer, Calls: s.calls, Errors: s.errors,
+		out = append(out, PeerStats{Agent: k.agent, Direction: k.direction, Peer: k.peer, Calls: s.calls, Errors: s.errors,
 			P50: quantile(w, 0.5), P99: quantile(w, 0.99), LastCall: s.last})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Direction != out[j].Direction {
 			return out[i].Direction == "outbound"
 		}
-		return out[i].Peer < out[j].Peer
+		if out[i].Peer != out[j].Peer {
+			return out[i].Peer < out[j].Peer
+		}
+		return out[i].Agent < out[j].Agent
 	})
 	return out
 }

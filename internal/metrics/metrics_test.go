@@ -40,10 +40,10 @@ func TestEveryObservationShowsUpInTheExport(t *testing.T) {
 	m.Redactions(1)
 	out := scrape(t, m)
 	for _, want := range []string{
-		`a2a_requests_total{direction="inbound",method="SendMessage",outcome="ok",peer="peer:alice"} 1`,
-		`a2a_requests_total{direction="inbound",method="GetTask",outcome="rate-limited",peer="ip"} 1`,
-		`a2a_requests_total{direction="inbound",method="other",outcome="error",peer="anonymous"} 1`,
-		`a2a_requests_total{direction="outbound",method="GetTask",outcome="error",peer="bob"} 1`,
+		`a2a_requests_total{agent="",direction="inbound",method="SendMessage",outcome="ok",peer="peer:alice"} 1`,
+		`a2a_requests_total{agent="",direction="inbound",method="GetTask",outcome="rate-limited",peer="ip"} 1`,
+		`a2a_requests_total{agent="",direction="inbound",method="other",outcome="error",peer="anonymous"} 1`,
+		`a2a_requests_total{agent="",direction="outbound",method="GetTask",outcome="error",peer="bob"} 1`,
 		`a2a_request_duration_seconds_bucket{direction="outbound",method="SendMessage",le="0.05"} 1`,
 		`a2a_tasks{state="TASK_STATE_WORKING"} 0`,
 		`a2a_tasks{state="TASK_STATE_COMPLETED"} 1`,
@@ -78,7 +78,7 @@ func TestSnapshotReportsTheSameCallsAsTheExport(t *testing.T) {
 	if bob.Calls != 11 || bob.Errors != 1 || bob.P50 != 6*time.Millisecond || bob.P99 != time.Second {
 		t.Fatalf("bob = %+v", bob)
 	}
-	if !strings.Contains(scrape(t, m), `a2a_requests_total{direction="outbound",method="SendMessage",outcome="ok",peer="bob"} 10`) {
+	if !strings.Contains(scrape(t, m), `a2a_requests_total{agent="",direction="outbound",method="SendMessage",outcome="ok",peer="bob"} 10`) {
 		t.Fatal("export and snapshot disagree")
 	}
 }

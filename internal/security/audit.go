@@ -40,6 +40,9 @@ type AuditRecord struct {
 	ContextID string `json:"contextId,omitempty"`
 	// Peer is the remote agent's name or URL (outbound).
 	Peer string `json:"peer,omitempty"`
+	// Agent is the host agent that served an inbound exchange, when the
+	// plugin serves several ("" otherwise).
+	Agent string `json:"agent,omitempty"`
 	// Outcome is a short word: "ok", "error", "refused", "rate-limited"…
 	Outcome string `json:"outcome"`
 	// Code is the JSON-RPC error code or HTTP status, 0 for none.

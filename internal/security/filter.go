@@ -571,6 +571,16 @@ type span struct{ start, end int }
 // defang finds every pattern in s and replaces each merged span with
 // FilteredMark.
 func defang(s string) (string, int) {
+	spans := findSpans(s)
+	if len(spans) == 0 {
+		return s, 0
+	}
+	return replaceSpans(s, spans, func(int) string { return FilteredMark })
+}
+
+// findSpans returns the byte ranges of s that hold a pattern (they may
+// overlap).
+func findSpans(s string) []span {
 	f, offs := fold(s)
 	var spans []span
 	add := func(start, end int) {
@@ -635,10 +645,7 @@ func defang(s string) (string, int) {
 		}
 		i++
 	}
-	if len(spans) == 0 {
-		return s, 0
-	}
-	return replaceSpans(s, spans, func(int) string { return FilteredMark })
+	return spans
 }
 
 // nextByte returns the index of the next c at or after i, or len(f).

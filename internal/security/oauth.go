@@ -38,6 +38,11 @@ const (
 	discoveryRetry = 10 * time.Second
 	// idpTimeout bounds one request to an issuer.
 	idpTimeout = 10 * time.Second
+	// keyFetchWait bounds how long a request waits for its issuer's JWK
+	// Set to be fetched; the fetch goes on (bounded by idpTimeout) for
+	// the requests after it, and this one is refused saying the keys
+	// could not be fetched.
+	keyFetchWait = 2 * time.Second
 	// maxClaimBytes bounds the value of the identity claim.
 	maxClaimBytes = 256
 )
@@ -140,6 +145,11 @@ type OAuthVerifier struct {
 	skew    time.Duration
 	now     func() time.Time
 	client  *http.Client
+	// audience, in a view (ForAgent), replaces every issuer's audience;
+	// view says this verifier is a view of another, which owns the
+	// discovery (Close is the owner's).
+	audience string
+	view     bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -234,10 +244,56 @@ func (v *OAuthVerifier) Start() {
 	}
 }
 
-// Close stops the background discovery and waits for it.
+// Close stops the background discovery and waits for it (nothing for a
+// view: its owner does it).
 func (v *OAuthVerifier) Close() {
+	if v.view {
+		return
+	}
 	v.cancel()
 	v.wg.Wait()
+}
+
+// ForAgent returns a view of v for one agent: only the issuers named
+// (every one when names is empty), and tokens that carry audience
+// instead of each issuer's own (when audience is not ""). The view shares
+// v's discovery and key sets; v's Close ends both.
+func (v *OAuthVerifier) ForAgent(names []string, audience string) (*OAuthVerifier, error) {
+	if audience != "" && strings.TrimSpace(audience) != audience {
+		return nil, fmt.Errorf("security: oauth: audience %q has spaces around it; set the exact aud the issuer puts into this agent's tokens", audience)
+	}
+	w := &OAuthVerifier{byURL: map[string]*issuer{}, skew: v.skew, now: v.now, client: v.client, ctx: v.ctx,
+		audience: audience, view: true}
+	for _, n := range names {
+		found := false
+		for _, is := range v.issuers {
+			if is.cfg.Name == n {
+				found = true
+			}
+		}
+		if !found {
+			var all []string
+			for _, is := range v.issuers {
+				all = append(all, is.cfg.Name)
+			}
+			return nil, fmt.Errorf("security: oauth: no issuer is named %q (the issuers are %s)", n, strings.Join(all, ", "))
+		}
+	}
+	for _, is := range v.issuers {
+		if len(names) == 0 || slices.Contains(names, is.cfg.Name) {
+			w.issuers = append(w.issuers, is)
+			w.byURL[is.cfg.URL] = is
+		}
+	}
+	return w, nil
+}
+
+// audienceOf is the audience the tokens of is must carry here.
+func (v *OAuthVerifier) audienceOf(is *issuer) string {
+	if v.audience != "" {
+		return v.audience
+	}
+	return is.cfg.Audience
 }
 
 // Schemes describes every issuer for the Agent Card. It never blocks: an
@@ -310,11 +366,18 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	if err != nil {
 		return refuse("the keys of the token's issuer could not be fetched; try again later")
 	}
-	payload, err := keys.VerifySignature(ctx, token)
-	if err != nil {
-		if ctx.Err() != nil {
-			return refuse("the request ended before the token's signature was checked")
-		}
+	vctx, cancel := context.WithTimeout(ctx, keyFetchWait)
+	payload, err := keys.VerifySignature(vctx, token)
+	cancel()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return refuse("the request ended before the token's signature was checked")
+	case err.Error() != errKeysDoNotVerify:
+		// go-oidc could not get the JWK Set (it says "fetching keys …"),
+		// or not within keyFetchWait: the token is not at fault.
+		return refuse("the keys of the token's issuer could not be fetched; try again later")
+	default:
 		return refuse("the token's signature does not verify with its issuer's keys")
 	}
 	var claims jwt.Claims
@@ -324,7 +387,7 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	if claims.Expiry == nil {
 		return refuse("the token has no expiry (exp)")
 	}
-	err = claims.ValidateWithLeeway(jwt.Expected{Issuer: is.cfg.URL, AnyAudience: jwt.Audience{is.cfg.Audience}, Time: v.now()}, v.skew)
+	err = claims.ValidateWithLeeway(jwt.Expected{Issuer: is.cfg.URL, AnyAudience: jwt.Audience{v.audienceOf(is)}, Time: v.now()}, v.skew)
 	switch {
 	case errors.Is(err, jwt.ErrExpired):
 		return refuse("the token has expired (exp); get a new one from the issuer")
@@ -369,12 +432,18 @@ func (v *OAuthVerifier) Authenticate(ctx context.Context, token string) (Identit
 	return id, nil
 }
 
+// errKeysDoNotVerify is go-oidc's error (RemoteKeySet.VerifySignature)
+// for a token none of whose issuer's keys verifies it, the key set
+// fetched; every other error of it means the key set could not be
+// fetched. The test of the outage keeps the text honest.
+const errKeysDoNotVerify = "failed to verify id token signature"
+
 // Audience is the audience configured for the named issuer ("" for an
 // unknown name).
 func (v *OAuthVerifier) Audience(issuerName string) string {
 	for _, is := range v.issuers {
 		if is.cfg.Name == issuerName {
-			return is.cfg.Audience
+			return v.audienceOf(is)
 		}
 	}
 	return ""

@@ -12,7 +12,13 @@ const (
 	outcomeRefused     = "refused"      // refused at HTTP level: 401, 413, 408, 503
 	outcomeRateLimited = "rate-limited" // HTTP 429: request rate or stream cap
 	outcomeCut         = "cut"          // a stream ended early: dropped, write timeout, shutdown
+	outcomeCancelled   = "cancelled"    // the client canceled the call before its answer (statusCancelled)
 )
+
+// statusCancelled is the status class of an exchange the client canceled
+// before it was answered (nginx's 499, "client closed request"): not a
+// timeout, and nobody reads the answer. gRPC: CANCELLED.
+const statusCancelled = 499
 
 // record builds the audit record of an exchange: who asked for what, about
 // which task, and how it ended. It never holds message content or tokens;
@@ -23,6 +29,9 @@ func (c *Call) record(d time.Duration) security.AuditRecord {
 	switch {
 	case c.status == 429:
 		outcome = outcomeRateLimited
+	case c.status == statusCancelled:
+		outcome = outcomeCancelled
+		code = statusCancelled
 	case c.status != 200 && c.status != 204:
 		outcome = outcomeRefused
 		if code == 0 {

@@ -41,7 +41,8 @@ func jsonRPCError(t *testing.T, body string) *a2a.Error {
 // new ones are served again.
 func TestConnectionCapRefusesWith503(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxConnections = 3 })
-	e.srv.conns.minIdle = 0 // any idle connection may make room
+	e.srv.conns.minIdle = 0          // any idle connection may make room
+	e.srv.conns.minFresh = time.Hour // the stalled ones keep their places
 	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestGlobalStreamCap(t *testing.T) {
 // only briefly is not closed for a newcomer: the newcomer is refused.
 func TestConnectionInUseKeepsItsPlace(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Limits.MaxConnections = 2 })
-	e.srv.conns.minIdle = time.Hour
+	e.srv.conns.minIdle, e.srv.conns.minFresh = time.Hour, time.Hour
 	base, err := e.srv.Start(context.Background(), "127.0.0.1:0", "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,18 @@ const busyRetryAfter = 5 * time.Second
 // that is using its connection keeps it, however many others knock.
 const minIdleToEvict = 5 * time.Second
 
+// minFreshToEvict is how long a connection that has not yet made its
+// first request (its headers not read yet, or, over h2c, no call
+// started) must have been open before a new connection may take its
+// place when the server is full: none. A flood of connections that send
+// nothing (or a few bytes) would otherwise hold every place until its
+// header timeout; the oldest of them gives way to each newcomer, so a
+// client that speaks at once is served while one source floods, unless
+// the flood opens max_connections connections before the client's
+// request headers arrive. (A floor here would not protect a slow client:
+// the flood's own connections take each place the moment it is free.)
+const minFreshToEvict = 0
+
 // maxRefusing bounds the refused connections being answered at once;
 // past it a refused connection is closed without an answer, so a flood
 // of connections cannot make the refusals themselves a cost.
@@ -35,25 +47,35 @@ const maxRefusing = 64
 // bounded by its own server). A connection past the cap first takes the
 // place of the longest-idle keep-alive connection idle for minIdleToEvict
 // at least, which is closed (its client reconnects when it needs to);
-// when there is none, the new one is answered HTTP 503 with a JSON-RPC
-// error saying what to do, and closed. So clients that hold and use their
+// else of the oldest connection that has not made its first request
+// (one that sent nothing, or part of its headers, or of the HTTP/2
+// preface; minFreshToEvict); when there is none, the new one is answered
+// HTTP 503 with a JSON-RPC error saying what to do (a gRPC client: the
+// status UNAVAILABLE with that message), and closed. So clients that hold and use their
 // connections are served however many others knock, and busy connections
 // cannot stay forever: header, body and write deadlines end those that
 // stall.
 type connLimiter struct {
 	max int
 	log hclog.Logger
-	// minIdle is minIdleToEvict (tests shorten it).
-	minIdle time.Duration
-	// refusal is the whole HTTP answer written to a refused connection.
-	refusal []byte
+	// minIdle is minIdleToEvict, minFresh minFreshToEvict (tests change
+	// them).
+	minIdle, minFresh time.Duration
+	// refusal is the whole HTTP answer written to a refused connection;
+	// grpcRefusal the message of the status a refused gRPC call gets.
+	refusal     []byte
+	grpcRefusal string
 
 	mu    sync.Mutex
 	conns map[*limitedConn]struct{}
 	// refused counts refusals since the last warning in the log.
 	refused  int
 	warnedAt time.Time
-	refusing atomic.Int32
+	// gaveWay counts the connections without a request closed to admit
+	// new ones since the last warning about them.
+	gaveWay         int
+	gaveWayWarnedAt time.Time
+	refusing        atomic.Int32
 }
 
 func newConnLimiter(max int, log hclog.Logger) *connLimiter {
@@ -64,7 +86,8 @@ func newConnLimiter(max int, log hclog.Logger) *connLimiter {
 	body := a2a.EncodeError(nil, e)
 	head := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
 		"Retry-After: " + retryAfter(busyRetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-	return &connLimiter{max: max, log: log, minIdle: minIdleToEvict, refusal: append([]byte(head), body...), conns: map[*limitedConn]struct{}{}}
+	return &connLimiter{max: max, log: log, minIdle: minIdleToEvict, minFresh: minFreshToEvict,
+		refusal: append([]byte(head), body...), grpcRefusal: e.Message, conns: map[*limitedConn]struct{}{}}
 }
 
 // limitedConn is one admitted connection.
@@ -78,13 +101,18 @@ type limitedConn struct {
 	// calls counts the gRPC calls the connection carries (guarded by
 	// l.mu): an h2c connection is idle while it carries none.
 	calls int
+	// fresh: the connection has not made its first request yet (its
+	// first request headers not read, no gRPC call started); since is
+	// when it was admitted (both guarded by l.mu).
+	fresh bool
+	since time.Time
 }
 
 // callStarted marks the gRPC connection in use for one more call.
 func (c *limitedConn) callStarted() {
 	c.l.mu.Lock()
 	c.calls++
-	c.idleSince = time.Time{}
+	c.idleSince, c.fresh = time.Time{}, false
 	c.l.mu.Unlock()
 }
 
@@ -170,8 +198,9 @@ func (ll *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit takes a place for c, making room by closing the longest-idle
-// connection when the server is full; nil means there is none.
+// admit takes a place for c, making room when the server is full by
+// closing the longest-idle connection, else the oldest one without a
+// request; nil means there is none.
 func (l *connLimiter) admit(c net.Conn) *limitedConn {
 	var evict *limitedConn
 	l.mu.Lock()
@@ -180,6 +209,23 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 		for other := range l.conns {
 			if !other.idleSince.IsZero() && now.Sub(other.idleSince) >= l.minIdle && (evict == nil || other.idleSince.Before(evict.idleSince)) {
 				evict = other
+			}
+		}
+		if evict == nil {
+			// A connection that has not asked for anything yet gives way
+			// (its client, if it is one, reconnects).
+			for other := range l.conns {
+				if other.fresh && now.Sub(other.since) >= l.minFresh && (evict == nil || other.since.Before(evict.since)) {
+					evict = other
+				}
+			}
+			if evict != nil {
+				l.gaveWay++
+				if now.Sub(l.gaveWayWarnedAt) > 10*time.Second {
+					l.log.Warn("connection limit reached: closing connections that made no request to admit new ones (many clients connecting without sending, or a flood of idle connections; raise max_connections if this is legitimate load)",
+						"max_connections", l.max, "closed", l.gaveWay)
+					l.gaveWayWarnedAt, l.gaveWay = now, 0
+				}
 			}
 		}
 		if evict == nil {
@@ -194,7 +240,7 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 		}
 		delete(l.conns, evict)
 	}
-	lc := &limitedConn{Conn: c, l: l}
+	lc := &limitedConn{Conn: c, l: l, fresh: true, since: time.Now()}
 	l.conns[lc] = struct{}{}
 	l.mu.Unlock()
 	if evict != nil {
@@ -225,6 +271,12 @@ func (l *connLimiter) refuse(c net.Conn, tlsOn bool) {
 		defer l.refusing.Add(-1)
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(time.Second))
+		// A gRPC client opens with the HTTP/2 preface and cannot read an
+		// HTTP/1.1 answer ("frame too large"): it gets a gRPC status.
+		if _, h2 := readStart(c); h2 {
+			refuseH2(c, l.grpcRefusal)
+			return
+		}
 		if _, err := c.Write(l.refusal); err != nil {
 			return
 		}
@@ -255,6 +307,9 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if st == http.StateActive || st == http.StateIdle {
+		lc.fresh = false // its first request's headers are read
+	}
 	if st == http.StateIdle {
 		lc.idleSince = time.Now()
 	} else {

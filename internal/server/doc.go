@@ -43,14 +43,16 @@
 // Every request goes through these steps, cheapest first, and the first
 // refusal answers. The handler's (Admit): shutdown → browser checks →
 // authentication (security.Authenticator) → rate limit per identity. The
-// binding's: body size → Content-Type → JSON nesting depth → UTF-8 →
+// binding's: body size → Content-Type → JSON nesting depth and value
+// budget (valueBudget) → UTF-8 →
 // envelope → method (JSON-RPC; the route for HTTP+JSON, the RPC for
 // gRPC). The handler's (Authorize): A2A-Version → A2A-Extensions →
-// capability → permission (security.Policy, OAuth scopes). The binding's:
+// capability → permission (security.Policy, OAuth scopes) → trust gate
+// (sends). The binding's:
 // params decoding and validation (a2a.DecodeParams for both JSON
 // bindings; grpcwire and the same Validate methods for gRPC). The
 // handler's: stream caps → message limits (parts, part size, media types,
-// ids) → trust gate and loop guards (sends) → task manager. Nothing in a
+// ids) → loop guards (sends) → task manager. Nothing in a
 // request can claim an identity: the identity comes from the
 // Authorization header (gRPC: the authorization metadata) and the TCP
 // peer only.

@@ -24,6 +24,7 @@ const (
 	reasonTooLarge        = "REQUEST_TOO_LARGE"
 	reasonTooDeep         = "REQUEST_TOO_DEEP"
 	reasonTimeout         = "REQUEST_TIMEOUT"
+	reasonCancelled       = "CLIENT_CANCELLED"
 	reasonUnavailable     = "UNAVAILABLE"
 	reasonServerBusy      = "SERVER_BUSY"
 	reasonStreamDropped   = "STREAM_DROPPED"
@@ -105,6 +106,12 @@ func errTooDeep(limit int) *a2a.Error {
 	return a2a.NewError(a2a.CodeInvalidRequest, reasonTooDeep, fmt.Sprintf(
 		"Invalid request: the JSON is nested deeper than %d levels; flatten the data you send", limit)).
 		WithMetadata("maxDepth", strconv.Itoa(limit))
+}
+
+// errClientCancelled is the record of an exchange the client canceled
+// (statusCancelled): no client reads it.
+func errClientCancelled() *a2a.Error {
+	return a2a.NewError(a2a.CodeInvalidRequest, reasonCancelled, "Cancelled: the client canceled the call before it was answered")
 }
 
 // errBodyTimeout is -32600 for a body that did not arrive in time (HTTP 408).

@@ -227,16 +227,17 @@ func (g *grpcBinding) serviceDesc() *grpc.ServiceDesc {
 // closed after Limits.IdleTimeout.
 //
 // A message over MaxBodyBytes is refused with REQUEST_TOO_LARGE and its
-// ErrorInfo, as over HTTP. gRPC refuses a message over its own receive
-// limit while reading it, with a status of its own that no handler can
-// replace (RESOURCE_EXHAUSTED, "received message larger than max"), so
-// that limit is twice MaxBodyBytes: larger messages get gRPC's refusal,
-// and no more than it is ever read.
+// ErrorInfo, as over HTTP: gRPC's receive limit is MaxBodyBytes, so it
+// refuses a larger message from its length prefix, before reading it,
+// and recv turns that refusal into ours. A message within it is counted
+// before it is decoded (grpcCodec), so that its cost stays bounded by
+// its size (valueBudget).
 func (g *grpcBinding) newServer() *grpc.Server {
 	l := g.limits
 	s := grpc.NewServer(
 		grpc.Creds(connCreds{insecure.NewCredentials()}),
-		grpc.MaxRecvMsgSize(int(2*l.MaxBodyBytes)),
+		grpc.ForceServerCodecV2(newGRPCCodec()),
+		grpc.MaxRecvMsgSize(int(l.MaxBodyBytes)),
 		grpc.MaxHeaderListSize(uint32(l.MaxHeaderBytes)),
 		grpc.ConnectionTimeout(l.ReadHeaderTimeout),
 		grpc.MaxConcurrentStreams(grpcMaxStreamsPerConn),
@@ -289,13 +290,14 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 			g.echoExtensions(ss, c)
 			return g.refuse(c, RefusalOf(err))
 		}
-		req := rpc.newReq()
-		if r := g.recv(ss, req); r != nil {
+		breq := &budgetedRequest{msg: rpc.newReq()}
+		if r := g.recv(ss, breq); r != nil {
 			return g.refuse(c, r)
 		}
-		c.BytesIn = int64(proto.Size(req))
-		if c.BytesIn > g.limits.MaxBodyBytes {
-			return g.refuse(c, refusedWith(413, errTooLarge(g.limits.MaxBodyBytes)))
+		req := breq.msg
+		c.BytesIn = int64(breq.size)
+		if breq.tooMany > 0 {
+			return g.refuse(c, refusedWith(413, errTooManyValues(breq.tooMany, breq.size)))
 		}
 		if protoTooDeep(req.ProtoReflect(), 1, g.limits.MaxJSONDepth) {
 			return g.refuse(c, refusal(errTooDeep(g.limits.MaxJSONDepth)))
@@ -313,6 +315,10 @@ func (g *grpcBinding) handler(method string) grpc.StreamHandler {
 		if rpc.unary != nil {
 			out, err := rpc.unary(ctx, g.h, c, req)
 			if err != nil {
+				if errors.Is(ss.Context().Err(), context.Canceled) {
+					// The client canceled while the operation ran.
+					return g.refuse(c, refusedWith(statusCancelled, errClientCancelled()))
+				}
 				return g.refuse(c, RefusalOf(err))
 			}
 			c.BytesOut = int64(proto.Size(out))
@@ -386,7 +392,7 @@ func (g *grpcBinding) peer(ctx context.Context, md metadata.MD) Peer {
 // over the size limit (gRPC refuses it while reading), one that does not
 // decode, or none at all is refused as the HTTP bindings refuse such a
 // body.
-func (g *grpcBinding) recv(ss grpc.ServerStream, req proto.Message) *Refusal {
+func (g *grpcBinding) recv(ss grpc.ServerStream, req *budgetedRequest) *Refusal {
 	done := make(chan error, 1)
 	go func() { done <- ss.RecvMsg(req) }()
 	timer := time.NewTimer(g.limits.ReadTimeout)
@@ -404,7 +410,10 @@ func (g *grpcBinding) recv(ss grpc.ServerStream, req proto.Message) *Refusal {
 		return refusal(a2a.ErrInvalidRequest("the call carries no request message"))
 	case status.Code(err) == codes.ResourceExhausted:
 		return refusedWith(413, errTooLarge(g.limits.MaxBodyBytes))
-	case status.Code(err) == codes.Canceled || status.Code(err) == codes.DeadlineExceeded:
+	case status.Code(err) == codes.Canceled:
+		// The client canceled (or reset) the call: not a timeout.
+		return refusedWith(statusCancelled, errClientCancelled())
+	case status.Code(err) == codes.DeadlineExceeded:
 		return refusedWith(408, errBodyTimeout(g.limits.ReadTimeout))
 	}
 	e := a2a.ErrParse("")
@@ -489,7 +498,7 @@ func grpcStatus(r *Refusal) *status.Status {
 // grpcCode maps a refusal's class to a gRPC code: a transport-level
 // refusal by its HTTP status (401 UNAUTHENTICATED, 403 and 421
 // PERMISSION_DENIED, 408 DEADLINE_EXCEEDED, 413 and 429
-// RESOURCE_EXHAUSTED, 503 UNAVAILABLE); a protocol error by the
+// RESOURCE_EXHAUSTED, 499 CANCELLED, 503 UNAVAILABLE); a protocol error by the
 // specification's table (grpcwire.Code), except an operation the
 // caller's tier may not use, PERMISSION_DENIED, and a stream cut by
 // shutdown, UNAVAILABLE — as the HTTP+JSON binding maps them to 403 and
@@ -504,6 +513,8 @@ func grpcCode(r *Refusal) codes.Code {
 		return codes.DeadlineExceeded
 	case 413, 429:
 		return codes.ResourceExhausted
+	case statusCancelled:
+		return codes.Canceled
 	case 503:
 		return codes.Unavailable
 	}

@@ -200,18 +200,25 @@ func TestGRPCSecurityTable(t *testing.T) {
 			return err
 		}, codes.PermissionDenied, "UNAUTHORIZED", "error"},
 		{"oversized message", func(o *Options) { o.Limits.MaxBodyBytes = limit }, func(t *testing.T, e *testEnv, api a2apb.A2AServiceClient) error {
+			// gRPC's receive limit is the body limit: gRPC refuses the
+			// message from its length prefix, before reading it, with its
+			// own status (no ErrorInfo; see grpcBinding.newServer).
 			_, err := api.SendMessage(callCtx(tokAlice), textRequest(big))
-			return err
-		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE", "refused"},
-		{"message over twice the limit", func(o *Options) { o.Limits.MaxBodyBytes = limit }, func(t *testing.T, e *testEnv, api a2apb.A2AServiceClient) error {
-			// gRPC refuses it while reading, with its own status (no
-			// ErrorInfo; see grpcBinding.newServer).
-			_, err := api.SendMessage(callCtx(tokAlice), textRequest(big+big))
 			if st, _ := status.FromError(err); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "larger than max") {
 				t.Fatalf("got %v", err)
 			}
 			st, _ := status.New(codes.ResourceExhausted, "").WithDetails(&errdetails.ErrorInfo{Reason: "REQUEST_TOO_LARGE", Domain: a2a.ErrorDomain})
 			return st.Err()
+		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE", "refused"},
+		{"message of many tiny values", func(o *Options) { o.Limits.MaxBodyBytes = limit }, func(t *testing.T, e *testEnv, api a2apb.A2AServiceClient) error {
+			// Counted before it is decoded: over its size's value budget.
+			vals := make([]any, 10000)
+			req, err := grpcwire.SendMessageRequestToProto(sendParams("hi", func(r *a2a.SendMessageRequest) { r.Message.Metadata = map[string]any{"k": vals} }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = api.SendMessage(callCtx(tokAlice), req)
+			return err
 		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE", "refused"},
 		{"oversized message without a token", func(o *Options) { o.Limits.MaxBodyBytes = limit }, func(t *testing.T, e *testEnv, api a2apb.A2AServiceClient) error {
 			// Admission comes first: the message is not read.

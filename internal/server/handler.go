@@ -21,9 +21,9 @@ import (
 // span — happens once, here, in the same order for every binding:
 //
 //	Admit      shutdown, browser checks, authentication, rate limit
-//	Authorize  version, extensions, capability, permission
+//	Authorize  version, extensions, capability, permission, trust gate
 //	operation  stream caps; the operation on the task manager (message
-//	           limits, trust gate, loop guards, scoping)
+//	           limits, loop guards, scoping)
 //	Finish     audit record, metrics, log line, span
 //
 // Between Admit and Authorize the binding finds the operation (JSON-RPC:

@@ -138,14 +138,20 @@ func (b *httpBinding) readBody(r *http.Request, buf *bytes.Buffer) *Refusal {
 	return refusedWith(http.StatusBadRequest, a2a.ErrInvalidRequest("the request body could not be read"))
 }
 
-// checkJSON refuses a body nested deeper than Limits.MaxJSONDepth or not
-// valid UTF-8, before any decoder looks at it.
-func (b *httpBinding) checkJSON(body []byte) *a2a.Error {
-	if tooDeep(body, b.limits.MaxJSONDepth) {
-		return errTooDeep(b.limits.MaxJSONDepth)
+// checkJSON refuses a body nested deeper than Limits.MaxJSONDepth,
+// holding more values than its size allows (valueBudget: HTTP 413, as a
+// body over the size limit) or not valid UTF-8, before any decoder looks
+// at it.
+func (b *httpBinding) checkJSON(body []byte) *Refusal {
+	deep, tooMany := scanJSON(body, b.limits.MaxJSONDepth)
+	if deep {
+		return refusal(errTooDeep(b.limits.MaxJSONDepth))
+	}
+	if tooMany > 0 {
+		return refusedWith(http.StatusRequestEntityTooLarge, errTooManyValues(tooMany, len(body)))
 	}
 	if !utf8.Valid(body) {
-		return a2a.ErrParse("the body is not valid UTF-8, which JSON requires")
+		return refusal(a2a.ErrParse("the body is not valid UTF-8, which JSON requires"))
 	}
 	return nil
 }
@@ -193,34 +199,6 @@ func isJSONContentType(ct string) bool {
 	}
 	sub, ok := strings.CutPrefix(mt, "application/")
 	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
-}
-
-// tooDeep reports whether the JSON in b nests objects and arrays deeper
-// than limit. It is a single pass that only tracks strings and brackets,
-// so a hostile body is refused before any decoder recurses into it.
-func tooDeep(b []byte, limit int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			// Skip the string, honouring escapes.
-			for i++; i < len(b); i++ {
-				if c := b[i]; c == '\\' {
-					i++
-				} else if c == '"' {
-					break
-				}
-			}
-		case '{', '[':
-			depth++
-			if depth > limit {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
 }
 
 // hostOf returns the host part of a "host:port" address.

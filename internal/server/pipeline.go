@@ -56,6 +56,8 @@ type lifecycle struct {
 	// streamSlots counts the streams holding a place under
 	// Limits.MaxStreams.
 	streamSlots atomic.Int64
+	// refusalLog bounds the log lines of refused exchanges.
+	refusalLog logLimiter
 }
 
 // newPipeline builds the pipeline of one agent; lc is the server's
@@ -237,6 +239,12 @@ func (p *pipeline) Authorize(ctx context.Context, c *Call) error {
 	}
 	if r == nil {
 		r = permit(p.opts, c.Method, c.Op, opPerms[c.Op], c.Caller)
+	}
+	if r == nil && (c.Op == a2a.OpSendMessage || c.Op == a2a.OpSendStreamingMessage) && !p.opts.Gate.Allows(c.Caller) {
+		// The trust gate needs only the caller: refused here, before the
+		// message is decoded, an untrusted caller costs no more than its
+		// headers (and, over JSON, the scan of its body).
+		r = refusal(errUntrusted(c.Caller))
 	}
 	if r != nil {
 		c.Refused(r)
@@ -447,9 +455,20 @@ func (p *pipeline) Finish(c *Call) {
 	switch {
 	case c.code == 0 && p.log.IsDebug():
 		p.log.Debug("a2a request", c.logArgs("tier", c.Caller.Tier.String(), "status", c.status, "events", c.Events, "duration", d)...)
+	case c.status == statusCancelled:
+		// The client's own choice: nothing for the operator to act on.
+		if ok, left := p.refusalLog.allow(c.reason, p.now()); ok && p.log.IsDebug() {
+			p.log.Debug("a2a request cancelled by the client", c.logArgs("tier", c.Caller.Tier.String(), "status", c.status,
+				"duration", d, "left_out", left)...)
+		}
 	case c.code != 0 && c.code != a2a.CodeRateLimited:
-		p.log.Info("a2a request refused", c.logArgs("tier", c.Caller.Tier.String(), "status", c.status, "code", c.code,
-			"reason", c.reason, "duration", d)...)
+		if ok, left := p.refusalLog.allow(c.reason, p.now()); ok {
+			args := c.logArgs("tier", c.Caller.Tier.String(), "status", c.status, "code", c.code, "reason", c.reason, "duration", d)
+			if left > 0 {
+				args = append(args, "left_out", left, "left_out_note", "refusals of this reason not logged in the previous "+refusalLogWindow.String()+" (each has its audit record)")
+			}
+			p.log.Info("a2a request refused", args...)
+		}
 	}
 }
 
@@ -460,6 +479,7 @@ func (p *pipeline) audit(c *Call, d time.Duration) {
 		return
 	}
 	rec := c.record(d)
+	rec.Agent = p.opts.AgentID
 	if p.opts.Observer != nil {
 		p.opts.Observer(rec)
 	}

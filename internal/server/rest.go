@@ -80,8 +80,8 @@ func (b *restBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				b.refuse(w, c, ctype, refusal(e))
 				return
 			}
-			if e := b.checkJSON(body); e != nil {
-				b.refuse(w, c, ctype, refusal(e))
+			if r := b.checkJSON(body); r != nil {
+				b.refuse(w, c, ctype, r)
 				return
 			}
 		}

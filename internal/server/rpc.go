@@ -53,8 +53,8 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.refuse(w, ex, refusal(errContentType(ct)))
 		return
 	}
-	if e := b.checkJSON(body); e != nil {
-		b.refuse(w, ex, refusal(e))
+	if r := b.checkJSON(body); r != nil {
+		b.refuse(w, ex, r)
 		return
 	}
 	req, perr := a2a.ParseRequest(body)

@@ -147,7 +147,14 @@ func TestHostileRequestsAreRefusedWhileOthersAreServed(t *testing.T) {
 		{name: "deep nesting", token: tokAlice, body: rawSend(`{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"a":` +
 			strings.Repeat(`[`, 200) + strings.Repeat(`]`, 200) + `}}`), status: 200, code: a2a.CodeInvalidRequest},
 		{name: "thousands of parts", token: tokAlice, body: rawSend(`{"messageId":"m","role":"ROLE_USER","parts":[` +
-			strings.TrimSuffix(strings.Repeat(`{"text":"a"},`, 5000), ",") + `]}`), status: 200, code: a2a.CodeInvalidParams},
+			strings.TrimSuffix(strings.Repeat(`{"text":"a"},`, 100), ",") + `]}`), status: 200, code: a2a.CodeInvalidParams},
+		{name: "tens of thousands of tiny values", token: tokAlice, body: rawSend(`{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"k":[` +
+			strings.TrimSuffix(strings.Repeat(`null,`, 20000), ",") + `]}}`), status: 413, code: a2a.CodeInvalidRequest,
+			check: func(t *testing.T, h http.Header, e *a2a.Error) {
+				if e.Reason != reasonTooLarge || e.Metadata["maxValues"] == "" || !strings.Contains(e.Message, "JSON values") {
+					t.Errorf("refusal = %s %v: %s", e.Reason, e.Metadata, e.Message)
+				}
+			}},
 		{name: "part over the size limit", token: tokAlice, body: send(strings.Repeat("y", 5<<10), nil), status: 200, code: a2a.CodeInvalidParams},
 		{name: "control character in messageId", token: tokAlice, body: rawSend(`{"messageId":"a\u0007b","role":"ROLE_USER","parts":[{"text":"x"}]}`), status: 200, code: a2a.CodeInvalidParams},
 		{name: "newline in contextId", token: tokAlice, body: rawSend(`{"messageId":"m","contextId":"c\nX-Evil: 1","role":"ROLE_USER","parts":[{"text":"x"}]}`), status: 200, code: a2a.CodeInvalidParams},

@@ -205,8 +205,26 @@ func (s *Server) protectAt(st *site, e ExtraRoute) http.Handler {
 			http.Error(w, "forbidden: this route is for the local operator (or callers the configuration allows)", http.StatusForbidden)
 			return
 		}
-		e.Handler.ServeHTTP(w, r)
+		e.Handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeCallerKey{}, RouteCaller{Identity: ident, Agent: st.id})))
 	})
+}
+
+// routeCallerKey carries an extra route's RouteCaller.
+type routeCallerKey struct{}
+
+// RouteCaller is who an extra route (ExtraRoute) serves: the caller
+// protect admitted, and the agent whose tokens authenticated it (its id;
+// the default agent's for a route at the root).
+type RouteCaller struct {
+	Identity security.Identity
+	Agent    string
+}
+
+// RouteCallerOf is the RouteCaller of a request an extra route serves;
+// ok is false outside one.
+func RouteCallerOf(ctx context.Context) (rc RouteCaller, ok bool) {
+	rc, ok = ctx.Value(routeCallerKey{}).(RouteCaller)
+	return rc, ok
 }
 
 // ActiveStreams is the number of open streams, all bindings together.

@@ -29,16 +29,14 @@ type service struct {
 var _ Operations = (*service)(nil)
 
 // prepareSend checks a send and turns it into task-manager parameters:
-// message limits, trust gate, inline push config, trace context and the
-// loop guards.
+// message limits, inline push config, trace context and the loop guards
+// (the trust gate is pipeline.Authorize's, before the message is
+// decoded).
 func (s *service) prepareSend(ctx context.Context, c *Call, req *a2a.SendMessageRequest) (tasks.SendParams, *Refusal) {
 	msg := &req.Message
 	c.TaskID, c.ContextID = msg.TaskID, msg.ContextID
 	if e := s.checkMessage(msg); e != nil {
 		return tasks.SendParams{}, refusal(e)
-	}
-	if !s.opts.Gate.Allows(c.Caller) {
-		return tasks.SendParams{}, refusal(errUntrusted(c.Caller))
 	}
 	sp := tasks.SendParams{Caller: c.Caller, Scope: c.scope(), Request: req, Trace: s.turnTrace(ctx, c)}
 	if cfg := req.Configuration; cfg != nil && cfg.TaskPushNotificationConfig != nil {

@@ -59,7 +59,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 			}
 		}
 	}
-	snap := t.metrics.Snapshot()
+	snap := t.metrics.SnapshotFor(agentOf(ctx))
 	if len(snap) == 0 {
 		b.WriteString("Call metrics: no calls yet.\n")
 	} else {

@@ -32,9 +32,11 @@ from tools.registry import registry
 MAIN = os.path.join(support.HERE, "standin_main.py")
 
 
-def _env(home: str) -> dict:
+def _env(home: str, tmpdir: str | None = None) -> dict:
     env = dict(os.environ)
     env["HERMES_HOME"] = home
+    if tmpdir:
+        env["TMPDIR"] = tmpdir
     env["AGENTPLUGIN_A2A_BIN"] = plugin_binary()
     return env
 
@@ -87,10 +89,10 @@ def _gone_within(pids: list[int], timeout: float = 20) -> list[int]:
     return left
 
 
-def _socket_dirs_of(pid: int) -> list[str]:
-    """The socket directories (a2a-plugin-*, agentplugin-*) naming pid as
-    their owner."""
-    root = tempfile.gettempdir()
+def _socket_dirs_of(pid: int, root: str | None = None) -> list[str]:
+    """The socket directories (a2a-plugin-*, agentplugin-*) in root (the
+    temporary directory) naming pid as their owner."""
+    root = root or tempfile.gettempdir()
     out = []
     for n in os.listdir(root):
         if n.startswith(("a2a-plugin-", "agentplugin-")):
@@ -112,8 +114,8 @@ def _data_dir(home: str) -> str:
 class GatewayProcess:
     """The stand-in gateway in a process of its own."""
 
-    def __init__(self, home: str):
-        self.proc = subprocess.Popen([sys.executable, MAIN, "gateway"], env=_env(home), stdin=subprocess.PIPE,
+    def __init__(self, home: str, tmpdir: str | None = None):
+        self.proc = subprocess.Popen([sys.executable, MAIN, "gateway"], env=_env(home, tmpdir), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line:
@@ -175,25 +177,32 @@ class OneBinaryPerHomeTest(unittest.TestCase):
     def test_the_next_gateway_sweeps_the_socket_directories_a_killed_one_left(self) -> None:
         """A killed gateway cannot remove its socket directories (the tool
         proxy's a2a-plugin-*, the SDK's agentplugin-*); the next start
-        removes them — only those whose owner process is dead."""
-        gw = GatewayProcess(self.home)
+        removes them — only those whose owner process is dead.
+
+        Both gateways use a temporary directory of this test's own: any
+        process on the SDK sweeps the dead owners' directories of the one it
+        uses, and other suites running beside this one would sweep the
+        killed gateway's before the next gateway could."""
+        tmp = tempfile.mkdtemp(prefix="sweep-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        gw = GatewayProcess(self.home, tmp)
         self.addCleanup(gw.stop)
         kids = _children(gw.info["pid"])
-        left = _socket_dirs_of(gw.info["pid"])
+        left = _socket_dirs_of(gw.info["pid"], tmp)
         self.assertEqual(sorted(os.path.basename(d).split("-")[0] for d in left), ["a2a", "agentplugin"], left)
         gw.proc.kill()
         gw.proc.wait()
         self.assertEqual(_gone_within(kids), [], "the binary outlived its killed gateway")
         self.assertTrue(all(os.path.isdir(d) for d in left), "the killed gateway's directories are the test's premise")
-        live = tempfile.mkdtemp(prefix="agentplugin-")  # of a live process: this one
+        live = tempfile.mkdtemp(prefix="agentplugin-", dir=tmp)  # of a live process: this one
         self.addCleanup(shutil.rmtree, live, True)
         with open(os.path.join(live, "owner.pid"), "w") as f:
             f.write(f"{os.getpid()}\n")
-        nxt = GatewayProcess(self.home)
+        nxt = GatewayProcess(self.home, tmp)
         self.addCleanup(nxt.stop)
         self.assertEqual([d for d in left if os.path.exists(d)], [], "the killed gateway's socket directories are left")
         self.assertTrue(os.path.isdir(live), "a live process's directory was swept")
-        self.assertEqual(len(_socket_dirs_of(nxt.info["pid"])), 2)
+        self.assertEqual(len(_socket_dirs_of(nxt.info["pid"], tmp)), 2)
 
     def test_cli_process_without_gateway_runs_a_private_tools_only_binary(self) -> None:
         out = _tool(self.home, "a2a_list", {})

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,8 +111,13 @@ func TestMakeBuildSaysWhatTheFirstBuildDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", "-n", "build")
+	cmd := exec.Command("make", "-n", "--no-print-directory", "build")
 	cmd.Dir = root
+	// Under make test this runs inside make: without its variables, the
+	// inner make neither prints "Entering directory" nor inherits flags.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=") || strings.HasPrefix(kv, "MFLAGS=")
+	})
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("make -n build: %v", err)

@@ -70,6 +70,9 @@ func TestInspectorInHeadlessChromium(t *testing.T) {
 		PluginConfig: map[string]any{
 			"port": 0, "store": "memory", "inspector": true, "audit_log": "off", "rate_limit": 0,
 			"agent_name": "Alice", "agent_description": "Alice's agent, inspected by her operator.",
+			// The operator opts in to list the host's tools on the card (they
+			// are private by default): the overview shows them as skills.
+			"advertised_toolsets": []string{"*"},
 			"peer_tokens": map[string]string{"carol": carolToken},
 			// Bob is also the peer "self", as make run names a peer (run.yaml):
 			// the Send page must call it, not Alice.

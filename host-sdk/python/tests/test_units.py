@@ -1,7 +1,8 @@
 """Unit tests of the SDK's small parts: the version kept equal to the
 contract, the environment allowlist, log lines, the handshake line, the
-restart backoff, and the call-stream client's rules against a scripted
-stream."""
+restart backoff, the call-stream client's rules against a scripted
+stream, and the constants against the host libraries' conformance kit
+(proto/agentplugin/v1/host-rules.json)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,11 @@ type hostRules struct {
 		MagicCookieValue    string `json:"magicCookieValue"`
 		EnvLogLevel         string `json:"envLogLevel"`
 	} `json:"handshake"`
+	PluginNames struct {
+		Lifecycle string `json:"lifecycle"`
+		Platform  string `json:"platform"`
+		Toolset   string `json:"toolset"`
+	} `json:"pluginNames"`
 	MaxMessageBytes int      `json:"maxMessageBytes"`
 	EnvAllow        []string `json:"envAllow"`
 	Defaults        struct {
@@ -71,6 +76,9 @@ func TestHostLibraryAgreesWithTheConformanceKit(t *testing.T) {
 		{"handshake.magicCookieKey", r.Handshake.MagicCookieKey, plugin.Handshake.MagicCookieKey},
 		{"handshake.magicCookieValue", r.Handshake.MagicCookieValue, plugin.Handshake.MagicCookieValue},
 		{"handshake.envLogLevel", r.Handshake.EnvLogLevel, plugin.EnvLogLevel},
+		{"pluginNames.lifecycle", r.PluginNames.Lifecycle, plugin.NameLifecycle},
+		{"pluginNames.platform", r.PluginNames.Platform, plugin.NamePlatform},
+		{"pluginNames.toolset", r.PluginNames.Toolset, plugin.NameToolset},
 		{"maxMessageBytes", r.MaxMessageBytes, plugin.MaxMessageBytes},
 		{"defaults.startTimeoutMs", ms(r.Defaults.StartTimeoutMs), d.StartTimeout},
 		{"defaults.drainTimeoutMs", ms(r.Defaults.DrainTimeoutMs), d.DrainTimeout},

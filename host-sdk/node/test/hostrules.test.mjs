@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import protoLoader from "@grpc/proto-loader";
 import {
   BASE_ENV_ALLOW, CONTRACT_PROTO, CallError, Code, DEFAULT_HEARTBEAT_MS, ENV_LOG_LEVEL, HANDSHAKE,
-  MANAGER_DEFAULTS, MAX_MESSAGE_BYTES, PROTOCOL_MAJOR, UnimplementedError,
+  MANAGER_DEFAULTS, MAX_MESSAGE_BYTES, PLUGIN_NAMES, PROTOCOL_MAJOR, UnimplementedError,
 } from "../dist/index.js";
 import { CALL_STREAM_MAX_BYTES, MAX_DEAD_STREAMS } from "../dist/callstream.js";
 import { CORE_PROTOCOL_VERSION } from "../dist/handshake.js";
@@ -22,7 +22,7 @@ import { toStatus } from "../dist/errors.js";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const kit = JSON.parse(fs.readFileSync(path.resolve(here, "../../../proto/agentplugin/v1/host-rules.json"), "utf8"));
 
-test("the handshake, the environment allowlist and the message size agree with the kit", () => {
+test("the handshake, the plugin names, the environment allowlist and the message size agree with the kit", () => {
   const h = kit.handshake;
   assert.equal(PROTOCOL_MAJOR, h.protocolMajor, "handshake.protocolMajor");
   assert.equal(HANDSHAKE.protocolVersion, h.protocolMajor, "handshake.protocolMajor (HANDSHAKE)");
@@ -30,6 +30,7 @@ test("the handshake, the environment allowlist and the message size agree with t
   assert.equal(HANDSHAKE.magicCookieKey, h.magicCookieKey, "handshake.magicCookieKey");
   assert.equal(HANDSHAKE.magicCookieValue, h.magicCookieValue, "handshake.magicCookieValue");
   assert.equal(ENV_LOG_LEVEL, h.envLogLevel, "handshake.envLogLevel");
+  assert.deepEqual({ ...PLUGIN_NAMES }, kit.pluginNames, "pluginNames");
   assert.equal(MAX_MESSAGE_BYTES, kit.maxMessageBytes, "maxMessageBytes");
   assert.deepEqual([...BASE_ENV_ALLOW], kit.envAllow, "envAllow");
 });

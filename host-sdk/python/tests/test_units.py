@@ -290,7 +290,7 @@ class HostRulesTest(unittest.TestCase):
         with open(os.path.join(REPO, "proto", "agentplugin", "v1", "host-rules.json")) as f:
             cls.kit = json.load(f)
 
-    def test_handshake_env_and_message_size_agree_with_the_kit(self) -> None:
+    def test_handshake_names_env_and_message_size_agree_with_the_kit(self) -> None:
         from agentplugin_host import version
         from agentplugin_host.env import BASE_ENV_ALLOW
         from agentplugin_host.handshake import CORE_PROTOCOL_VERSION
@@ -301,6 +301,9 @@ class HostRulesTest(unittest.TestCase):
         self.assertEqual(version.MAGIC_COOKIE_KEY, h["magicCookieKey"], "handshake.magicCookieKey")
         self.assertEqual(version.MAGIC_COOKIE_VALUE, h["magicCookieValue"], "handshake.magicCookieValue")
         self.assertEqual(version.ENV_LOG_LEVEL, h["envLogLevel"], "handshake.envLogLevel")
+        self.assertEqual(
+            {"lifecycle": version.NAME_LIFECYCLE, "platform": version.NAME_PLATFORM, "toolset": version.NAME_TOOLSET},
+            self.kit["pluginNames"], "pluginNames")
         self.assertEqual(version.MAX_MESSAGE_BYTES, self.kit["maxMessageBytes"], "maxMessageBytes")
         self.assertEqual(list(BASE_ENV_ALLOW), self.kit["envAllow"], "envAllow")
 

@@ -13,7 +13,8 @@ import type { CallOpts } from "./proto.js";
 
 /** Requests larger than this go as unary calls. */
 export const CALL_STREAM_MAX_BYTES = 256 << 10;
-const MAX_DEAD_STREAMS = 3;
+/** Streams in a row that may end unanswered before calls go unary for good. */
+export const MAX_DEAD_STREAMS = 3;
 
 type Duplex = grpc.ClientDuplexStream<Record<string, unknown>, Record<string, unknown>>;
 

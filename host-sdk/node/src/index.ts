@@ -1,7 +1,7 @@
 // @a2a-plugin/host-sdk: run agentplugin plugins (hashicorp go-plugin over
 // gRPC, proto/agentplugin/v1) from a Node/TypeScript agent host.
 export * from "./contract.js";
-export { Manager, discover, type ManagerOptions, type PluginEvent, type RestartPolicy } from "./manager.js";
+export { Manager, MANAGER_DEFAULTS, discover, type ManagerOptions, type PluginEvent, type RestartPolicy } from "./manager.js";
 export { Plugin, type PluginState } from "./plugin.js";
 export type { Platform, Toolset } from "./handles.js";
 export { HostServer, optionalRpcs, DEFAULT_HEARTBEAT_MS, type HostHandler, type CallContext } from "./host.js";

@@ -25,6 +25,18 @@ export interface RestartPolicy {
   maxBackoffMs?: number;
 }
 
+/**
+ * The defaults of ManagerOptions' durations and of RestartPolicy, the values
+ * of the host libraries' conformance kit (proto/agentplugin/v1/host-rules.json
+ * "defaults"; test/hostrules.test.mjs keeps them equal).
+ */
+export const MANAGER_DEFAULTS = {
+  startTimeoutMs: 10_000,
+  drainTimeoutMs: 5_000,
+  heartbeatMs: DEFAULT_HEARTBEAT_MS,
+  restart: { maxRestarts: 5, windowMs: 5 * 60_000, baseBackoffMs: 250, maxBackoffMs: 30_000 },
+} as const;
+
 /** Something that happened to a plugin, for ManagerOptions.onEvent. */
 export interface PluginEvent {
   /** The plugin's name (its path for "skipped"). */
@@ -91,16 +103,17 @@ export class Manager {
 
   constructor(opts: ManagerOptions) {
     const r = opts.restart ?? {};
+    const d = MANAGER_DEFAULTS;
     this.opts = {
       ...opts,
-      startTimeoutMs: opts.startTimeoutMs ?? 10_000,
-      drainTimeoutMs: opts.drainTimeoutMs ?? 5_000,
-      heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      startTimeoutMs: opts.startTimeoutMs ?? d.startTimeoutMs,
+      drainTimeoutMs: opts.drainTimeoutMs ?? d.drainTimeoutMs,
+      heartbeatMs: opts.heartbeatMs ?? d.heartbeatMs,
       restart: {
-        maxRestarts: r.maxRestarts ?? 5,
-        windowMs: r.windowMs ?? 5 * 60_000,
-        baseBackoffMs: r.baseBackoffMs ?? 250,
-        maxBackoffMs: Math.max(r.maxBackoffMs ?? 30_000, r.baseBackoffMs ?? 250),
+        maxRestarts: r.maxRestarts ?? d.restart.maxRestarts,
+        windowMs: r.windowMs ?? d.restart.windowMs,
+        baseBackoffMs: r.baseBackoffMs ?? d.restart.baseBackoffMs,
+        maxBackoffMs: Math.max(r.maxBackoffMs ?? d.restart.maxBackoffMs, r.baseBackoffMs ?? d.restart.baseBackoffMs),
       },
     };
     this.log = opts.logger ?? nullLogger;

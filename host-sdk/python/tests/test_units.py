@@ -1,7 +1,8 @@
 """Unit tests of the SDK's small parts: the version kept equal to the
 contract, the environment allowlist, log lines, the handshake line, the
-restart backoff, and the call-stream client's rules against a scripted
-stream."""
+restart backoff, the call-stream client's rules against a scripted
+stream, and the constants against the host libraries' conformance kit
+(proto/agentplugin/v1/host-rules.json)."""
 
 from __future__ import annotations
 
@@ -276,3 +277,75 @@ class SocketDirSweepTest(unittest.TestCase):
         self.assertEqual(sweep_dead("agentplugin-", root=root), [gone])
         for d in (live, unmarked, garbage, other):
             self.assertTrue(os.path.isdir(d), d)
+
+
+class HostRulesTest(unittest.TestCase):
+    """The conformance kit (proto/agentplugin/v1/host-rules.json): the
+    host-side rules the Go and Node host libraries are checked against
+    too. A constant here that says something else fails; change the rule
+    in the kit, then here."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        with open(os.path.join(REPO, "proto", "agentplugin", "v1", "host-rules.json")) as f:
+            cls.kit = json.load(f)
+
+    def test_handshake_names_env_and_message_size_agree_with_the_kit(self) -> None:
+        from agentplugin_host import version
+        from agentplugin_host.env import BASE_ENV_ALLOW
+        from agentplugin_host.handshake import CORE_PROTOCOL_VERSION
+
+        h = self.kit["handshake"]
+        self.assertEqual(version.PROTOCOL_MAJOR, h["protocolMajor"], "handshake.protocolMajor")
+        self.assertEqual(CORE_PROTOCOL_VERSION, h["coreProtocolVersion"], "handshake.coreProtocolVersion")
+        self.assertEqual(version.MAGIC_COOKIE_KEY, h["magicCookieKey"], "handshake.magicCookieKey")
+        self.assertEqual(version.MAGIC_COOKIE_VALUE, h["magicCookieValue"], "handshake.magicCookieValue")
+        self.assertEqual(version.ENV_LOG_LEVEL, h["envLogLevel"], "handshake.envLogLevel")
+        self.assertEqual(
+            {"lifecycle": version.NAME_LIFECYCLE, "platform": version.NAME_PLATFORM, "toolset": version.NAME_TOOLSET},
+            self.kit["pluginNames"], "pluginNames")
+        self.assertEqual(version.MAX_MESSAGE_BYTES, self.kit["maxMessageBytes"], "maxMessageBytes")
+        self.assertEqual(list(BASE_ENV_ALLOW), self.kit["envAllow"], "envAllow")
+
+    def test_call_stream_thresholds_agree_with_the_kit(self) -> None:
+        from agentplugin_host import callstream
+
+        self.assertEqual(callstream.CALL_STREAM_MAX_BYTES, self.kit["callStream"]["maxRequestBytes"], "callStream.maxRequestBytes")
+        self.assertEqual(callstream.MAX_DEAD_STREAMS, self.kit["callStream"]["maxDeadStreams"], "callStream.maxDeadStreams")
+
+    def test_defaults_agree_with_the_kit(self) -> None:
+        from agentplugin_host.host_service import DEFAULT_HEARTBEAT
+        from agentplugin_host.options import Options, RestartPolicy
+
+        d, o, r = self.kit["defaults"], Options(), RestartPolicy()
+        self.assertEqual(o.start_timeout * 1000, d["startTimeoutMs"], "defaults.startTimeoutMs")
+        self.assertEqual(o.drain_timeout * 1000, d["drainTimeoutMs"], "defaults.drainTimeoutMs")
+        self.assertEqual(o.heartbeat_interval * 1000, d["heartbeatMs"], "defaults.heartbeatMs")
+        self.assertEqual(DEFAULT_HEARTBEAT * 1000, d["heartbeatMs"], "defaults.heartbeatMs (host_service)")
+        self.assertEqual(r.max_restarts, d["restart"]["maxRestarts"], "defaults.restart.maxRestarts")
+        self.assertEqual(r.window * 1000, d["restart"]["windowMs"], "defaults.restart.windowMs")
+        self.assertEqual(r.base_backoff * 1000, d["restart"]["baseBackoffMs"], "defaults.restart.baseBackoffMs")
+        self.assertEqual(r.max_backoff * 1000, d["restart"]["maxBackoffMs"], "defaults.restart.maxBackoffMs")
+
+    def test_error_classes_and_codes_agree_with_the_kit(self) -> None:
+        from agentplugin_host import errors
+
+        # Each error class under its kit name; a kit kind with no class
+        # here is carried by its code alone (StatusError with that code).
+        ours = {
+            "unknownTool": errors.UnknownTool, "invalidArgument": errors.InvalidArgument,
+            "notReady": errors.NotReady, "unimplemented": errors.Unimplemented,
+            "cancelled": errors.Cancelled, "deadlineExceeded": errors.DeadlineExceeded,
+            "unavailable": errors.Unavailable,
+        }
+        by_code_only = {"internal"}
+        kinds = {k["kind"]: k for k in self.kit["errors"]["kinds"]}
+        for k in kinds.values():
+            self.assertEqual(errors.code_of(k["number"]).name, k["code"], f"errors.kinds {k['kind']}: number {k['number']}")
+        self.assertEqual(set(kinds), set(ours) | by_code_only, "errors.kinds: the kit's kinds and this library's classes")
+        for kind, cls in ours.items():
+            self.assertEqual(cls.default_code.name, kinds[kind]["code"], f"errors.kinds {kind}: {cls.__name__}")
+            self.assertIs(errors.status_error(cls.default_code, "m").__class__, cls, f"errors.kinds {kind}: status_error")
+        self.assertEqual(len(errors._BY_CODE), len(ours), "errors._BY_CODE has a class the kit does not know")
+        plain = {c.name for c in grpc.StatusCode if c is not grpc.StatusCode.OK and str(errors.StatusError("m", c)) == "m"}
+        self.assertEqual(plain, set(self.kit["errors"]["plainMessageCodes"]), "errors.plainMessageCodes")

@@ -73,7 +73,7 @@ func TestInspectorInHeadlessChromium(t *testing.T) {
 			// The operator opts in to list the host's tools on the card (they
 			// are private by default): the overview shows them as skills.
 			"advertised_toolsets": []string{"*"},
-			"peer_tokens": map[string]string{"carol": carolToken},
+			"peer_tokens":         map[string]string{"carol": carolToken},
 			// Bob is also the peer "self", as make run names a peer (run.yaml):
 			// the Send page must call it, not Alice.
 			"a2a_agents": []map[string]any{{"name": "bob", "url": bob.Endpoint(testharness.A2APluginName), "trust": "trusted"},

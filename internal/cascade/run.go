@@ -66,7 +66,13 @@ func (t *Tracker) Run(ctx context.Context, c Canceler, a Annotator) error {
 			lastSweep = now
 		}
 		if free := t.concurrency - inflight; free > 0 && ctx.Err() == nil {
-			due, err := t.store.ClaimCancels(ctx, now, lease, free)
+			// Not cut by ctx: a claim that commits while ctx is canceled
+			// would come back as an error with its rows claimed, and they
+			// would wait out the lease instead of being given back below
+			// (cancelOne gives back what it holds when ctx is done).
+			cctx, cancelClaim := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			due, err := t.store.ClaimCancels(cctx, now, lease, free)
+			cancelClaim()
 			if err != nil && ctx.Err() == nil {
 				t.log.Error("cannot read the cancels due; trying again shortly", "error", err)
 				wait = min(wait, time.Second)

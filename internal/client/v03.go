@@ -58,11 +58,11 @@ func (t *v03Transport) sendMessage(ctx context.Context, req *a2a.SendMessageRequ
 }
 
 func (t *v03Transport) getTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	return t.taskCall(ctx, a2a.OpGetTask, &a2a.TaskQueryParams{ID: req.ID, HistoryLength: req.HistoryLength})
+	return t.taskCall(ctx, a2a.OpGetTask, req.V03())
 }
 
 func (t *v03Transport) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	return t.taskCall(ctx, a2a.OpCancelTask, &a2a.TaskIDParams{ID: req.ID, Metadata: req.Metadata})
+	return t.taskCall(ctx, a2a.OpCancelTask, req.V03())
 }
 
 // taskCall is a call whose 0.3 result is a task.
@@ -89,5 +89,5 @@ func (t *v03Transport) sendStreamingMessage(ctx context.Context, req *a2a.SendMe
 }
 
 func (t *v03Transport) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, deliver func(Event) error) error {
-	return t.cn.httpStream(ctx, t.w, a2a.OpSubscribeToTask, &a2a.TaskIDParams{ID: req.ID}, deliver)
+	return t.cn.httpStream(ctx, t.w, a2a.OpSubscribeToTask, req.V03(), deliver)
 }

@@ -19,8 +19,10 @@
 //
 // Peers still on protocol 0.3 are served through the conversion functions
 // in v03_encode.go (ToV03Task, ToV03Message, …) and the 0.3 request types
-// of v03.go (MessageSendParams, TaskQueryParams, …), and read through
-// FromV03Result and FromV03StreamEvent (v03_decode.go). [DecodeParams]
+// of v03.go (MessageSendParams, TaskQueryParams, …); a client calls them
+// with the typed conversions (ToV03SendParams, GetTaskRequest.V03, …) and
+// reads their answers through FromV03SendResult and FromV03StreamEvent
+// (v03_decode.go). [DecodeParams]
 // (params.go) reads the params of every request, of either version.
 //
 // The 0.3 shapes stay in this package rather than a package of their own

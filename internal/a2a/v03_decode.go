@@ -93,53 +93,6 @@ func FromV03SendResult(data []byte) (*SendMessageResponse, error) {
 	return &SendMessageResponse{Task: r.Task, Message: r.Message}, nil
 }
 
-// FromV03Result decodes the result of the 0.3 method for op into the v1.0
-// result type: *SendMessageResponse (send), *Task (get, cancel),
-// *TaskPushNotificationConfig (set, get), *ListTaskPushNotificationConfigsResponse
-// (list; 0.3 returns a bare array), *AgentCard (extended card), or nil
-// (delete). Streaming operations use FromV03StreamEvent per event.
-func FromV03Result(op Operation, data []byte) (any, error) {
-	switch op {
-	case OpSendMessage:
-		return FromV03SendResult(data)
-	case OpGetTask, OpCancelTask:
-		var t Task
-		if err := Unmarshal(data, &t); err != nil {
-			return nil, fmt.Errorf("decode 0.3 task: %w", err)
-		}
-		return &t, nil
-	case OpCreatePushConfig, OpGetPushConfig:
-		var c TaskPushNotificationConfig
-		if err := Unmarshal(data, &c); err != nil {
-			return nil, fmt.Errorf("decode 0.3 push notification config: %w", err)
-		}
-		return &c, nil
-	case OpListPushConfigs:
-		var list ListTaskPushNotificationConfigsResponse
-		if d := trimLeftSpace(data); len(d) > 0 && d[0] == '{' {
-			// A v1.0-shaped answer from a server that mixes versions.
-			var r struct {
-				Configs       []TaskPushNotificationConfig `json:"configs"`
-				NextPageToken string                       `json:"nextPageToken"`
-			}
-			if err := Unmarshal(data, &r); err != nil {
-				return nil, fmt.Errorf("decode push notification config list: %w", err)
-			}
-			list.Configs, list.NextPageToken = r.Configs, r.NextPageToken
-			return &list, nil
-		}
-		if err := Unmarshal(data, &list.Configs); err != nil {
-			return nil, fmt.Errorf("decode 0.3 push notification config list: %w", err)
-		}
-		return &list, nil
-	case OpDeletePushConfig:
-		return nil, nil
-	case OpGetExtendedCard:
-		return ParseAgentCard(data)
-	}
-	return nil, fmt.Errorf("no 0.3 result shape for %v", op)
-}
-
 // TaskIdParams is TaskIDParams spelled as in the 0.3 specification.
 type TaskIdParams = TaskIDParams
 

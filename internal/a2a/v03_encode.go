@@ -3,8 +3,6 @@ package a2a
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 )
 
 // v1.0 values in their 0.3 shapes: what a server answers a 0.3 method
@@ -313,31 +311,18 @@ func ToV03SendParams(r *SendMessageRequest) *MessageSendParams {
 	return out
 }
 
-// ToV03Params converts a v1.0 request (a pointer to one of the request
-// types) to the params of the matching 0.3 method. ListTasks has no 0.3
-// method and is an error.
-func ToV03Params(req any) (any, error) {
-	switch r := req.(type) {
-	case *SendMessageRequest:
-		return ToV03SendParams(r), nil
-	case *GetTaskRequest:
-		return &TaskQueryParams{ID: r.ID, HistoryLength: r.HistoryLength}, nil
-	case *CancelTaskRequest:
-		return &TaskIDParams{ID: r.ID, Metadata: r.Metadata}, nil
-	case *SubscribeToTaskRequest:
-		return &TaskIDParams{ID: r.ID}, nil
-	case *TaskPushNotificationConfig:
-		return ToV03PushConfig(r), nil
-	case *GetTaskPushNotificationConfigRequest:
-		return &GetTaskPushNotificationConfigParams{ID: r.TaskID, PushNotificationConfigID: r.ID}, nil
-	case *ListTaskPushNotificationConfigsRequest:
-		return &TaskIDParams{ID: r.TaskID}, nil
-	case *DeleteTaskPushNotificationConfigRequest:
-		return &DeleteTaskPushNotificationConfigParams{ID: r.TaskID, PushNotificationConfigID: r.ID}, nil
-	case *GetExtendedAgentCardRequest:
-		return nil, nil
-	case *ListTasksRequest:
-		return nil, errors.New("ListTasks has no protocol 0.3 JSON-RPC method: the peer only speaks 0.3")
-	}
-	return nil, fmt.Errorf("no 0.3 params for request type %T", req)
+// V03 returns the params of the 0.3 tasks/get method for r: the tenant
+// has no 0.3 equivalent and is dropped.
+func (r *GetTaskRequest) V03() *TaskQueryParams {
+	return &TaskQueryParams{ID: r.ID, HistoryLength: r.HistoryLength}
+}
+
+// V03 returns the params of the 0.3 tasks/cancel method for r.
+func (r *CancelTaskRequest) V03() *TaskIDParams {
+	return &TaskIDParams{ID: r.ID, Metadata: r.Metadata}
+}
+
+// V03 returns the params of the 0.3 tasks/resubscribe method for r.
+func (r *SubscribeToTaskRequest) V03() *TaskIDParams {
+	return &TaskIDParams{ID: r.ID}
 }

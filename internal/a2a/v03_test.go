@@ -113,50 +113,44 @@ func TestFromV03StreamEventTellsKindsApart(t *testing.T) {
 	}
 }
 
-func TestFromV03ResultDecodesEveryOperation(t *testing.T) {
+func TestV03ResultsReadIntoV1Types(t *testing.T) {
+	// A 0.3 peer's results: send results through FromV03SendResult, the
+	// others read leniently by Unmarshal into the v1.0 result types.
 	cases := []struct {
-		op    Operation
+		name  string
 		in    string
-		check func(any) bool
+		check func(t *testing.T, data []byte) bool
 	}{
-		{OpSendMessage, `{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"hi"}]}`,
-			func(v any) bool { r := v.(*SendMessageResponse); return r.Message != nil && r.Message.Text() == "hi" }},
-		{OpSendMessage, `{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}`,
-			func(v any) bool {
-				r := v.(*SendMessageResponse)
-				return r.Task != nil && r.Task.Status.State == TaskStateCompleted
+		{"send message", `{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"hi"}]}`,
+			func(t *testing.T, data []byte) bool {
+				r, err := FromV03SendResult(data)
+				return err == nil && r.Message != nil && r.Message.Text() == "hi"
 			}},
-		{OpGetTask, `{"kind":"task","id":"t","contextId":"c","status":{"state":"canceled"}}`,
-			func(v any) bool { return v.(*Task).Status.State == TaskStateCanceled }},
-		{OpCancelTask, `{"kind":"task","id":"t","contextId":"c","status":{"state":"canceled"}}`,
-			func(v any) bool { return v.(*Task).ID == "t" }},
-		{OpCreatePushConfig, `{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h","authentication":{"schemes":["Bearer"]}}}`,
-			func(v any) bool {
-				c := v.(*TaskPushNotificationConfig)
-				return c.TaskID == "t" && c.ID == "p" && c.URL == "https://h" && c.Authentication.Scheme == "Bearer"
+		{"send task", `{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}`,
+			func(t *testing.T, data []byte) bool {
+				r, err := FromV03SendResult(data)
+				return err == nil && r.Task != nil && r.Task.Status.State == TaskStateCompleted
 			}},
-		{OpListPushConfigs, `[{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h"}}]`,
-			func(v any) bool {
-				r := v.(*ListTaskPushNotificationConfigsResponse)
-				return len(r.Configs) == 1 && r.Configs[0].ID == "p"
+		{"task", `{"kind":"task","id":"t","contextId":"c","status":{"state":"canceled"}}`,
+			func(t *testing.T, data []byte) bool {
+				var v Task
+				return Unmarshal(data, &v) == nil && v.ID == "t" && v.Status.State == TaskStateCanceled
 			}},
-		{OpListPushConfigs, `{"configs":[{"taskId":"t","id":"p","url":"https://h"}],"nextPageToken":""}`,
-			func(v any) bool {
-				r := v.(*ListTaskPushNotificationConfigsResponse)
-				return len(r.Configs) == 1 && r.Configs[0].ID == "p"
+		{"push config", `{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h","authentication":{"schemes":["Bearer"]}}}`,
+			func(t *testing.T, data []byte) bool {
+				var c TaskPushNotificationConfig
+				return Unmarshal(data, &c) == nil && c.TaskID == "t" && c.ID == "p" && c.URL == "https://h" && c.Authentication.Scheme == "Bearer"
 			}},
-		{OpDeletePushConfig, `null`, func(v any) bool { return v == nil }},
-		{OpGetExtendedCard, `{"name":"A","description":"d","url":"https://a/rpc","version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
-			func(v any) bool { return v.(*AgentCard).SupportedInterfaces[0].ProtocolVersion == "0.3" }},
+		{"extended card", `{"name":"A","description":"d","url":"https://a/rpc","version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
+			func(t *testing.T, data []byte) bool {
+				c, err := ParseAgentCard(data)
+				return err == nil && c.SupportedInterfaces[0].ProtocolVersion == "0.3"
+			}},
 	}
 	for _, c := range cases {
-		t.Run(c.op.String(), func(t *testing.T) {
-			v, err := FromV03Result(c.op, []byte(c.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !c.check(v) {
-				t.Errorf("unexpected %#v", v)
+		t.Run(c.name, func(t *testing.T) {
+			if !c.check(t, []byte(c.in)) {
+				t.Errorf("%s not read into its v1.0 type", c.in)
 			}
 		})
 	}
@@ -165,39 +159,26 @@ func TestFromV03ResultDecodesEveryOperation(t *testing.T) {
 	}
 }
 
-func TestToV03ParamsEncodesEveryRequest(t *testing.T) {
+func TestV1RequestsEncodeAsV03Params(t *testing.T) {
 	m := Message{MessageID: "m", Role: RoleUser, Parts: []Part{TextPart("hi")}}
 	cases := []struct {
-		req  any
-		want string
+		name   string
+		params any
+		want   string
 	}{
-		{&SendMessageRequest{Tenant: "x", Message: m}, `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":true}}`},
-		{&SendMessageRequest{Message: m, Configuration: &SendMessageConfiguration{ReturnImmediately: true, HistoryLength: Int32(2), AcceptedOutputModes: []string{"text/plain"},
-			TaskPushNotificationConfig: &TaskPushNotificationConfig{URL: "https://h", Authentication: &AuthenticationInfo{Scheme: "Bearer", Credentials: "s"}}}},
+		{"send, tenant dropped", ToV03SendParams(&SendMessageRequest{Tenant: "x", Message: m}), `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":true}}`},
+		{"send, configured", ToV03SendParams(&SendMessageRequest{Message: m, Configuration: &SendMessageConfiguration{ReturnImmediately: true, HistoryLength: Int32(2), AcceptedOutputModes: []string{"text/plain"},
+			TaskPushNotificationConfig: &TaskPushNotificationConfig{URL: "https://h", Authentication: &AuthenticationInfo{Scheme: "Bearer", Credentials: "s"}}}}),
 			`{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"acceptedOutputModes":["text/plain"],"historyLength":2,"blocking":false,"pushNotificationConfig":{"url":"https://h","authentication":{"schemes":["Bearer"],"credentials":"s"}}}}`},
-		{&GetTaskRequest{ID: "t", HistoryLength: Int32(0)}, `{"id":"t","historyLength":0}`},
-		{&CancelTaskRequest{ID: "t", Metadata: map[string]any{"a": 1}}, `{"id":"t","metadata":{"a":1}}`},
-		{&SubscribeToTaskRequest{ID: "t"}, `{"id":"t"}`},
-		{&TaskPushNotificationConfig{TaskID: "t", ID: "p", URL: "https://h"}, `{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h"}}`},
-		{&GetTaskPushNotificationConfigRequest{TaskID: "t", ID: "p"}, `{"id":"t","pushNotificationConfigId":"p"}`},
-		{&ListTaskPushNotificationConfigsRequest{TaskID: "t"}, `{"id":"t"}`},
-		{&DeleteTaskPushNotificationConfigRequest{TaskID: "t", ID: "p"}, `{"id":"t","pushNotificationConfigId":"p"}`},
-		{&GetExtendedAgentCardRequest{}, `null`},
+		{"get task", (&GetTaskRequest{Tenant: "x", ID: "t", HistoryLength: Int32(0)}).V03(), `{"id":"t","historyLength":0}`},
+		{"cancel task", (&CancelTaskRequest{ID: "t", Metadata: map[string]any{"a": 1}}).V03(), `{"id":"t","metadata":{"a":1}}`},
+		{"subscribe", (&SubscribeToTaskRequest{ID: "t"}).V03(), `{"id":"t"}`},
+		{"push config", ToV03PushConfig(&TaskPushNotificationConfig{TaskID: "t", ID: "p", URL: "https://h"}), `{"taskId":"t","pushNotificationConfig":{"id":"p","url":"https://h"}}`},
 	}
 	for _, c := range cases {
-		p, err := ToV03Params(c.req)
-		if err != nil {
-			t.Fatal(err)
+		if got := mustJSON(t, c.params); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
-		if got := mustJSON(t, p); got != c.want {
-			t.Errorf("%T:\n got %s\nwant %s", c.req, got, c.want)
-		}
-	}
-	if _, err := ToV03Params(&ListTasksRequest{}); err == nil || !strings.Contains(err.Error(), "0.3") {
-		t.Errorf("ListTasks: %v", err)
-	}
-	if _, err := ToV03Params(42); err == nil {
-		t.Error("int accepted")
 	}
 }
 

@@ -80,9 +80,75 @@ func resolveGRPCURL(cardURL, raw string) (string, error) {
 	return scheme + "://" + net.JoinHostPort(host, port), nil
 }
 
-// grpcBinding reports whether the chosen interface is GRPC.
-func (cn *conn) grpcBinding() bool {
-	return strings.EqualFold(cn.info.Interface.ProtocolBinding, a2a.BindingGRPC)
+// grpcTransport calls a GRPC interface at protocol 1.0.
+type grpcTransport struct{ cn *conn }
+
+// encodeError marks a request that could not be converted to its proto
+// message, so that grpcUnary and grpcStream report it as such rather than
+// as a failed call.
+type encodeError struct{ err error }
+
+func (e encodeError) Error() string { return e.err.Error() }
+
+func (t *grpcTransport) sendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	return grpcUnary(ctx, t.cn, a2a.OpSendMessage,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (*a2apb.SendMessageResponse, error) {
+			pr, err := grpcwire.SendMessageRequestToProto(req)
+			if err != nil {
+				return nil, encodeError{err}
+			}
+			return api.SendMessage(ctx, pr)
+		},
+		func(resp *a2apb.SendMessageResponse) (*a2a.SendMessageResponse, error) {
+			v, err := grpcwire.SendMessageResponseFromProto(resp)
+			if err == nil {
+				err = checkSendResponse(v)
+			}
+			return v, err
+		})
+}
+
+func (t *grpcTransport) getTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return grpcUnary(ctx, t.cn, a2a.OpGetTask,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (*a2apb.Task, error) {
+			return api.GetTask(ctx, grpcwire.GetTaskRequestToProto(req))
+		}, taskFromProto)
+}
+
+func (t *grpcTransport) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	return grpcUnary(ctx, t.cn, a2a.OpCancelTask,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (*a2apb.Task, error) {
+			pr, err := grpcwire.CancelTaskRequestToProto(req)
+			if err != nil {
+				return nil, encodeError{err}
+			}
+			return api.CancelTask(ctx, pr)
+		}, taskFromProto)
+}
+
+func (t *grpcTransport) listTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return grpcUnary(ctx, t.cn, a2a.OpListTasks,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (*a2apb.ListTasksResponse, error) {
+			return api.ListTasks(ctx, grpcwire.ListTasksRequestToProto(req))
+		}, grpcwire.ListTasksResponseFromProto)
+}
+
+func (t *grpcTransport) sendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, deliver func(Event) error) error {
+	return t.cn.grpcStream(ctx, a2a.OpSendStreamingMessage,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (grpc.ServerStreamingClient[a2apb.StreamResponse], error) {
+			pr, err := grpcwire.SendMessageRequestToProto(req)
+			if err != nil {
+				return nil, encodeError{err}
+			}
+			return api.SendStreamingMessage(ctx, pr)
+		}, deliver)
+}
+
+func (t *grpcTransport) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, deliver func(Event) error) error {
+	return t.cn.grpcStream(ctx, a2a.OpSubscribeToTask,
+		func(ctx context.Context, api a2apb.A2AServiceClient) (grpc.ServerStreamingClient[a2apb.StreamResponse], error) {
+			return api.SubscribeToTask(ctx, grpcwire.SubscribeToTaskRequestToProto(req))
+		}, deliver)
 }
 
 // grpcKey identifies a shared connection: the address, TLS and whether
@@ -208,62 +274,30 @@ func (cn *conn) grpcPrepare(ctx context.Context, op a2a.Operation) (context.Cont
 	return metadata.NewOutgoingContext(ctx, md), gc, nil
 }
 
-// grpcUnary performs one unary call and returns its converted answer:
-// *a2a.SendMessageResponse, *a2a.Task or *a2a.ListTasksResponse.
-func (cn *conn) grpcUnary(ctx context.Context, op a2a.Operation, req any) (any, error) {
+// grpcUnary performs one unary call — call sends the request, decode
+// converts the answer — with the call timeout and the checks and metadata
+// of grpcPrepare.
+func grpcUnary[Resp, Out any](ctx context.Context, cn *conn, op a2a.Operation,
+	call func(context.Context, a2apb.A2AServiceClient) (Resp, error), decode func(Resp) (Out, error)) (Out, error) {
+	var zero Out
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, cn.p.timeout(cn.p.c.opts.Timeout))
 	defer cancel()
 	ctx, gc, err := cn.grpcPrepare(ctx, op)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	var (
-		out     any
-		callErr error
-		convErr error
-	)
-	switch r := req.(type) {
-	case *a2a.SendMessageRequest:
-		pr, err := grpcwire.SendMessageRequestToProto(r)
-		if err != nil {
-			return nil, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
+	resp, err := call(ctx, gc.api)
+	if err != nil {
+		var ee encodeError
+		if errors.As(err, &ee) {
+			return zero, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", ee.err))
 		}
-		var resp *a2apb.SendMessageResponse
-		if resp, callErr = gc.api.SendMessage(ctx, pr); callErr == nil {
-			var v *a2a.SendMessageResponse
-			if v, convErr = grpcwire.SendMessageResponseFromProto(resp); convErr == nil {
-				convErr = checkSendResponse(v)
-			}
-			out = v
-		}
-	case *a2a.GetTaskRequest:
-		var t *a2apb.Task
-		if t, callErr = gc.api.GetTask(ctx, grpcwire.GetTaskRequestToProto(r)); callErr == nil {
-			out, convErr = taskFromProto(t)
-		}
-	case *a2a.CancelTaskRequest:
-		pr, err := grpcwire.CancelTaskRequestToProto(r)
-		if err != nil {
-			return nil, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
-		}
-		var t *a2apb.Task
-		if t, callErr = gc.api.CancelTask(ctx, pr); callErr == nil {
-			out, convErr = taskFromProto(t)
-		}
-	case *a2a.ListTasksRequest:
-		var resp *a2apb.ListTasksResponse
-		if resp, callErr = gc.api.ListTasks(ctx, grpcwire.ListTasksRequestToProto(r)); callErr == nil {
-			out, convErr = grpcwire.ListTasksResponseFromProto(resp)
-		}
-	default:
-		return nil, cn.fail(ErrUnsupported, op, 0, fmt.Errorf("%s is not called over gRPC by this client", op))
+		return zero, cn.grpcError(parent, ctx, op, gc, err)
 	}
-	if callErr != nil {
-		return nil, cn.grpcError(parent, ctx, op, gc, callErr)
-	}
-	if convErr != nil {
-		return nil, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("result: %w", convErr))
+	out, err := decode(resp)
+	if err != nil {
+		return zero, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("result: %w", err))
 	}
 	return out, nil
 }
@@ -277,11 +311,12 @@ func taskFromProto(t *a2apb.Task) (*a2a.Task, error) {
 	return v, err
 }
 
-// grpcStream runs one streaming call, delivering each event as the SSE
+// grpcStream runs one streaming call opened by open, delivering each event as the SSE
 // path does. Its start (the answer's headers) is bounded by the call
 // timeout; afterwards gRPC's keepalive, not an idle timer, tells a dead
 // peer from a quiet one (a gRPC stream has no keep-alive messages).
-func (cn *conn) grpcStream(ctx context.Context, op a2a.Operation, req any, st *streamState, deliver func(Event) error) error {
+func (cn *conn) grpcStream(ctx context.Context, op a2a.Operation,
+	open func(context.Context, a2apb.A2AServiceClient) (grpc.ServerStreamingClient[a2apb.StreamResponse], error), fn func(Event) error) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -293,24 +328,18 @@ func (cn *conn) grpcStream(ctx context.Context, op a2a.Operation, req any, st *s
 	if err != nil {
 		return err
 	}
-	var stream grpc.ServerStreamingClient[a2apb.StreamResponse]
-	switch r := req.(type) {
-	case *a2a.SendMessageRequest:
-		pr, err := grpcwire.SendMessageRequestToProto(r)
-		if err != nil {
-			return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
+	stream, err := open(callCtx, gc.api)
+	if err != nil {
+		var ee encodeError
+		if errors.As(err, &ee) {
+			return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", ee.err))
 		}
-		stream, err = gc.api.SendStreamingMessage(callCtx, pr)
-		if err != nil {
-			return cn.grpcError(parent, ctx, op, gc, err)
-		}
-	case *a2a.SubscribeToTaskRequest:
-		stream, err = gc.api.SubscribeToTask(callCtx, grpcwire.SubscribeToTaskRequestToProto(r))
-		if err != nil {
-			return cn.grpcError(parent, ctx, op, gc, err)
-		}
-	default:
-		return cn.fail(ErrUnsupported, op, 0, fmt.Errorf("%s is not a streaming operation", op))
+		return cn.grpcError(parent, ctx, op, gc, err)
+	}
+	st := &streamState{}
+	deliver := func(ev Event) error {
+		st.observe(ev)
+		return fn(ev)
 	}
 	started := false
 	for {

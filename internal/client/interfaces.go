@@ -2,23 +2,16 @@ package client
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
-// spoken reports whether this client speaks in: JSON-RPC at protocol 1.0
-// or 0.3, HTTP+JSON and gRPC at 1.0 (their 0.3 forms — other paths,
-// another proto package — are not spoken).
+// spoken reports whether this client speaks in (an entry of bindings):
+// JSON-RPC at protocol 1.0 or 0.3, HTTP+JSON and gRPC at 1.0 (their 0.3
+// forms — other paths, another proto package — are not spoken).
 func spoken(in a2a.AgentInterface) bool {
-	v03 := in.ProtocolVersion == a2a.ProtocolVersionV03 || strings.HasPrefix(in.ProtocolVersion, "0.")
-	switch {
-	case strings.EqualFold(in.ProtocolBinding, a2a.BindingJSONRPC):
-		return in.ProtocolVersion == a2a.ProtocolVersion || in.ProtocolVersion == a2a.ProtocolVersionV03
-	case strings.EqualFold(in.ProtocolBinding, a2a.BindingHTTPJSON), strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC):
-		return in.ProtocolVersion == a2a.ProtocolVersion && !v03
-	}
-	return false
+	_, ok := bindingOf(in)
+	return ok
 }
 
 // pickInterface picks the interface this client uses:
@@ -29,18 +22,26 @@ func spoken(in a2a.AgentInterface) bool {
 //   - else JSON-RPC (protocol 1.0, else 0.3) when the card has one;
 //   - else HTTP+JSON for protocol 1.0;
 //   - else GRPC for protocol 1.0 (a gRPC-only agent).
+//
+// The order of the last three is the order of bindings; GRPC is the one
+// that leads.
 func pickInterface(card *a2a.AgentCard) (a2a.AgentInterface, error) {
 	for _, in := range card.SupportedInterfaces {
 		if in.ProtocolVersion != a2a.ProtocolVersion || !spoken(in) {
 			continue
 		}
-		if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+		if b, _ := bindingOf(in); b.leads {
 			return in, nil
 		}
 		break
 	}
-	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
-		if in, ok := card.PreferredInterface(binding); ok && spoken(in) {
+	tried := map[string]bool{}
+	for _, b := range bindings {
+		if tried[b.name] {
+			continue
+		}
+		tried[b.name] = true
+		if in, ok := card.PreferredInterface(b.name); ok && spoken(in) {
 			return in, nil
 		}
 	}

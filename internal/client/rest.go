@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
@@ -16,13 +15,10 @@ import (
 // same operations and the same *Error kinds, with requests mapped to the
 // binding's routes and google.rpc.Status error bodies decoded into the
 // same *a2a.Error (ErrRPC) a JSON-RPC error would give. Only the encoding
-// differs; conn.newRequest, conn.do, conn.call and conn.decodeEvent switch
-// to the functions here when conn.rest() is true.
+// differs: restTransport is the httpWire conn.call and conn.httpStream use.
 
-// rest reports whether the chosen interface is HTTP+JSON.
-func (cn *conn) rest() bool {
-	return strings.EqualFold(cn.info.Interface.ProtocolBinding, a2a.BindingHTTPJSON)
-}
+// restTransport calls an HTTP+JSON interface at protocol 1.0.
+type restTransport struct{ cn *conn }
 
 // Media types of the HTTP+JSON binding.
 const (
@@ -30,31 +26,43 @@ const (
 	restAccept   = "application/a2a+json, application/json"
 )
 
-// newRESTRequest builds the HTTP request of one HTTP+JSON call: the route
-// under the interface URL (and the interface's tenant, as a path prefix).
-func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, error) {
+func (t *restTransport) sendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	return callSendV1(ctx, t.cn, t, req)
+}
+
+func (t *restTransport) getTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return callTaskV1(ctx, t.cn, t, a2a.OpGetTask, req)
+}
+
+func (t *restTransport) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	return callTaskV1(ctx, t.cn, t, a2a.OpCancelTask, req)
+}
+
+func (t *restTransport) listTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return callListV1(ctx, t.cn, t, req)
+}
+
+func (t *restTransport) sendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, deliver func(Event) error) error {
+	return t.cn.httpStream(ctx, t, a2a.OpSendStreamingMessage, req, deliver)
+}
+
+func (t *restTransport) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, deliver func(Event) error) error {
+	return t.cn.httpStream(ctx, t, a2a.OpSubscribeToTask, req, deliver)
+}
+
+// request builds the HTTP request of one HTTP+JSON call: the route under
+// the interface URL (and the interface's tenant, as a path prefix).
+func (t *restTransport) request(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, func([]byte, func(json.RawMessage) error) error, error) {
+	cn := t.cn
 	call, err := a2a.RESTRequest(op, params)
 	if err != nil {
-		return nil, cn.fail(ErrUnsupported, op, 0, err)
+		return nil, nil, cn.fail(ErrUnsupported, op, 0, err)
 	}
-	// The interface's tenant is in the request (conn.params), so the
+	// The interface's tenant is in the request (conn.setTenant), so the
 	// route is under /{tenant}.
-	u := call.URL(cn.info.Interface.URL)
-	if err := cn.prepare(op); err != nil {
-		return nil, err
-	}
-	ctx = cn.p.c.scoped(ctx, cn.p)
-	if err := cn.p.c.checkURL(ctx, u); err != nil {
-		return nil, cn.fail(ErrBlocked, op, 0, err)
-	}
-	var req *http.Request
-	if call.Body != nil {
-		req, err = http.NewRequestWithContext(ctx, call.Method, u, bytes.NewReader(call.Body))
-	} else {
-		req, err = http.NewRequestWithContext(ctx, call.Method, u, nil)
-	}
+	req, err := cn.newHTTPRequest(ctx, op, call.Method, call.URL(cn.info.Interface.URL), call.Body)
 	if err != nil {
-		return nil, cn.fail(ErrBadCard, op, 0, err)
+		return nil, nil, err
 	}
 	if call.Body != nil {
 		req.Header.Set("Content-Type", mediaA2AJSON)
@@ -64,22 +72,25 @@ func (cn *conn) newRESTRequest(ctx context.Context, op a2a.Operation, params any
 	} else {
 		req.Header.Set("Accept", restAccept)
 	}
-	versionHeader(req.Header, cn.info.Interface)
-	cn.p.c.decorate(ctx, req, cn.p, cn.info.Verified != nil)
-	return req, nil
+	return req, func(body []byte, decode func(json.RawMessage) error) error {
+		return t.decodeBare(op, body, decode)
+	}, nil
 }
 
-// errorBody reads the error a peer sent in a non-2xx answer: a
-// google.rpc.Status body from an HTTP+JSON peer, a JSON-RPC error response
-// from a JSON-RPC one. It returns nil when the body holds neither.
-func (cn *conn) errorBody(body []byte) *a2a.Error {
-	if cn.rest() {
-		return statusError(body)
+// errorBody reads the google.rpc.Status error body of a non-2xx answer.
+func (t *restTransport) errorBody(body []byte) *a2a.Error { return statusError(body) }
+
+// event decodes one SSE data payload: the bare StreamResponse, or a
+// google.rpc.Status error.
+func (t *restTransport) event(op a2a.Operation, data []byte) (Event, error) {
+	if e := statusError(data); e != nil {
+		return Event{}, t.cn.fail(ErrRPC, op, 0, e)
 	}
-	if r, err := a2a.ParseResponse(body); err == nil && r.Error != nil {
-		return r.Error
+	var sr a2a.StreamResponse
+	if err := a2a.Unmarshal(data, &sr); err != nil {
+		return Event{}, t.cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w", err))
 	}
-	return nil
+	return Event{Response: &sr}, nil
 }
 
 // statusError decodes a google.rpc.Status error body ({"error": {...}}),
@@ -102,7 +113,8 @@ func statusError(b []byte) *a2a.Error {
 }
 
 // decodeBare hands an HTTP+JSON success body (the bare result) to decode.
-func (cn *conn) decodeBare(op a2a.Operation, body []byte, decode func(json.RawMessage) error) error {
+func (t *restTransport) decodeBare(op a2a.Operation, body []byte, decode func(json.RawMessage) error) error {
+	cn := t.cn
 	if e := statusError(body); e != nil {
 		return cn.fail(ErrRPC, op, 0, e) // an error sent with 2xx
 	}

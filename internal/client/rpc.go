@@ -9,15 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
-	"sync/atomic"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
-
-// rpcIDs numbers JSON-RPC requests across the process; the id only has to
-// match between a request and its response.
-var rpcIDs atomic.Int64
 
 // conn is what one call needs: the peer, its card and the chosen interface.
 type conn struct {
@@ -25,28 +19,23 @@ type conn struct {
 	info *CardInfo
 }
 
-// open fetches (or reuses) the card and returns the connection to call.
-func (p *Peer) open(ctx context.Context) (*conn, error) {
+// open fetches (or reuses) the card and returns the connection and the
+// transport of the interface chosen for it.
+func (p *Peer) open(ctx context.Context) (*conn, transport, error) {
 	info, err := p.Card(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &conn{p: p, info: info}, nil
+	cn := &conn{p: p, info: info}
+	return cn, newTransport(cn), nil
 }
 
-// v03 reports whether the chosen interface is protocol 0.3.
-func (cn *conn) v03() bool { return cn.info.V03() }
-
-// method returns the JSON-RPC method name of op for the interface's
-// version, or an ErrUnsupported error when 0.3 has no such method.
-func (cn *conn) method(op a2a.Operation) (string, error) {
-	if !cn.v03() {
-		return op.String(), nil
+// setTenant copies the interface's tenant into a v1.0 request's tenant
+// field (spec §8.3.2) when the interface has one.
+func (cn *conn) setTenant(tenant *string) {
+	if t := cn.info.Interface.Tenant; t != "" {
+		*tenant = t
 	}
-	if m := a2a.MethodV03(op); m != "" {
-		return m, nil
-	}
-	return "", cn.fail(ErrUnsupported, op, 0, fmt.Errorf("%s does not exist in protocol 0.3, which this peer speaks", op))
 }
 
 // fail builds an *Error for op on this connection.
@@ -63,50 +52,55 @@ func (cn *conn) prepare(op a2a.Operation) error {
 	return nil
 }
 
-// newRequest builds the HTTP request of one JSON-RPC call (or, for an
-// HTTP+JSON interface, of the call on its route; the id is then 0).
-func (cn *conn) newRequest(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, int64, error) {
-	if cn.rest() {
-		req, err := cn.newRESTRequest(ctx, op, params, stream)
-		return req, 0, err
-	}
-	method, err := cn.method(op)
-	if err != nil {
-		return nil, 0, err
-	}
-	id := rpcIDs.Add(1)
-	body, err := a2a.MarshalRequest(id, method, params)
-	if err != nil {
-		return nil, 0, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("encoding the request: %w", err))
-	}
+// httpWire is how one HTTP binding (JSON-RPC 1.0 or 0.3, HTTP+JSON)
+// encodes a call and decodes its answers; conn.call and conn.httpStream
+// do the rest, the same for all of them.
+type httpWire interface {
+	// request builds the HTTP request of one call and returns how to
+	// read the body of its 2xx answer: the check of the envelope, if
+	// any, handing the raw result to decode.
+	request(ctx context.Context, op a2a.Operation, params any, stream bool) (*http.Request, func(body []byte, decode func(json.RawMessage) error) error, error)
+	// errorBody reads the error a peer sent in a non-2xx answer, or
+	// returns nil when the body holds none.
+	errorBody(body []byte) *a2a.Error
+	// event decodes one stream event's data; conn.httpStream checks the
+	// event's kind.
+	event(op a2a.Operation, data []byte) (Event, error)
+}
+
+// newHTTPRequest builds an HTTP request to u for op on this connection,
+// after the checks every binding makes (credential origin, guard), with
+// the headers every request carries.
+func (cn *conn) newHTTPRequest(ctx context.Context, op a2a.Operation, method, u string, body []byte) (*http.Request, error) {
 	if err := cn.prepare(op); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	ctx = cn.p.c.scoped(ctx, cn.p)
-	url := cn.info.Interface.URL
-	if err := cn.p.c.checkURL(ctx, url); err != nil {
-		return nil, 0, cn.fail(ErrBlocked, op, 0, err)
+	if err := cn.p.c.checkURL(ctx, u); err != nil {
+		return nil, cn.fail(ErrBlocked, op, 0, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, 0, cn.fail(ErrBadCard, op, 0, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if stream {
-		req.Header.Set("Accept", "text/event-stream")
+	var (
+		req *http.Request
+		err error
+	)
+	if body != nil {
+		req, err = http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	} else {
-		req.Header.Set("Accept", "application/json")
+		req, err = http.NewRequestWithContext(ctx, method, u, nil)
+	}
+	if err != nil {
+		return nil, cn.fail(ErrBadCard, op, 0, err)
 	}
 	versionHeader(req.Header, cn.info.Interface)
 	cn.p.c.decorate(ctx, req, cn.p, cn.info.Verified != nil)
-	return req, id, nil
+	return req, nil
 }
 
 // do sends req and turns transport failures and non-2xx answers into
 // *Error. A non-2xx answer whose body is a JSON-RPC error (or, HTTP+JSON,
 // a google.rpc.Status error) is reported as that error (ErrRPC), since
 // some servers send their errors with 4xx/5xx.
-func (cn *conn) do(ctx context.Context, req *http.Request, op a2a.Operation) (*http.Response, error) {
+func (cn *conn) do(ctx context.Context, w httpWire, req *http.Request, op a2a.Operation) (*http.Response, error) {
 	resp, err := cn.p.c.hc.Do(req)
 	if err != nil {
 		if pe := ctx.Err(); pe == context.Canceled {
@@ -134,7 +128,7 @@ func (cn *conn) do(ctx context.Context, req *http.Request, op a2a.Operation) (*h
 	// Prefer a JSON-RPC error in the body, but keep auth and rate-limit
 	// kinds: they tell the caller more than a generic error object.
 	if body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); err == nil && len(body) > 0 {
-		if re := cn.errorBody(body); re != nil {
+		if re := w.errorBody(body); re != nil {
 			if kind == ErrInvalidResponse || kind == ErrUnreachable {
 				e.Kind = ErrRPC
 			}
@@ -144,16 +138,16 @@ func (cn *conn) do(ctx context.Context, req *http.Request, op a2a.Operation) (*h
 	return nil, e
 }
 
-// call performs one unary call (JSON-RPC, or HTTP+JSON) and decodes the
-// raw result with decode.
-func (cn *conn) call(ctx context.Context, op a2a.Operation, params any, decode func(json.RawMessage) error) error {
+// call performs one unary call over an HTTP binding and decodes the raw
+// result with decode.
+func (cn *conn) call(ctx context.Context, w httpWire, op a2a.Operation, params any, decode func(json.RawMessage) error) error {
 	ctx, cancel := context.WithTimeout(ctx, cn.p.timeout(cn.p.c.opts.Timeout))
 	defer cancel()
-	req, id, err := cn.newRequest(ctx, op, params, false)
+	req, answer, err := w.request(ctx, op, params, false)
 	if err != nil {
 		return err
 	}
-	resp, err := cn.do(ctx, req, op)
+	resp, err := cn.do(ctx, w, req, op)
 	if err != nil {
 		return err
 	}
@@ -172,45 +166,7 @@ func (cn *conn) call(ctx context.Context, op a2a.Operation, params any, decode f
 	if int64(len(body)) > limit {
 		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("response is larger than %d bytes", limit))
 	}
-	if cn.rest() {
-		return cn.decodeBare(op, body, decode)
-	}
-	return cn.decodeEnvelope(op, id, body, decode)
-}
-
-// decodeEnvelope checks a JSON-RPC response envelope (id, result/error)
-// and hands the result to decode.
-func (cn *conn) decodeEnvelope(op a2a.Operation, id int64, body []byte, decode func(json.RawMessage) error) error {
-	r, err := a2a.ParseResponse(body)
-	if err != nil {
-		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("%w (body starts %q)", err, snippet(body)))
-	}
-	if !idMatches(r.ID, id) && r.Error == nil {
-		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("response id %s does not match request id %d", r.ID, id))
-	}
-	if r.Error != nil {
-		return cn.fail(ErrRPC, op, 0, r.Error)
-	}
-	raw, _ := r.Result.(json.RawMessage)
-	if err := decode(raw); err != nil {
-		return cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("result: %w", err))
-	}
-	return nil
-}
-
-// idMatches compares a response id with the numeric request id; servers
-// may echo it as a number or (wrongly but harmlessly) as a string.
-func idMatches(raw json.RawMessage, id int64) bool {
-	s := string(bytes.TrimSpace(raw))
-	if s == strconv.FormatInt(id, 10) {
-		return true
-	}
-	var str string
-	if json.Unmarshal(raw, &str) == nil && str == strconv.FormatInt(id, 10) {
-		return true
-	}
-	var f float64
-	return json.Unmarshal(raw, &f) == nil && f == float64(id)
+	return answer(body, decode)
 }
 
 // mediaType returns the media type of a Content-Type header, lowercased.

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,14 +55,24 @@ func (p *Peer) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageReq
 	if req.Message.MessageID == "" {
 		req.Message.MessageID = a2a.NewID()
 	}
-	return p.stream(ctx, a2a.OpSendStreamingMessage, req, fn)
+	cn, tr, err := p.openStream(ctx, a2a.OpSendStreamingMessage)
+	if err != nil {
+		return err
+	}
+	cn.setTenant(&req.Tenant)
+	return tr.sendStreamingMessage(ctx, req, fn)
 }
 
 // SubscribeToTask (re)subscribes to a running task's events: the first is
 // the current task, then live updates until a terminal state. Semantics as
 // SendStreamingMessage.
 func (p *Peer) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, fn func(Event) error) error {
-	return p.stream(ctx, a2a.OpSubscribeToTask, req, fn)
+	cn, tr, err := p.openStream(ctx, a2a.OpSubscribeToTask)
+	if err != nil {
+		return err
+	}
+	cn.setTenant(&req.Tenant)
+	return tr.subscribeToTask(ctx, req, fn)
 }
 
 // StreamMessage is SendStreamingMessage as an iterator: it yields each
@@ -118,26 +127,23 @@ func (s *streamState) observe(ev Event) {
 	}
 }
 
-// stream runs one streaming call.
-func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Event) error) error {
-	cn, err := p.open(ctx)
+// openStream opens the peer for a streaming call, refusing it when the
+// card does not declare streaming.
+func (p *Peer) openStream(ctx context.Context, op a2a.Operation) (*conn, transport, error) {
+	cn, tr, err := p.open(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !cn.info.Card.Capabilities.SupportsStreaming() {
-		return cn.fail(ErrUnsupported, op, 0, errors.New("the peer's card does not declare capabilities.streaming"))
+		return nil, nil, cn.fail(ErrUnsupported, op, 0, errors.New("the peer's card does not declare capabilities.streaming"))
 	}
-	params, err := cn.params(req)
-	if err != nil {
-		return cn.fail(ErrUnsupported, op, 0, err)
-	}
-	if cn.grpcBinding() {
-		st := &streamState{}
-		return cn.grpcStream(ctx, op, params, st, func(ev Event) error {
-			st.observe(ev)
-			return fn(ev)
-		})
-	}
+	return cn, tr, nil
+}
+
+// httpStream runs one streaming call over an HTTP binding: SSE events (or
+// one plain JSON answer) decoded by w, each handed to fn.
+func (cn *conn) httpStream(ctx context.Context, w httpWire, op a2a.Operation, params any, fn func(Event) error) error {
+	p := cn.p
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -145,12 +151,12 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 	// timeout; afterwards an idle timer ends a silent stream.
 	var startTimedOut, idleTimedOut atomic.Bool
 	startTimer := time.AfterFunc(p.timeout(p.c.opts.Timeout), func() { startTimedOut.Store(true); cancel() })
-	hreq, _, err := cn.newRequest(ctx, op, params, true)
+	hreq, _, err := w.request(ctx, op, params, true)
 	if err != nil {
 		startTimer.Stop()
 		return err
 	}
-	resp, err := cn.do(ctx, hreq, op)
+	resp, err := cn.do(ctx, w, hreq, op)
 	startTimer.Stop()
 	if err != nil {
 		if startTimedOut.Load() {
@@ -183,7 +189,7 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 		if err != nil {
 			return cn.streamReadError(ctx, op, st, err, &idleTimedOut)
 		}
-		ev, err := cn.decodeEvent(op, data)
+		ev, err := cn.decodeEvent(w, op, data)
 		if err != nil {
 			return err
 		}
@@ -208,7 +214,7 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 			}
 			return cn.streamReadError(ctx, op, st, err, &idleTimedOut)
 		}
-		ev, err := cn.decodeEvent(op, data)
+		ev, err := cn.decodeEvent(w, op, data)
 		if err != nil {
 			return err
 		}
@@ -218,39 +224,12 @@ func (p *Peer) stream(ctx context.Context, op a2a.Operation, req any, fn func(Ev
 	}
 }
 
-// decodeEvent decodes one SSE data payload: a JSON-RPC response whose
-// result is a StreamResponse (v1.0) or a bare 0.3 kind object; over
-// HTTP+JSON the bare StreamResponse, or a google.rpc.Status error.
-func (cn *conn) decodeEvent(op a2a.Operation, data []byte) (Event, error) {
-	var raw json.RawMessage
-	if cn.rest() {
-		if e := statusError(data); e != nil {
-			return Event{}, cn.fail(ErrRPC, op, 0, e)
-		}
-		raw = data
-	} else {
-		r, err := a2a.ParseResponse(data)
-		if err != nil {
-			return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w (data starts %q)", err, snippet(data)))
-		}
-		if r.Error != nil {
-			return Event{}, cn.fail(ErrRPC, op, 0, r.Error)
-		}
-		raw, _ = r.Result.(json.RawMessage)
-	}
-	var ev Event
-	if cn.v03() {
-		sr, final, err := a2a.FromV03StreamEvent(raw)
-		if err != nil {
-			return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w", err))
-		}
-		ev = Event{Response: sr, Final: final}
-	} else {
-		var sr a2a.StreamResponse
-		if err := a2a.Unmarshal(raw, &sr); err != nil {
-			return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event: %w", err))
-		}
-		ev = Event{Response: &sr}
+// decodeEvent decodes one SSE data payload with w and checks it carries
+// exactly one kind of event.
+func (cn *conn) decodeEvent(w httpWire, op a2a.Operation, data []byte) (Event, error) {
+	ev, err := w.event(op, data)
+	if err != nil {
+		return Event{}, err
 	}
 	if ev.Response == nil || ev.Response.Kind() == "" {
 		return Event{}, cn.fail(ErrInvalidResponse, op, 0, fmt.Errorf("stream event has not exactly one of task, message, statusUpdate, artifactUpdate (data starts %q)", snippet(data)))

@@ -309,9 +309,9 @@ func testOwnerScoping(t *testing.T, s store.Store) {
 // tasks of no agent can be adopted by one (AdoptTasks).
 func testAgentScoping(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	a, b := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta")
-	if store.ForAgent(s, "") != s || store.AgentOf(a) != "alpha" || store.Unscoped(b) != s {
-		t.Fatal("ForAgent(\"\") must be the store itself, and a view must know its agent and its store")
+	a, b, none := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta"), store.ForAgent(s, "")
+	if none.Agent() != "" || a.Agent() != "alpha" || b.Store != s {
+		t.Fatal("a view must know its agent and the whole store behind it")
 	}
 	mustSave(t, s, task("d1", "peer:alice", "c1", a2a.TaskStateWorking, 5)) // a host without agents
 	for i := 0; i < 5; i++ {
@@ -340,7 +340,7 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	}
 
 	for _, tc := range []struct {
-		st   store.Store
+		st   *store.AgentView
 		q    store.TaskQuery
 		want []string
 	}{
@@ -351,11 +351,11 @@ func testAgentScoping(t *testing.T, s store.Store) {
 		{a, store.TaskQuery{PageSize: 2}, []string{"a9", "a4", "a3", "a2", "a1", "a0"}},
 		{b, store.TaskQuery{ContextID: "c1"}, []string{"b1"}},
 		{b, store.TaskQuery{Owner: "peer:bob"}, nil},
-		{s, store.TaskQuery{Agent: "beta"}, []string{"b2", "b1"}},
-		{s, store.TaskQuery{Owner: "peer:alice", ContextID: "c1"}, []string{"b1", "a4", "a3", "a2", "a1", "a0", "d1"}},
+		{none, store.TaskQuery{Agent: "beta"}, []string{"b2", "b1"}},
+		{none, store.TaskQuery{Owner: "peer:alice", ContextID: "c1"}, []string{"b1", "a4", "a3", "a2", "a1", "a0", "d1"}},
 	} {
 		if got := listAll(t, tc.st, tc.q); !slices.Equal(got, tc.want) {
-			t.Errorf("ListTasks (agent %q) %+v = %v, want %v", store.AgentOf(tc.st), tc.q, got, tc.want)
+			t.Errorf("ListTasks (agent %q) %+v = %v, want %v", tc.st.Agent(), tc.q, got, tc.want)
 		}
 	}
 	page, err := a.ListTasks(ctx, store.TaskQuery{PageSize: 2})
@@ -389,15 +389,15 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	// Outbound conversations are one agent's: the same context id of two
 	// agents is two conversations, and another agent's is not there.
 	for _, e := range []struct {
-		st   store.Store
+		st   store.Conversations
 		cid  string
 		text string
-	}{{a, "shared", "alpha's"}, {b, "shared", "beta's"}, {b, "beta-only", "beta's own"}, {s, "old", "no agent's"}} {
+	}{{a, "shared", "alpha's"}, {store.ConversationsOf(s, "beta"), "shared", "beta's"}, {b, "beta-only", "beta's own"}, {none, "old", "no agent's"}} {
 		if _, err := e.st.AppendConversation(ctx, &store.ConversationEntry{ContextID: e.cid, Peer: "p", Direction: store.DirectionSent, Text: e.text}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	convIDs := func(st store.Store) []string {
+	convIDs := func(st store.Conversations) []string {
 		sums, err := st.Conversations(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -410,11 +410,18 @@ func testAgentScoping(t *testing.T, s store.Store) {
 		return out
 	}
 	for _, tc := range []struct {
-		st   store.Store
-		want []string
-	}{{a, []string{"shared"}}, {b, []string{"beta-only", "shared"}}, {s, []string{"old"}}} {
+		agent string
+		st    store.Conversations
+		want  []string
+	}{
+		{"alpha", a, []string{"shared"}},
+		{"beta", b, []string{"beta-only", "shared"}},
+		{"beta", store.ConversationsOf(a, "beta"), []string{"beta-only", "shared"}},
+		{"", s, []string{"old"}},
+		{"", store.ConversationsOf(s, ""), []string{"old"}},
+	} {
 		if got := convIDs(tc.st); !slices.Equal(got, tc.want) {
-			t.Errorf("conversations of agent %q = %v, want %v", store.AgentOf(tc.st), got, tc.want)
+			t.Errorf("conversations of agent %q = %v, want %v", tc.agent, got, tc.want)
 		}
 	}
 	if es, err := a.Conversation(ctx, "shared", 0); err != nil || len(es) != 1 || es[0].Text != "alpha's" || es[0].Agent != "alpha" {

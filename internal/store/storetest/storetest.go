@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every store.Store must pass:
-// the behaviour the rest of the plugin relies on, written once and run
-// against Memory, SQLite and any later implementation.
+// the behaviour the rest of the plugin relies on, written once, one suite
+// per role of the store (suites.go: RunTasks, RunOutbox, ...), and run
+// against Memory, SQLite and PostgreSQL.
 package storetest
 
 import (
@@ -19,56 +20,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
-
-// Run runs the suite. open must return a new, empty store each time it is
-// called; Run closes it at the end of the subtest.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s store.Store)
-	}{
-		{"SaveGetReplace", testSaveGetReplace},
-		{"CopiesInAndOut", testCopies},
-		{"GetUnknownIsNotFound", testGetUnknown},
-		{"SaveRejectsBadRecords", testSaveRejects},
-		{"OwnerScoping", testOwnerScoping},
-		{"AgentScoping", testAgentScoping},
-		{"ListFiltersAndPages", testListFilters},
-		{"ListOrderNewestFirstTiesByID", testListOrder},
-		{"ListStatusAfterIsInclusive", testStatusAfter},
-		{"ListTotalSizeFollowsChanges", testTotalSizeFollowsChanges},
-		{"ListPagesStableUnderInserts", testPagesUnderInserts},
-		{"ListPageSizeBounds", testPageSizeBounds},
-		{"ListInvalidPageToken", testInvalidPageToken},
-		{"ListEmpty", testListEmpty},
-		{"ActiveTasks", testActiveTasks},
-		{"PushConfigCRUD", testPushConfigCRUD},
-		{"OutboxOrderPerConfig", testOutboxOrder},
-		{"OutboxRetryAndGiveUp", testOutboxRetry},
-		{"OutboxDeletedConfigDropsDeliveries", testOutboxDeleteConfig},
-		{"OutboxKeepsContextAndTrace", testOutboxTrace},
-		{"OutboxClaimTakesDueHeads", testOutboxClaim},
-		{"SaveTaskWithDeliveriesIsAtomic", testSaveAtomic},
-		{"DelegationsRecordAndEnd", testDelegationsRecordAndEnd},
-		{"DelegationsClaimAndUpdate", testDelegationsClaimAndUpdate},
-		{"DelegationsPrune", testDelegationsPrune},
-		{"Conversations", testConversations},
-		{"Prune", testPrune},
-		{"CanceledContext", testCanceled},
-		{"Concurrency", testConcurrency},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := open(t)
-			defer func() {
-				if err := s.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			}()
-			tc.fn(t, s)
-		})
-	}
-}
 
 // t0 is the base time of the suite's records (millisecond precision, as
 // stores keep times).

@@ -323,6 +323,14 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	if err != nil || len(active) != 1 || active[0].Task.ID != "b1" {
 		t.Errorf("beta's active tasks = %v (%v), want b1", ids(active), err)
 	}
+	// The view of agent "" (a host without agents) is the whole store:
+	// every agent's task is there.
+	if got := mustGet(t, none, "b1", "").Agent; got != "beta" {
+		t.Errorf("b1 through the view of agent \"\": agent %q, want beta", got)
+	}
+	if active, err := none.ActiveTasks(ctx); err != nil || len(active) != 7 {
+		t.Errorf("active tasks through the view of agent \"\" = %v (%v), want all 7", ids(active), err)
+	}
 
 	if err := a.PutPushConfig(ctx, pushConfig("a1", "p1", "https://hook.example/a", 1)); err != nil {
 		t.Fatalf("alpha's push config: %v", err)

@@ -254,7 +254,7 @@ func (a *App) agentOfOutput(ctx context.Context, agentID, taskID string) (*agent
 				return ar, nil
 			}
 		}
-		if rec, err := store.Unscoped(a.store).GetTask(ctx, taskID, ""); err == nil {
+		if rec, err := a.store.GetTask(ctx, taskID, ""); err == nil {
 			if ar, ok := a.agentFor(rec.Agent); ok && rec.Agent != "" {
 				return ar, nil
 			}

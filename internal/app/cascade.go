@@ -53,11 +53,13 @@ func (p *parts) startCascade(ctx context.Context, agents []*agentRun, undo *undo
 // host agent the task belongs to.
 type agentAnnotator struct {
 	agents []*agentRun
-	store  store.Store
+	// store is the whole store (never an agent's view): it finds any
+	// agent's task.
+	store store.Tasks
 }
 
 func (a agentAnnotator) Annotate(ctx context.Context, taskID, key string, value any) error {
-	rec, err := store.Unscoped(a.store).GetTask(ctx, taskID, "")
+	rec, err := a.store.GetTask(ctx, taskID, "")
 	if err != nil {
 		return err
 	}

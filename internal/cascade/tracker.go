@@ -50,10 +50,17 @@ type Annotator interface {
 	Annotate(ctx context.Context, taskID, key string, value any) error
 }
 
+// Store is the part of the store a Tracker uses: the delegations, and the
+// tasks whose ends settle them.
+type Store interface {
+	store.Delegations
+	store.Tasks
+}
+
 // Options configure a Tracker. Zero values get the documented defaults.
 type Options struct {
 	// Store keeps the delegations. Required.
-	Store store.Store
+	Store Store
 	// OnFailure cancels the delegations of a task that failed or was
 	// rejected too, not only of one that was canceled (the setting
 	// cancel_on_failure, on by default).
@@ -81,7 +88,7 @@ type Options struct {
 // Tracker records delegations and cancels them when their parent ends. It
 // is safe for concurrent use; Run does the work in the background.
 type Tracker struct {
-	store       store.Store
+	store       Store
 	onFailure   bool
 	maxAttempts int
 	base, max   time.Duration

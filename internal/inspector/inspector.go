@@ -59,13 +59,21 @@ type ToolResult struct {
 	IsError bool
 }
 
+// Store is the part of the store the inspector reads: one agent's view of
+// the tasks and conversations (store.ForAgent), and the delegations.
+type Store interface {
+	store.Tasks
+	store.Delegations
+	store.Conversations
+}
+
 // Options configure an Inspector. Tasks and Store are required.
 type Options struct {
 	// Tasks tells the live views about task changes.
 	Tasks Watcher
 	// Store is read for the task list, a task's history and artifacts,
 	// and the outbound conversations.
-	Store store.Store
+	Store Store
 	// Server returns the plugin's HTTP handler; the overview reads the
 	// public Agent Card through it, exactly as a peer gets it (built from
 	// the host's live tools). Nil: the overview shows no card.

@@ -41,11 +41,18 @@ type Observer interface {
 	GaveUp()
 }
 
+// Store is the part of the store a Dispatcher uses: the outbox it drains
+// and the push configs its deliveries name.
+type Store interface {
+	store.Outbox
+	store.PushConfigs
+}
+
 // Options configure a [Dispatcher]. Zero values get the documented
 // defaults.
 type Options struct {
 	// Store holds the outbox and the push configs. Required.
-	Store store.Store
+	Store Store
 	// Logger receives one line per failed attempt and give-up (and debug
 	// lines per delivery). Default: no logging.
 	Logger hclog.Logger
@@ -110,7 +117,7 @@ type Options struct {
 // cancelling Run's context). What it has not delivered stays in the
 // outbox for the next run.
 type Dispatcher struct {
-	store       store.Store
+	store       Store
 	log         hclog.Logger
 	secret      []byte
 	guard       *security.SSRFGuard

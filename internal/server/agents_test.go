@@ -41,11 +41,11 @@ func newAgentsEnv(t *testing.T) *agentsEnv {
 // set before the server is built.
 func newAgentsEnvWith(t *testing.T, set func(main, beta *Options)) *agentsEnv {
 	t.Helper()
-	var shared store.Store
+	var shared *store.Memory
 	var beta *tasks.Manager
 	betaExec := newScriptExec()
 	e := newEnvTasks(t, func(o *tasks.Options) {
-		shared = o.Store
+		shared = o.Store.(*store.Memory) // newEnvTasks's store
 		o.Store = store.ForAgent(shared, "main")
 	}, func(o *Options) {
 		o.AgentID = "main"

@@ -5,54 +5,39 @@ import (
 	"fmt"
 )
 
-// ForAgent returns the view of s one of the host's agents has (contract
-// 1.4): the tasks it saves and the outbound conversations it appends
-// belong to agent, and a task, its push configs, the tasks it lists or
-// recovers and the conversations it reads are only those of agent —
-// another agent's task is ErrNotFound exactly like an unknown one, and
-// another agent's conversation is not there. agent "" is the one default
-// agent of a host without agents; its view is s itself (whose
-// conversations are those of agent "").
+// AgentView is the view of a store one of the host's agents has
+// (contract 1.4): the tasks it saves and the outbound conversations it
+// appends belong to its agent, and a task, its push configs, the tasks it
+// lists or recovers and the conversations it reads are only those of its
+// agent — another agent's task is ErrNotFound exactly like an unknown one,
+// and another agent's conversation is not there. The view of agent "",
+// the one default agent of a host without agents, is the store itself
+// (whose conversations are those of agent "").
 //
 // Deliveries, delegations and pruning are not scoped: the push dispatcher,
 // the cascade and the pruner serve every agent, and deliveries and
-// delegations hang off tasks that already are. s must be one of this
-// package's stores.
-func ForAgent(s Store, agent string) Store {
-	if agent == "" {
-		return s
-	}
-	return &agentView{Store: s, agent: agent}
-}
-
-// AgentOf returns the agent a view made by ForAgent serves ("" for any
-// other store).
-func AgentOf(s Store) string {
-	if v, ok := s.(*agentView); ok {
-		return v.agent
-	}
-	return ""
-}
-
-// Unscoped returns the store behind a view made by ForAgent (s itself for
-// any other store).
-func Unscoped(s Store) Store {
-	if v, ok := s.(*agentView); ok {
-		return v.Store
-	}
-	return s
-}
-
-type agentView struct {
+// delegations hang off tasks that already are. They pass through to the
+// embedded Store, which is the whole store behind the view.
+type AgentView struct {
 	Store
 	agent string
 }
 
+// ForAgent returns agent's view of s. s must be one of this package's
+// stores (its conversations are kept per agent).
+func ForAgent(s Store, agent string) *AgentView {
+	return &AgentView{Store: s, agent: agent}
+}
+
+// Agent returns the agent the view serves ("" for the default agent of a
+// host without agents).
+func (v *AgentView) Agent() string { return v.agent }
+
 // SaveTask saves rec as agent's. A task id that another agent's task
 // already has is refused: ids are the server's (UUIDs), so this is a bug
 // or a forged id, and overwriting would move the task between agents.
-func (v *agentView) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Delivery) error {
-	if rec == nil {
+func (v *AgentView) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Delivery) error {
+	if rec == nil || v.agent == "" {
 		return v.Store.SaveTask(ctx, rec, deliveries)
 	}
 	if old, err := v.Store.GetTask(ctx, rec.Task.ID, ""); err == nil && old.Agent != v.agent {
@@ -63,26 +48,31 @@ func (v *agentView) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []
 	return v.Store.SaveTask(ctx, &c, deliveries)
 }
 
-func (v *agentView) GetTask(ctx context.Context, id, owner string) (*TaskRecord, error) {
+// GetTask returns the agent's task id (another agent's is ErrNotFound).
+func (v *AgentView) GetTask(ctx context.Context, id, owner string) (*TaskRecord, error) {
 	rec, err := v.Store.GetTask(ctx, id, owner)
 	if err != nil {
 		return nil, err
 	}
-	if rec.Agent != v.agent {
+	if v.agent != "" && rec.Agent != v.agent {
 		return nil, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
 	}
 	return rec, nil
 }
 
-func (v *agentView) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
-	q.Agent = v.agent
+// ListTasks lists the agent's tasks only.
+func (v *AgentView) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
+	if v.agent != "" {
+		q.Agent = v.agent
+	}
 	return v.Store.ListTasks(ctx, q)
 }
 
-func (v *agentView) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
+// ActiveTasks returns the agent's tasks not in a terminal state.
+func (v *AgentView) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
 	all, err := v.Store.ActiveTasks(ctx)
-	if err != nil {
-		return nil, err
+	if err != nil || v.agent == "" {
+		return all, err
 	}
 	out := all[:0]
 	for _, rec := range all {
@@ -94,12 +84,16 @@ func (v *agentView) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
 }
 
 // taskVisible reports whether taskID is agent's task (ErrNotFound if not).
-func (v *agentView) taskVisible(ctx context.Context, taskID string) error {
+func (v *AgentView) taskVisible(ctx context.Context, taskID string) error {
+	if v.agent == "" {
+		return nil
+	}
 	_, err := v.GetTask(ctx, taskID, "")
 	return err
 }
 
-func (v *agentView) PutPushConfig(ctx context.Context, pc *PushConfig) error {
+// PutPushConfig stores a config of one of the agent's tasks.
+func (v *AgentView) PutPushConfig(ctx context.Context, pc *PushConfig) error {
 	if pc != nil {
 		if err := v.taskVisible(ctx, pc.Config.TaskID); err != nil {
 			return err
@@ -108,21 +102,24 @@ func (v *agentView) PutPushConfig(ctx context.Context, pc *PushConfig) error {
 	return v.Store.PutPushConfig(ctx, pc)
 }
 
-func (v *agentView) GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error) {
+// GetPushConfig returns a config of one of the agent's tasks.
+func (v *AgentView) GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error) {
 	if err := v.taskVisible(ctx, taskID); err != nil {
 		return nil, err
 	}
 	return v.Store.GetPushConfig(ctx, taskID, id)
 }
 
-func (v *agentView) ListPushConfigs(ctx context.Context, taskID string) ([]*PushConfig, error) {
+// ListPushConfigs returns the configs of one of the agent's tasks.
+func (v *AgentView) ListPushConfigs(ctx context.Context, taskID string) ([]*PushConfig, error) {
 	if err := v.taskVisible(ctx, taskID); err != nil {
 		return nil, err
 	}
 	return v.Store.ListPushConfigs(ctx, taskID)
 }
 
-func (v *agentView) DeletePushConfig(ctx context.Context, taskID, id string) error {
+// DeletePushConfig removes a config of one of the agent's tasks.
+func (v *AgentView) DeletePushConfig(ctx context.Context, taskID, id string) error {
 	if err := v.taskVisible(ctx, taskID); err != nil {
 		return err
 	}
@@ -137,28 +134,64 @@ type agentConversations interface {
 	agentConversations(ctx context.Context, agent string, limit int) ([]ConversationSummary, error)
 }
 
-// AppendConversation appends e as agent's.
-func (v *agentView) AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error) {
-	if e == nil {
-		return v.Store.AppendConversation(ctx, e)
+// ConversationsOf returns agent's view of the conversations c holds: the
+// entries it appends are agent's, and it reads only agent's (see
+// AgentView). agent "" is c itself. c must be one of this package's stores
+// (or a view of one).
+func ConversationsOf(c Conversations, agent string) Conversations {
+	if agent == "" {
+		return c
 	}
-	c := *e
-	c.Agent = v.agent
-	return v.Store.AppendConversation(ctx, &c)
+	if v, ok := c.(*AgentView); ok {
+		c = v.Store
+	}
+	return agentConversationView{c: c, agent: agent}
 }
 
-func (v *agentView) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
-	ac, ok := v.Store.(agentConversations)
+// agentConversationView is ConversationsOf's view.
+type agentConversationView struct {
+	c     Conversations
+	agent string
+}
+
+// AppendConversation appends e as agent's.
+func (v agentConversationView) AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error) {
+	if e == nil {
+		return v.c.AppendConversation(ctx, e)
+	}
+	cp := *e
+	cp.Agent = v.agent
+	return v.c.AppendConversation(ctx, &cp)
+}
+
+func (v agentConversationView) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	ac, ok := v.c.(agentConversations)
 	if !ok {
-		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.Store)
+		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.c)
 	}
 	return ac.agentConversation(ctx, v.agent, contextID, limit)
 }
 
-func (v *agentView) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
-	ac, ok := v.Store.(agentConversations)
+func (v agentConversationView) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	ac, ok := v.c.(agentConversations)
 	if !ok {
-		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.Store)
+		return nil, fmt.Errorf("store: %T keeps no conversations per agent", v.c)
 	}
 	return ac.agentConversations(ctx, v.agent, limit)
+}
+
+// AppendConversation appends e as the view's agent's.
+func (v *AgentView) AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error) {
+	return ConversationsOf(v.Store, v.agent).AppendConversation(ctx, e)
+}
+
+// Conversation returns the last limit entries of one of the agent's
+// conversations.
+func (v *AgentView) Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error) {
+	return ConversationsOf(v.Store, v.agent).Conversation(ctx, contextID, limit)
+}
+
+// Conversations lists the agent's conversations, most recent first.
+func (v *AgentView) Conversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return ConversationsOf(v.Store, v.agent).Conversations(ctx, limit)
 }

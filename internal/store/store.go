@@ -189,9 +189,22 @@ type ConversationSummary struct {
 	LastAt     time.Time
 }
 
-// Store is everything the plugin persists. Implementations are safe for
-// concurrent use.
+// Store is everything the plugin persists: each of its roles below.
+// Implementations are safe for concurrent use. Only the code that opens
+// the store (internal/app) names Store; every other package takes the
+// role or roles it uses.
 type Store interface {
+	Tasks
+	PushConfigs
+	Outbox
+	Conversations
+	Delegations
+	Maintenance
+}
+
+// Tasks holds the tasks: what the task manager saves and what it, the
+// inspector and the cascade read.
+type Tasks interface {
 	// SaveTask inserts or replaces a task and, in the same transaction,
 	// appends deliveries to the push outbox. When it returns nil both are
 	// durable.
@@ -204,13 +217,12 @@ type Store interface {
 	// ActiveTasks returns every task not in a terminal state (used at
 	// start-up to fail tasks whose turn died with the previous process).
 	ActiveTasks(ctx context.Context) ([]*TaskRecord, error)
-	// AdoptTasks gives the tasks and conversations that belong to no agent
-	// (Agent "": saved while the host declared none) to agent, and reports
-	// how many tasks. A host that comes to declare its agents keeps them
-	// with the agent at the root, its default agent. (A context agent
-	// already has stays apart.)
-	AdoptTasks(ctx context.Context, agent string) (int, error)
+}
 
+// PushConfigs holds each task's push-notification configs: the task
+// manager registers them, the push dispatcher reads the one a delivery
+// names.
+type PushConfigs interface {
 	// PutPushConfig inserts or replaces a config (by task id and config id).
 	PutPushConfig(ctx context.Context, pc *PushConfig) error
 	// GetPushConfig returns one config or ErrNotFound.
@@ -220,7 +232,11 @@ type Store interface {
 	// DeletePushConfig removes a config; deleting a missing one is not an
 	// error.
 	DeletePushConfig(ctx context.Context, taskID, id string) error
+}
 
+// Outbox holds the webhook deliveries waiting to be sent (SaveTask appends
+// them with the task): the push dispatcher's queue.
+type Outbox interface {
 	// DueDeliveries returns up to limit deliveries whose NextTry is not
 	// after now, oldest first, at most the first pending one per config so
 	// that each webhook receives its notifications in order.
@@ -239,7 +255,11 @@ type Store interface {
 	CompleteDelivery(ctx context.Context, id int64, gaveUp bool, reason string) error
 	// RetryDelivery records a failed attempt and when to try again.
 	RetryDelivery(ctx context.Context, id int64, attempts int, next time.Time, lastErr string) error
+}
 
+// Conversations holds the outbound conversations with peers that
+// a2a_history reads (see ConversationsOf for one agent's).
+type Conversations interface {
 	// AppendConversation records one conversation entry and returns its id.
 	AppendConversation(ctx context.Context, e *ConversationEntry) (int64, error)
 	// Conversation returns the last limit entries of a context, oldest
@@ -247,7 +267,11 @@ type Store interface {
 	Conversation(ctx context.Context, contextID string, limit int) ([]ConversationEntry, error)
 	// Conversations lists known conversations, most recent first.
 	Conversations(ctx context.Context, limit int) ([]ConversationSummary, error)
+}
 
+// Delegations holds the delegation trees: the remote tasks each inbound
+// task's turns started, and the cancels the cascade owes them.
+type Delegations interface {
 	// AddDelegation records a remote task that a turn started or
 	// continued while it answered the inbound task d.ParentTaskID (d.State
 	// is usually DelegationOpen). A delegation already recorded (the same
@@ -273,7 +297,17 @@ type Store interface {
 	// OpenDelegationParents returns the parent tasks that have open
 	// delegations (at start-up: whose end may not have been seen).
 	OpenDelegationParents(ctx context.Context) ([]string, error)
+}
 
+// Maintenance is what the process that owns the store does to it as a
+// whole: hand unowned tasks to an agent, prune, close.
+type Maintenance interface {
+	// AdoptTasks gives the tasks and conversations that belong to no agent
+	// (Agent "": saved while the host declared none) to agent, and reports
+	// how many tasks. A host that comes to declare its agents keeps them
+	// with the agent at the root, its default agent. (A context agent
+	// already has stays apart.)
+	AdoptTasks(ctx context.Context, agent string) (int, error)
 	// Prune deletes terminal tasks (with their push configs and pending
 	// deliveries), settled delegations and conversation entries last
 	// updated before cutoff, and reports how many tasks and entries it

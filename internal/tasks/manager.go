@@ -100,10 +100,18 @@ type Observer interface {
 	TaskTransition(from, to a2a.TaskState)
 }
 
+// Store is the part of the store a Manager uses: the tasks and their push
+// configs (an agent's view of them, store.ForAgent, when the host declares
+// agents).
+type Store interface {
+	store.Tasks
+	store.PushConfigs
+}
+
 // Options configure a Manager. Zero values get the documented defaults.
 type Options struct {
 	// Store persists tasks and push configs. Required.
-	Store store.Store
+	Store Store
 	// Executor runs turns on the host. Required.
 	Executor Executor
 	Logger   hclog.Logger
@@ -157,7 +165,7 @@ const DefaultMaxPushConfigsPerTask = 10
 // the lock order over them.
 type Manager struct {
 	opts  Options
-	store store.Store
+	store Store
 	log   hclog.Logger
 	now   func() time.Time
 

@@ -12,8 +12,8 @@ import (
 
 // conversations is the store of the conversations of the agent whose turn
 // makes the tool call (WithAgent).
-func (t *Toolset) conversations(ctx context.Context) store.Store {
-	return store.ForAgent(t.deps.Store, agentOf(ctx))
+func (t *Toolset) conversations(ctx context.Context) store.Conversations {
+	return store.ConversationsOf(t.deps.Store, agentOf(ctx))
 }
 
 // record writes a conversation entry, logging (not failing) on error.

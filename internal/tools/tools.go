@@ -86,7 +86,7 @@ type Config struct {
 // Deps are the tools' collaborators.
 type Deps struct {
 	// Store persists conversations for a2a_history; nil disables history.
-	Store store.Store
+	Store store.Conversations
 	// Host is the host callback service; nil when the host serves none.
 	// Its optional Complete is used by a2a_route for semantic matching.
 	Host plugin.Host

@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every store.Store must pass:
-// the behaviour the rest of the plugin relies on, written once and run
-// against Memory, SQLite and any later implementation.
+// the behaviour the rest of the plugin relies on, written once, one suite
+// per role of the store (suites.go: RunTasks, RunOutbox, ...), and run
+// against Memory, SQLite and PostgreSQL.
 package storetest
 
 import (
@@ -19,56 +20,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
-
-// Run runs the suite. open must return a new, empty store each time it is
-// called; Run closes it at the end of the subtest.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s store.Store)
-	}{
-		{"SaveGetReplace", testSaveGetReplace},
-		{"CopiesInAndOut", testCopies},
-		{"GetUnknownIsNotFound", testGetUnknown},
-		{"SaveRejectsBadRecords", testSaveRejects},
-		{"OwnerScoping", testOwnerScoping},
-		{"AgentScoping", testAgentScoping},
-		{"ListFiltersAndPages", testListFilters},
-		{"ListOrderNewestFirstTiesByID", testListOrder},
-		{"ListStatusAfterIsInclusive", testStatusAfter},
-		{"ListTotalSizeFollowsChanges", testTotalSizeFollowsChanges},
-		{"ListPagesStableUnderInserts", testPagesUnderInserts},
-		{"ListPageSizeBounds", testPageSizeBounds},
-		{"ListInvalidPageToken", testInvalidPageToken},
-		{"ListEmpty", testListEmpty},
-		{"ActiveTasks", testActiveTasks},
-		{"PushConfigCRUD", testPushConfigCRUD},
-		{"OutboxOrderPerConfig", testOutboxOrder},
-		{"OutboxRetryAndGiveUp", testOutboxRetry},
-		{"OutboxDeletedConfigDropsDeliveries", testOutboxDeleteConfig},
-		{"OutboxKeepsContextAndTrace", testOutboxTrace},
-		{"OutboxClaimTakesDueHeads", testOutboxClaim},
-		{"SaveTaskWithDeliveriesIsAtomic", testSaveAtomic},
-		{"DelegationsRecordAndEnd", testDelegationsRecordAndEnd},
-		{"DelegationsClaimAndUpdate", testDelegationsClaimAndUpdate},
-		{"DelegationsPrune", testDelegationsPrune},
-		{"Conversations", testConversations},
-		{"Prune", testPrune},
-		{"CanceledContext", testCanceled},
-		{"Concurrency", testConcurrency},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := open(t)
-			defer func() {
-				if err := s.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			}()
-			tc.fn(t, s)
-		})
-	}
-}
 
 // t0 is the base time of the suite's records (millisecond precision, as
 // stores keep times).
@@ -309,9 +260,9 @@ func testOwnerScoping(t *testing.T, s store.Store) {
 // tasks of no agent can be adopted by one (AdoptTasks).
 func testAgentScoping(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	a, b := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta")
-	if store.ForAgent(s, "") != s || store.AgentOf(a) != "alpha" || store.Unscoped(b) != s {
-		t.Fatal("ForAgent(\"\") must be the store itself, and a view must know its agent and its store")
+	a, b, none := store.ForAgent(s, "alpha"), store.ForAgent(s, "beta"), store.ForAgent(s, "")
+	if none.Agent() != "" || a.Agent() != "alpha" || b.Store != s {
+		t.Fatal("a view must know its agent and the whole store behind it")
 	}
 	mustSave(t, s, task("d1", "peer:alice", "c1", a2a.TaskStateWorking, 5)) // a host without agents
 	for i := 0; i < 5; i++ {
@@ -340,7 +291,7 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	}
 
 	for _, tc := range []struct {
-		st   store.Store
+		st   *store.AgentView
 		q    store.TaskQuery
 		want []string
 	}{
@@ -351,11 +302,11 @@ func testAgentScoping(t *testing.T, s store.Store) {
 		{a, store.TaskQuery{PageSize: 2}, []string{"a9", "a4", "a3", "a2", "a1", "a0"}},
 		{b, store.TaskQuery{ContextID: "c1"}, []string{"b1"}},
 		{b, store.TaskQuery{Owner: "peer:bob"}, nil},
-		{s, store.TaskQuery{Agent: "beta"}, []string{"b2", "b1"}},
-		{s, store.TaskQuery{Owner: "peer:alice", ContextID: "c1"}, []string{"b1", "a4", "a3", "a2", "a1", "a0", "d1"}},
+		{none, store.TaskQuery{Agent: "beta"}, []string{"b2", "b1"}},
+		{none, store.TaskQuery{Owner: "peer:alice", ContextID: "c1"}, []string{"b1", "a4", "a3", "a2", "a1", "a0", "d1"}},
 	} {
 		if got := listAll(t, tc.st, tc.q); !slices.Equal(got, tc.want) {
-			t.Errorf("ListTasks (agent %q) %+v = %v, want %v", store.AgentOf(tc.st), tc.q, got, tc.want)
+			t.Errorf("ListTasks (agent %q) %+v = %v, want %v", tc.st.Agent(), tc.q, got, tc.want)
 		}
 	}
 	page, err := a.ListTasks(ctx, store.TaskQuery{PageSize: 2})
@@ -371,6 +322,14 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	active, err := b.ActiveTasks(ctx)
 	if err != nil || len(active) != 1 || active[0].Task.ID != "b1" {
 		t.Errorf("beta's active tasks = %v (%v), want b1", ids(active), err)
+	}
+	// The view of agent "" (a host without agents) is the whole store:
+	// every agent's task is there.
+	if got := mustGet(t, none, "b1", "").Agent; got != "beta" {
+		t.Errorf("b1 through the view of agent \"\": agent %q, want beta", got)
+	}
+	if active, err := none.ActiveTasks(ctx); err != nil || len(active) != 7 {
+		t.Errorf("active tasks through the view of agent \"\" = %v (%v), want all 7", ids(active), err)
 	}
 
 	if err := a.PutPushConfig(ctx, pushConfig("a1", "p1", "https://hook.example/a", 1)); err != nil {
@@ -389,15 +348,15 @@ func testAgentScoping(t *testing.T, s store.Store) {
 	// Outbound conversations are one agent's: the same context id of two
 	// agents is two conversations, and another agent's is not there.
 	for _, e := range []struct {
-		st   store.Store
+		st   store.Conversations
 		cid  string
 		text string
-	}{{a, "shared", "alpha's"}, {b, "shared", "beta's"}, {b, "beta-only", "beta's own"}, {s, "old", "no agent's"}} {
+	}{{a, "shared", "alpha's"}, {store.ConversationsOf(s, "beta"), "shared", "beta's"}, {b, "beta-only", "beta's own"}, {none, "old", "no agent's"}} {
 		if _, err := e.st.AppendConversation(ctx, &store.ConversationEntry{ContextID: e.cid, Peer: "p", Direction: store.DirectionSent, Text: e.text}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	convIDs := func(st store.Store) []string {
+	convIDs := func(st store.Conversations) []string {
 		sums, err := st.Conversations(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -410,11 +369,18 @@ func testAgentScoping(t *testing.T, s store.Store) {
 		return out
 	}
 	for _, tc := range []struct {
-		st   store.Store
-		want []string
-	}{{a, []string{"shared"}}, {b, []string{"beta-only", "shared"}}, {s, []string{"old"}}} {
+		agent string
+		st    store.Conversations
+		want  []string
+	}{
+		{"alpha", a, []string{"shared"}},
+		{"beta", b, []string{"beta-only", "shared"}},
+		{"beta", store.ConversationsOf(a, "beta"), []string{"beta-only", "shared"}},
+		{"", s, []string{"old"}},
+		{"", store.ConversationsOf(s, ""), []string{"old"}},
+	} {
 		if got := convIDs(tc.st); !slices.Equal(got, tc.want) {
-			t.Errorf("conversations of agent %q = %v, want %v", store.AgentOf(tc.st), got, tc.want)
+			t.Errorf("conversations of agent %q = %v, want %v", tc.agent, got, tc.want)
 		}
 	}
 	if es, err := a.Conversation(ctx, "shared", 0); err != nil || len(es) != 1 || es[0].Text != "alpha's" || es[0].Agent != "alpha" {

@@ -42,8 +42,7 @@ func main() {
 
 const usage = `usage:
   a2a-release archive -o FILE.tar.gz|FILE.zip -root DIR -epoch N SRC[=NAME] ...
-  a2a-release sums DIR
-`
+  a2a-release sums DIR`
 
 func run(args []string, stderr io.Writer) error {
 	if len(args) == 0 {

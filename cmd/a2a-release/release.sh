@@ -102,6 +102,13 @@ sed -i -E "s/^version = \".*\"$/version = \"$pyver\"/" "$work/python/pyproject.t
 find "$work/python" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 (cd "$work/python" && $PY -m build --no-isolation --sdist --wheel --outdir "$DIST" . >"$work/pybuild.log" 2>&1) ||
   { cat "$work/pybuild.log" >&2; exit 1; }
+# setuptools' sdist carries the build's time (gzip header, generated
+# files): the same files again, re-packed with fixed times and owners.
+for sdist in "$DIST"/agentplugin*host-*.tar.gz; do
+  base=$(basename "$sdist" .tar.gz)
+  mkdir -p "$work/sdist" && tar -xzf "$sdist" -C "$work/sdist"
+  pack archive -o "$sdist" -root "$base" -epoch "$SOURCE_DATE_EPOCH" "$work/sdist/$base"
+done
 
 pack sums "$DIST"
 echo "release: $VERSION ($commit) in $DIST:"

@@ -58,7 +58,8 @@ for t in $TARGETS; do
   [ "$os" = windows ] && format=zip
   pack archive -o "$DIST/$name.$format" -root "$name" -epoch "$SOURCE_DATE_EPOCH" "${files[@]}" LICENSE README.md CHANGELOG.md
   for p in $PROGRAMS; do
-    "$CYCLONEDX" bin -json -noserial -notimestamp -version "$VERSION" \
+    # GOOS/GOARCH: the tool writes them into every purl from go env.
+    GOOS=$os GOARCH=$arch "$CYCLONEDX" bin -json -noserial -notimestamp -version "$VERSION" \
       -output "$DIST/sbom/${p}_${VERSION}_${os}_${arch}.cdx.json" "$bindir/$p$ext" 2>"$work/sbom.log" ||
       { cat "$work/sbom.log" >&2; exit 1; }
   done

@@ -70,7 +70,7 @@ func TestPythonWheelInstallsIntoAVenvAndItsExampleHostRuns(t *testing.T) {
 	if !strings.HasPrefix(strings.TrimSpace(where), venv) {
 		t.Errorf("agentplugin_host comes from %s, not the venv", where)
 	}
-	sdist := unpack(t, only(t, r, "agentplugin_host-*.tar.gz"), t.TempDir())
+	sdist := unpack(t, only(t, r, "agentplugin-host-*.tar.gz"), t.TempDir())
 	examples, _ := filepath.Glob(filepath.Join(sdist, "*", "examples", "echo_host.py"))
 	if len(examples) != 1 {
 		t.Fatalf("the sdist has no examples/echo_host.py: %v", examples)

@@ -125,7 +125,7 @@ func TestChecksumsCoverEveryFileOfTheRelease(t *testing.T) {
 	var wheel, sdist bool
 	for name := range seen {
 		wheel = wheel || strings.HasPrefix(name, "agentplugin_host-") && strings.HasSuffix(name, "-py3-none-any.whl")
-		sdist = sdist || strings.HasPrefix(name, "agentplugin_host-") && strings.HasSuffix(name, ".tar.gz")
+		sdist = sdist || strings.HasPrefix(name, "agentplugin-host-") && strings.HasSuffix(name, ".tar.gz")
 	}
 	if !wheel || !sdist {
 		t.Errorf("the release lacks the Python wheel (%v) or sdist (%v)", wheel, sdist)

@@ -53,7 +53,8 @@ GO_MODULES := . cmd/a2a-bench
 RELEASED_CONTRACT := proto/released/agentplugin-v1.4.binpb
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+MODULE  := github.com/a2a-plugin/a2a-plugin
+LDFLAGS := -s -w -X $(MODULE)/internal/version.version=$(VERSION) -X $(MODULE)/internal/version.commit=$(shell git rev-parse HEAD 2>/dev/null)
 
 # Knobs of `make run` (override on the command line, e.g. make run AGENT=scenario:my.yaml):
 #   AGENT    the host's agent: echo, scenario:FILE or command:CMD
@@ -119,9 +120,53 @@ HERMES_HOME ?= $(HOME)/.hermes
 hermes-plugin: build ## install the Hermes plugin and the binary into $(HERMES_HOME)/plugins/a2a-plugin; prints the config.yaml lines
 	@$(PY) host-sdk/hermes/install.py --hermes-home "$(HERMES_HOME)" --binary $(PLUGINS)/a2a-plugin
 
+## ---- releases ------------------------------------------------------------
+#
+# make release VERSION=vX.Y.Z writes $(DIST) (docs/releasing.md): one archive
+# per target with RELEASE_PROGRAMS, LICENSE, README.md and CHANGELOG.md;
+# an SBOM per binary (CycloneDX, pinned cyclonedx-gomod); the OpenClaw
+# package and the Hermes archive with the plugin binary of every target;
+# the Node host library (npm pack) and the Python one (wheel, sdist);
+# SHA256SUMS. A program listed here is released once cmd/<name> exists.
+RELEASE_PROGRAMS := a2a-plugin agenthost a2a-mcp
+RELEASE_TARGETS  := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST             ?= $(ROOT)/dist
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+
+.PHONY: release release-deps test-release
+
+release: release-deps $(ROOT)/host-sdk/openclaw/dist/index.js $(ROOT)/host-sdk/node/dist/index.js ## build a release into dist/: make release VERSION=vX.Y.Z
+	@VERSION='$(VERSION)' DIST='$(DIST)' GO='$(GO)' PY='$(PY)' CYCLONEDX='$(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)' \
+	  PROGRAMS='$(strip $(foreach p,$(RELEASE_PROGRAMS),$(if $(wildcard cmd/$(p)/*.go),$(p))))' TARGETS='$(RELEASE_TARGETS)' \
+	  cmd/a2a-release/release.sh
+
+# Debian's build, setuptools and wheel build the Python packages (PyPI is
+# out of reach: python -m build --no-isolation); the SBOM tool is pinned.
+release-deps: $(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
+	@if ! $(PY) -c 'import build, setuptools, wheel' 2>/dev/null; then \
+	  echo "installing Debian's python3-build, python3-setuptools and python3-wheel for make release"; \
+	  $(call apt_install,python3-build python3-setuptools python3-wheel python3-venv); \
+	fi
+
+$(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION):
+	@mkdir -p $(TOOLS)/cyclonedx-gomod.tmp
+	GOBIN=$(TOOLS)/cyclonedx-gomod.tmp $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+	mv $(TOOLS)/cyclonedx-gomod.tmp/cyclonedx-gomod $@ && rmdir $(TOOLS)/cyclonedx-gomod.tmp
+
+# Two releases of this commit into temporary directories, byte for byte the
+# same; then the archives and packages tested with no checkout
+# (testharness/e2e/release).
+test-release: release-deps openclaw-deps $(ROOT)/host-sdk/openclaw/dist/index.js $(ROOT)/host-sdk/node/dist/index.js ## build the release twice, compare, install every package from it
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(MAKE) --no-print-directory release VERSION=v0.0.0-rc.1 DIST=$$tmp/a >/dev/null && \
+	  $(MAKE) --no-print-directory release VERSION=v0.0.0-rc.1 DIST=$$tmp/b >/dev/null && \
+	  { diff $$tmp/a/SHA256SUMS $$tmp/b/SHA256SUMS || { echo "make release is not reproducible: the two builds differ above"; exit 1; }; } && \
+	  A2A_RELEASE_DIST=$$tmp/a A2A_RELEASE_VERSION=v0.0.0-rc.1 OPENCLAW_NODE=$(NODE24) OPENCLAW_ENTRY=$(OPENCLAW_ENTRY) PYTHON=$(PY) \
+	    $(GO) test -count=1 -timeout 20m ./testharness/e2e/release
+
 ## ---- tests ---------------------------------------------------------------
 
-test: deps lint proto-check test-go test-node test-openclaw fuzz-short ## everything CI runs
+test: deps lint proto-check test-go test-node test-openclaw test-release fuzz-short ## everything CI runs
 
 test-go: build ## the Go test suite (unit, end-to-end, interop), with a throwaway PostgreSQL
 	@if [ -n "$${A2A_TEST_POSTGRES_DSN:-}" ]; then \

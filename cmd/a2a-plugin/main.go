@@ -11,22 +11,19 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/app"
+	"github.com/a2a-plugin/a2a-plugin/internal/version"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 )
-
-// version is set at build time (-ldflags "-X main.version=...").
-var version = "dev"
 
 func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "--version", "-version", "version", "-v":
-			fmt.Printf("a2a-plugin %s\n  agentplugin protocol %d.%d\n  A2A protocol 1.0 (JSON-RPC), 0.3 compatible\n  %s %s/%s%s\n",
-				version, plugin.ProtocolMajor, plugin.ProtocolMinor, runtime.Version(), runtime.GOOS, runtime.GOARCH, vcsRevision())
+			fmt.Print(version.Get("a2a-plugin").String())
+			fmt.Println("  A2A protocol      1.0 (JSON-RPC, HTTP+JSON, gRPC), 0.3 compatible")
 			return
 		case "--help", "-help", "-h", "help":
 			fmt.Fprint(os.Stderr, usage)
@@ -46,7 +43,9 @@ func main() {
 		runtime.MemProfileRate = 0
 	}
 	logger := plugin.NewLogger("a2a")
-	a := app.New(logger, version, os.Getenv)
+	info := version.Get("a2a-plugin")
+	logger.Info("a2a-plugin starting", info.LogArgs()...)
+	a := app.New(logger, info.Version, os.Getenv)
 	a.PprofOn = func() { runtime.MemProfileRate = rate }
 	a.Environ = os.Environ
 	plugin.Serve(plugin.ServeOpts{Lifecycle: a, Platform: a, Toolset: a, Logger: logger})
@@ -60,16 +59,3 @@ bin/plugins, then 'make run'), configure it in the host's config section
 
   a2a-plugin --version   print version information
 `
-
-func vcsRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return " rev " + s.Value[:12]
-		}
-	}
-	return ""
-}

@@ -38,14 +38,10 @@ import (
 	"time"
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
-	"github.com/a2a-plugin/a2a-plugin/plugin"
+	"github.com/a2a-plugin/a2a-plugin/internal/version"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
-
-// version is set at build time (-ldflags "-X main.version=…") and sent to
-// plugins as HostInfo.version.
-var version = "dev"
 
 // Exit codes.
 const (
@@ -124,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	case "version", "--version":
-		fmt.Fprintf(stdout, "agenthost %s (agentplugin protocol %d.%d)\n", version, plugin.ProtocolMajor, plugin.ProtocolMinor)
+		fmt.Fprint(stdout, version.Get("agenthost").String())
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "agenthost: unknown command %q\n\n%s", cmd, usage)
@@ -281,7 +277,7 @@ func (s *settings) hostOptions(logger testharness.Logger) (testharness.Options, 
 		PluginEnv:     s.cfg.Env,
 		EnvAllow:      append(append([]string(nil), defaultEnvAllow...), s.cfg.EnvAllow...),
 		HostName:      "agenthost",
-		HostVersion:   version,
+		HostVersion:   version.Version(),
 		AllowFailures: true,
 	}, nil
 }

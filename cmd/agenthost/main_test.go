@@ -311,7 +311,7 @@ func TestUsageAndClearErrors(t *testing.T) {
 	}{
 		{nil, exitUsage, "", "Usage:"},
 		{[]string{"help"}, exitOK, "agenthost run", ""},
-		{[]string{"version"}, exitOK, "agenthost dev (agentplugin protocol 1.", ""},
+		{[]string{"version"}, exitOK, "agenthost dev\n  commit ", ""},
 		{[]string{"serve"}, exitUsage, "", `unknown command "serve"`},
 		{[]string{"run", "--help"}, exitOK, "", "-plugins DIR"},
 		{[]string{"tool"}, exitUsage, "", "want a tool name"},

@@ -7,6 +7,10 @@
         vendor/agentplugin/           the contract's generated code
         bin/a2a-plugin                the binary
 
+From a release archive (a2a-plugin-hermes_<version>.tar.gz, make release),
+where the host library sits in python/ and the binary of every target in
+bin/<goos>-<goarch>/, --binary may be left out: the machine's is picked.
+
 An earlier installation is replaced (its bin/ and vendor/ included); the
 plugin's data (plugin-data/) is not touched. Prints the config.yaml lines
 that enable it.
@@ -22,7 +26,24 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN_SRC = os.path.join(HERE, "a2a-plugin")
 SDK_SRC = os.path.join(HERE, "..", "python", "src")
+if not os.path.isdir(SDK_SRC):  # a release archive
+    SDK_SRC = os.path.join(HERE, "python")
 NAME = "a2a-plugin"
+# Go's names for this machine's platform and CPU, as a release lays out bin/.
+GOOS = {"linux": "linux", "darwin": "darwin", "win32": "windows"}
+GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def release_binary() -> str:
+    """The binary for this machine in a release archive's bin/."""
+    import platform
+    goos, goarch = GOOS.get(sys.platform), GOARCH.get(platform.machine().lower())
+    exe = ".exe" if goos == "windows" else ""
+    path = os.path.join(HERE, "bin", f"{goos}-{goarch}", "a2a-plugin" + exe)
+    if goos is None or goarch is None or not os.path.isfile(path):
+        raise SystemExit(f"install: no a2a-plugin binary for {sys.platform}/{platform.machine()} in {os.path.join(HERE, 'bin')}: "
+                         "give one with --binary (make build, or the archive for your machine)")
+    return path
 
 CONFIG_LINES = """\
 # Merge into {config}:
@@ -72,10 +93,10 @@ def install(hermes_home: str, binary: str) -> str:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description="Install the a2a-plugin Hermes plugin into a HERMES_HOME.")
     ap.add_argument("--hermes-home", default=os.environ.get("HERMES_HOME") or "~/.hermes")
-    ap.add_argument("--binary", required=True, help="the a2a-plugin binary to install")
+    ap.add_argument("--binary", help="the a2a-plugin binary to install (default: the machine's from a release archive's bin/)")
     ap.add_argument("--quiet", action="store_true", help="print only the plugin directory")
     args = ap.parse_args(argv)
-    dest = install(args.hermes_home, args.binary)
+    dest = install(args.hermes_home, args.binary or release_binary())
     if args.quiet:
         print(dest)
         return 0

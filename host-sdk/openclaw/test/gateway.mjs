@@ -10,13 +10,15 @@ import path from "node:path";
 
 /** The openclaw CLI entry (openclaw.mjs of the pinned install). */
 export const OPENCLAW_ENTRY = process.env.OPENCLAW_ENTRY;
-/** The staged plugin package (make openclaw-plugin-package). */
+/** The staged plugin package (make openclaw-plugin-package), or its packed .tgz (make release). */
 export const STAGE = process.env.OPENCLAW_PLUGIN_STAGE;
 
 export function requireSetup() {
   const missing = [];
   if (!OPENCLAW_ENTRY || !fs.existsSync(OPENCLAW_ENTRY)) missing.push(`OPENCLAW_ENTRY (${OPENCLAW_ENTRY ?? "unset"})`);
-  if (!STAGE || !fs.existsSync(path.join(STAGE ?? "", "openclaw.plugin.json"))) missing.push(`OPENCLAW_PLUGIN_STAGE (${STAGE ?? "unset"})`);
+  // The staged package directory, or a packed one (a release's .tgz).
+  const packed = STAGE?.endsWith(".tgz") && fs.existsSync(STAGE);
+  if (!STAGE || (!packed && !fs.existsSync(path.join(STAGE, "openclaw.plugin.json")))) missing.push(`OPENCLAW_PLUGIN_STAGE (${STAGE ?? "unset"})`);
   if (missing.length) throw new Error(`the OpenClaw tests need ${missing.join(" and ")}: run them with make test-openclaw`);
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,6 +150,35 @@ func TestConnectFailsClearlyWhenThePortIsTaken(t *testing.T) {
 			t.Errorf("Connect error lacks %q: %s", w, msg)
 		}
 	}
+}
+
+// TestPluginLogsItsVersionAtStart: the first thing the plugin logs names
+// its build (version, commit, contract, Go), so a host's log of a bug
+// says which binary it was.
+func TestPluginLogsItsVersionAtStart(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var lines []string
+	logger := testharness.LoggerFunc(func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	})
+	startHostWith(t, newGatedAgent(t), testharness.Options{PluginConfig: baseConfig(nil), Logger: logger})
+	mu.Lock()
+	defer mu.Unlock()
+	contract := "contract=" + strconv.Itoa(plugin.ProtocolMajor) + "." + strconv.Itoa(plugin.ProtocolMinor)
+	for _, l := range lines {
+		if strings.Contains(l, "a2a-plugin starting") {
+			for _, w := range []string{"version=", "commit=", contract, "go=go1."} {
+				if !strings.Contains(l, w) {
+					t.Errorf("the start line lacks %q: %s", w, l)
+				}
+			}
+			return
+		}
+	}
+	t.Errorf("no \"a2a-plugin starting\" line among the %d logged", len(lines))
 }
 
 // TestDrainFailsRunningTasksThatStayReadableAfterRestart drains the plugin
@@ -300,7 +330,7 @@ func TestRunByHandPrintsVersionOrExplains(t *testing.T) {
 		wantStderr []string
 	}{
 		{"version", []string{"--version"}, 0,
-			[]string{"a2a-plugin ", "agentplugin protocol " + strconv.Itoa(plugin.ProtocolMajor) + "." + strconv.Itoa(plugin.ProtocolMinor), "A2A protocol 1.0"}, nil},
+			[]string{"a2a-plugin ", "agentplugin " + strconv.Itoa(plugin.ProtocolMajor) + "." + strconv.Itoa(plugin.ProtocolMinor), "commit ", "go1.", "A2A protocol"}, nil},
 		{"no arguments", nil, 1, nil, []string{"is a plugin", "host", "--version"}},
 		{"unknown argument", []string{"serve"}, 1, nil, []string{"is a plugin", "--version"}},
 	}

@@ -35,11 +35,8 @@ import (
 
 	hostsdk "github.com/a2a-plugin/a2a-plugin/host-sdk"
 	hostmcp "github.com/a2a-plugin/a2a-plugin/host-sdk/mcp"
-	"github.com/a2a-plugin/a2a-plugin/plugin"
+	"github.com/a2a-plugin/a2a-plugin/internal/version"
 )
-
-// version is set at build time (-ldflags "-X main.version=…").
-var version = "dev"
 
 // pluginFile is the plugin executable's file name.
 const pluginFile = "a2a-plugin"
@@ -120,7 +117,7 @@ func envOr(name, def string) string {
 
 func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Fprintf(stdout, "a2a-mcp %s (agentplugin protocol %d.%d)\n", version, plugin.ProtocolMajor, plugin.ProtocolMinor)
+		fmt.Fprint(stdout, version.Get("a2a-mcp").String())
 		return 0
 	}
 	s, err := parse(args, stderr)
@@ -182,7 +179,7 @@ func (s *settings) face(stderr io.Writer) (*hostmcp.Face, error) {
 		PluginEnv:  env,
 		LogLevel:   level,
 		Logger:     logger,
-		Version:    version,
+		Version:    version.Version(),
 		OnReady: func(p *hostsdk.Plugin) {
 			for _, ep := range p.Endpoints() {
 				fmt.Fprintf(stderr, "a2a-mcp: %s serving at %s\n", p.Name(), ep)

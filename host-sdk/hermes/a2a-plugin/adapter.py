@@ -148,6 +148,12 @@ class Turn:
     #: start-up restore gate queued the event, gateway/run.py
     #: _queue_startup_restore_event): the replay starts it again.
     requeued: bool = False
+    #: Handed over with dispatch_request (Hermes 0.21+): _dispatch ends it
+    #: with what that returns, not the processing hooks.
+    direct: bool = False
+    #: The outcome Hermes' on_processing_complete reported for a dispatched
+    #: turn: how one that returns no text ends.
+    outcome: Optional[ProcessingOutcome] = None
 
 
 class A2APluginAdapter(BasePlatformAdapter):
@@ -328,6 +334,12 @@ class A2APluginAdapter(BasePlatformAdapter):
                 log.info("a2a-plugin: task %s waits for Hermes: %s", turn.task_id, why)
                 waited, since = why, time.monotonic()
             await asyncio.sleep(READY_POLL)
+        dispatch = getattr(self, "dispatch_request", None)
+        if callable(dispatch) and not turn.cancelled:
+            turn.direct = True
+            turn.injected.set()
+            await self._dispatch(turn, dispatch)
+            return
         try:
             if turn.cancelled:
                 turn.finished.set()
@@ -341,6 +353,47 @@ class A2APluginAdapter(BasePlatformAdapter):
         finally:
             turn.injected.set()
         await self._await_start(turn)
+
+    async def _dispatch(self, turn: Turn, dispatch: Any) -> None:
+        """Hermes 0.21+: hand the turn over with ``dispatch_request(event)``,
+        which returns the turn's final text instead of sending it. The turn
+        stays open until it returns: the text (or, if it is empty, a final
+        reply Hermes sent anyway) is answered as on 0.20.1 — files first,
+        ``[INPUT_REQUIRED]`` a question —, an empty turn ends SUCCESS, a
+        dispatch that raises ends FAILURE. Progress and file sends reach
+        send() as on 0.20.1; a cancel interrupts the session and ends the
+        turn itself, so what the dispatch returns after it is dropped."""
+        try:
+            try:
+                text = await dispatch(turn.event)
+            except asyncio.CancelledError:
+                if not turn.ended:
+                    await self._end(turn, pb.OUTCOME_CANCELLED)
+                return
+            except Exception as e:
+                log.error("a2a-plugin: Hermes did not run task %s: %s", turn.task_id, e, exc_info=True)
+                if not turn.ended:
+                    await self._end(turn, pb.OUTCOME_FAILURE, f"Hermes did not run the message: {e}")
+                return
+            if turn.ended:
+                log.debug("a2a-plugin: dropped the reply to task %s, which ended first", turn.task_id)
+                return
+            if text:
+                turn.final = [str(text)]
+            if turn.final or turn.files:
+                await self._answer(turn)
+            elif turn.outcome is ProcessingOutcome.FAILURE:
+                await self._end(turn, pb.OUTCOME_FAILURE, "the Hermes turn failed (see the gateway log)")
+            elif turn.outcome is ProcessingOutcome.CANCELLED:
+                await self._end(turn, pb.OUTCOME_CANCELLED)
+            else:
+                await self._end(turn, pb.OUTCOME_SUCCESS)
+        finally:
+            if not turn.started.is_set():
+                # Hermes never started it: nothing else will finish it. A
+                # started turn is finished when its processing task ends
+                # (on_processing_start), which may be after the reply.
+                self._finished(turn)
 
     async def _await_start(self, turn: Turn) -> None:
         """Wait for Hermes to start the injected turn; fail it only when
@@ -466,6 +519,9 @@ class A2APluginAdapter(BasePlatformAdapter):
 
     async def on_processing_complete(self, event: MessageEvent, outcome: ProcessingOutcome) -> None:
         turn = self._turn_of(event)
+        if turn is not None and turn.direct:
+            turn.outcome = outcome  # _dispatch ends the turn when dispatch_request returns
+            return
         if turn is None or turn.ended:
             return
         runner = self._runner()

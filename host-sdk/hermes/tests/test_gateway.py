@@ -15,7 +15,7 @@ import time
 import unittest
 
 import support  # noqa: F401  (puts the stand-in on sys.path)
-from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
+from support import (LongJob, NewerHermesShape, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
                      register_test_tools, remove_home, reset_hermes, task_of, text_of)
 
 import fakemodel
@@ -278,6 +278,18 @@ class InboundTest(GatewayTest):
         # registry (a terminal here), unless the operator opts in.
         card = await asyncio.to_thread(_get, self.url + "/.well-known/agent-card.json")
         self.assertEqual([s["id"] for s in card["skills"]], ["chat"])
+
+
+class NewerHermesInboundTest(NewerHermesShape, InboundTest):
+    """InboundTest again on the 0.21 shape: each turn goes through
+    dispatch_request (its returned text is the reply, [INPUT_REQUIRED] a
+    question, progress and files through send as before, a cancel ends the
+    turn whatever the dispatch returns after)."""
+
+    async def asyncTearDown(self) -> None:
+        await super().asyncTearDown()
+        self.assertEqual([e.message_id for e in self.dispatched], [e.message_id for e in self.events],
+                         "a turn reached Hermes other than through dispatch_request")
 
 
 class AdvertisedToolsTest(GatewayTest):

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
+from support import (LongJob, NewerHermesShape, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
                      register_test_tools, remove_home, reset_hermes, task_of)
 
 import fakemodel
@@ -117,3 +117,9 @@ async def _until(pred, what: str, timeout: float = 20) -> None:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NewerHermesRestartTest(NewerHermesShape, RestartTest):
+    """RestartTest again on the 0.21 shape: the adapter waits out the
+    start-up restore gate and Hermes' own turns before it dispatches, so
+    dispatch_request never meets a closed gate or a busy session."""

@@ -246,8 +246,19 @@ class A2APluginAdapter(BasePlatformAdapter):
         return [NO_TOOLS_TOOLSET, NO_MCP] if self._no_tools_defined else [NO_MCP]
 
     def _session_key(self, source: Any) -> str:
-        """The session key Hermes' handle_message derives for source."""
+        """The session key Hermes' handle_message derives for source: the
+        session store's own ``_generate_session_key(source)`` where it has
+        one (newer Hermes: the key the gateway routes by, profiles
+        included), else as 0.20.1's handle_message computes it."""
         store = getattr(self, "_session_store", None)
+        generate = getattr(store, "_generate_session_key", None)
+        if callable(generate):
+            try:
+                key = generate(source)
+                if isinstance(key, str) and key:
+                    return key
+            except Exception as e:  # another signature: the 0.20.1 computation below
+                log.debug("a2a-plugin: _generate_session_key: %s; computing the key as 0.20.1 does", e)
         extra = getattr(self.config, "extra", None) or {}
         return build_session_key(source, group_sessions_per_user=extra.get("group_sessions_per_user", True),
                                  thread_sessions_per_user=extra.get("thread_sessions_per_user", False),

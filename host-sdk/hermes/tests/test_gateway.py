@@ -368,6 +368,23 @@ class NewerHermesProfilesTest(NewerHermesTest):
         await super().asyncSetUp()
         _use_profile(self.runner, "work")
 
+    async def test_the_session_key_is_the_stores_own(self) -> None:
+        store = self.runner.session_store
+        keyed = []
+        orig = store._generate_session_key
+
+        def recording(source):
+            keyed.append(source.chat_id)
+            return orig(source)
+
+        store._generate_session_key = recording
+        task = await self.send("hello profiles")
+        self.assertEqual(answer_of(task), "echo: hello profiles")
+        source = self.events[-1].source
+        keyed.clear()
+        self.assertEqual(self.adapter._session_key(source), f"agent:work:a2a:dm:{task['contextId']}")
+        self.assertEqual(keyed, [task["contextId"]], "the adapter did not ask the session store for the key")
+
 
 class ProfilesTest(GatewayTest):
     """Hermes 0.20.1 with profiles multiplexed: the adapter derives the

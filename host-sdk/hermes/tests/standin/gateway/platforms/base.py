@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from gateway.config import Platform, PlatformConfig
-from gateway.session import SessionSource, build_session_key
+from gateway.session import SessionSource, SessionStore, build_session_key
 
 logger = logging.getLogger(__name__)
 
@@ -920,6 +920,18 @@ async def _request_session_interrupt(self: BasePlatformAdapter, source: SessionS
     return True
 
 
+def _generate_session_key(self: Any, source: SessionSource) -> str:
+    """SessionStore._generate_session_key of the newer source (quoted, with
+    GatewayRunner._session_key_for_source that delegates to it, from
+    gateway/session.py and gateway/run.py at 863e313 in a reading note of
+    it): build_session_key with the store's settings and
+    _resolve_profile_for_key(source) — the key the gateway routes by."""
+    config = getattr(self, "config", None)
+    return build_session_key(source, group_sessions_per_user=getattr(config, "group_sessions_per_user", True),
+                             thread_sessions_per_user=getattr(config, "thread_sessions_per_user", False),
+                             profile=self._resolve_profile_for_key(source))
+
+
 def use_api_shape(shape: str) -> None:
     """Present the 0.20.1 or the 0.21 API shape (request_session_interrupt,
     dispatch_request)."""
@@ -928,7 +940,10 @@ def use_api_shape(shape: str) -> None:
     if shape == "0.21":
         BasePlatformAdapter.request_session_interrupt = _request_session_interrupt  # type: ignore[attr-defined]
         BasePlatformAdapter.dispatch_request = _dispatch_request  # type: ignore[attr-defined]
+        SessionStore._generate_session_key = _generate_session_key  # type: ignore[attr-defined]
         return
     for name in ("request_session_interrupt", "dispatch_request"):
         if hasattr(BasePlatformAdapter, name):
             delattr(BasePlatformAdapter, name)
+    if hasattr(SessionStore, "_generate_session_key"):
+        del SessionStore._generate_session_key  # type: ignore[attr-defined]

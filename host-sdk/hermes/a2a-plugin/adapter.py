@@ -32,6 +32,11 @@ awaits it. CancelTurn interrupts the running agent
 (``interrupt_session_activity``, which the gateway turns into
 ``agent.interrupt()``) and, if it has not stopped within a few seconds,
 cancels the processing task (``cancel_session_processing``).
+
+Newer Hermes (0.21+), feature-detected: a turn is handed over with
+``dispatch_request(event)`` (its returned text is the reply) instead of
+``handle_message``, a cancel uses ``request_session_interrupt``, and the
+session key is the session store's ``_generate_session_key(source)``.
 """
 
 from __future__ import annotations

@@ -394,6 +394,15 @@ class A2APluginAdapter(BasePlatformAdapter):
             if turn.ended:
                 log.debug("a2a-plugin: dropped the reply to task %s, which ended first", turn.task_id)
                 return
+            if not text and not turn.final and (turn.requeued or self._gate_holds(turn.event)):
+                # The start-up restore gate queued it after all (it closed
+                # between the wait and the dispatch): Hermes replays it
+                # through handle_message, whose hooks and final send answer.
+                log.info("a2a-plugin: Hermes queued task %s until its start-up restore ends", turn.task_id)
+                turn.direct, turn.requeued = False, True
+                turn.started.clear()
+                await self._await_start(turn)
+                return
             if text:
                 turn.final = [str(text)]
             if turn.final or turn.files:
@@ -468,6 +477,11 @@ class A2APluginAdapter(BasePlatformAdapter):
             return "the session is still busy"
         return None
 
+    def _gate_holds(self, event: Any) -> bool:
+        """Whether Hermes' start-up restore gate holds event for its replay."""
+        runner = self._runner()
+        return event is not None and any(q is event for q in (getattr(runner, "_startup_restore_queue", None) or []))
+
     def _session_busy(self, key: str) -> bool:
         """Whether the adapter's session guard holds key for a live task (a
         guard whose task is done is stale: Hermes heals it at the next
@@ -537,6 +551,7 @@ class A2APluginAdapter(BasePlatformAdapter):
         turn = self._turn_of(event)
         if turn is not None and turn.direct:
             turn.outcome = outcome  # _dispatch ends the turn when dispatch_request returns
+            turn.requeued = self._gate_holds(event)
             return
         if turn is None or turn.ended:
             return

@@ -123,3 +123,26 @@ class NewerHermesRestartTest(NewerHermesShape, RestartTest):
     """RestartTest again on the 0.21 shape: the adapter waits out the
     start-up restore gate and Hermes' own turns before it dispatches, so
     dispatch_request never meets a closed gate or a busy session."""
+
+    async def test_a_dispatch_the_gate_queued_anyway_is_answered_by_the_replay(self) -> None:
+        """Should the gate queue a dispatched message after all (it closed
+        between the adapter's wait and the dispatch: here the wait is
+        skipped), dispatch_request returns no text; the task waits for
+        the replay instead of ending empty."""
+        gate = asyncio.Event()
+
+        async def slow_redelivery() -> int:
+            await gate.wait()
+            return 0
+
+        self.runner._redeliver_pending_obligations = slow_redelivery
+        await self.start_in_background()
+        self.runner.adapters[Platform("a2a")]._not_ready = lambda turn: None
+        sending = asyncio.ensure_future(self.send("hello during restore"))
+        await _until(lambda: self.dispatched, "the message to be dispatched")
+        await asyncio.sleep(1)
+        self.assertTrue(self.runner._startup_restore_in_progress, "the restore gate should still be closed")
+        self.assertFalse(sending.done(), f"the task ended while Hermes held its message: {sending.done() and sending.result()}")
+        gate.set()
+        task = await sending
+        self.assertEqual(answer_of(task), "echo: hello during restore", "the task ended before the replay answered")

@@ -32,6 +32,11 @@ awaits it. CancelTurn interrupts the running agent
 (``interrupt_session_activity``, which the gateway turns into
 ``agent.interrupt()``) and, if it has not stopped within a few seconds,
 cancels the processing task (``cancel_session_processing``).
+
+Newer Hermes (0.21+), feature-detected: a turn is handed over with
+``dispatch_request(event)`` (its returned text is the reply) instead of
+``handle_message``, a cancel uses ``request_session_interrupt``, and the
+session key is the session store's ``_generate_session_key(source)``.
 """
 
 from __future__ import annotations
@@ -148,6 +153,12 @@ class Turn:
     #: start-up restore gate queued the event, gateway/run.py
     #: _queue_startup_restore_event): the replay starts it again.
     requeued: bool = False
+    #: Handed over with dispatch_request (Hermes 0.21+): _dispatch ends it
+    #: with what that returns, not the processing hooks.
+    direct: bool = False
+    #: The outcome Hermes' on_processing_complete reported for a dispatched
+    #: turn: how one that returns no text ends.
+    outcome: Optional[ProcessingOutcome] = None
 
 
 class A2APluginAdapter(BasePlatformAdapter):
@@ -240,8 +251,19 @@ class A2APluginAdapter(BasePlatformAdapter):
         return [NO_TOOLS_TOOLSET, NO_MCP] if self._no_tools_defined else [NO_MCP]
 
     def _session_key(self, source: Any) -> str:
-        """The session key Hermes' handle_message derives for source."""
+        """The session key Hermes' handle_message derives for source: the
+        session store's own ``_generate_session_key(source)`` where it has
+        one (newer Hermes: the key the gateway routes by, profiles
+        included), else as 0.20.1's handle_message computes it."""
         store = getattr(self, "_session_store", None)
+        generate = getattr(store, "_generate_session_key", None)
+        if callable(generate):
+            try:
+                key = generate(source)
+                if isinstance(key, str) and key:
+                    return key
+            except Exception as e:  # another signature: the 0.20.1 computation below
+                log.debug("a2a-plugin: _generate_session_key: %s; computing the key as 0.20.1 does", e)
         extra = getattr(self.config, "extra", None) or {}
         return build_session_key(source, group_sessions_per_user=extra.get("group_sessions_per_user", True),
                                  thread_sessions_per_user=extra.get("thread_sessions_per_user", False),
@@ -328,6 +350,12 @@ class A2APluginAdapter(BasePlatformAdapter):
                 log.info("a2a-plugin: task %s waits for Hermes: %s", turn.task_id, why)
                 waited, since = why, time.monotonic()
             await asyncio.sleep(READY_POLL)
+        dispatch = getattr(self, "dispatch_request", None)
+        if callable(dispatch) and not turn.cancelled:
+            turn.direct = True
+            turn.injected.set()
+            await self._dispatch(turn, dispatch)
+            return
         try:
             if turn.cancelled:
                 turn.finished.set()
@@ -341,6 +369,56 @@ class A2APluginAdapter(BasePlatformAdapter):
         finally:
             turn.injected.set()
         await self._await_start(turn)
+
+    async def _dispatch(self, turn: Turn, dispatch: Any) -> None:
+        """Hermes 0.21+: hand the turn over with ``dispatch_request(event)``,
+        which returns the turn's final text instead of sending it. The turn
+        stays open until it returns: the text (or, if it is empty, a final
+        reply Hermes sent anyway) is answered as on 0.20.1 — files first,
+        ``[INPUT_REQUIRED]`` a question —, an empty turn ends SUCCESS, a
+        dispatch that raises ends FAILURE. Progress and file sends reach
+        send() as on 0.20.1; a cancel interrupts the session and ends the
+        turn itself, so what the dispatch returns after it is dropped."""
+        try:
+            try:
+                text = await dispatch(turn.event)
+            except asyncio.CancelledError:
+                if not turn.ended:
+                    await self._end(turn, pb.OUTCOME_CANCELLED)
+                return
+            except Exception as e:
+                log.error("a2a-plugin: Hermes did not run task %s: %s", turn.task_id, e, exc_info=True)
+                if not turn.ended:
+                    await self._end(turn, pb.OUTCOME_FAILURE, f"Hermes did not run the message: {e}")
+                return
+            if turn.ended:
+                log.debug("a2a-plugin: dropped the reply to task %s, which ended first", turn.task_id)
+                return
+            if not text and not turn.final and (turn.requeued or self._gate_holds(turn.event)):
+                # The start-up restore gate queued it after all (it closed
+                # between the wait and the dispatch): Hermes replays it
+                # through handle_message, whose hooks and final send answer.
+                log.info("a2a-plugin: Hermes queued task %s until its start-up restore ends", turn.task_id)
+                turn.direct, turn.requeued = False, True
+                turn.started.clear()
+                await self._await_start(turn)
+                return
+            if text:
+                turn.final = [str(text)]
+            if turn.final or turn.files:
+                await self._answer(turn)
+            elif turn.outcome is ProcessingOutcome.FAILURE:
+                await self._end(turn, pb.OUTCOME_FAILURE, "the Hermes turn failed (see the gateway log)")
+            elif turn.outcome is ProcessingOutcome.CANCELLED:
+                await self._end(turn, pb.OUTCOME_CANCELLED)
+            else:
+                await self._end(turn, pb.OUTCOME_SUCCESS)
+        finally:
+            if not turn.started.is_set():
+                # Hermes never started it: nothing else will finish it. A
+                # started turn is finished when its processing task ends
+                # (on_processing_start), which may be after the reply.
+                self._finished(turn)
 
     async def _await_start(self, turn: Turn) -> None:
         """Wait for Hermes to start the injected turn; fail it only when
@@ -398,6 +476,11 @@ class A2APluginAdapter(BasePlatformAdapter):
         if self._session_busy(key):
             return "the session is still busy"
         return None
+
+    def _gate_holds(self, event: Any) -> bool:
+        """Whether Hermes' start-up restore gate holds event for its replay."""
+        runner = self._runner()
+        return event is not None and any(q is event for q in (getattr(runner, "_startup_restore_queue", None) or []))
 
     def _session_busy(self, key: str) -> bool:
         """Whether the adapter's session guard holds key for a live task (a
@@ -466,6 +549,10 @@ class A2APluginAdapter(BasePlatformAdapter):
 
     async def on_processing_complete(self, event: MessageEvent, outcome: ProcessingOutcome) -> None:
         turn = self._turn_of(event)
+        if turn is not None and turn.direct:
+            turn.outcome = outcome  # _dispatch ends the turn when dispatch_request returns
+            turn.requeued = self._gate_holds(event)
+            return
         if turn is None or turn.ended:
             return
         runner = self._runner()

@@ -174,3 +174,25 @@ def register_test_tools(long_job: LongJob, progress_job: Any = None) -> None:
 
 def remove_home(home: str) -> None:
     shutil.rmtree(home, ignore_errors=True)
+
+
+class NewerHermesShape:
+    """A test-class mixin: the test runs on the stand-in's Hermes 0.21 API
+    shape (gateway/platforms/base.py use_api_shape: request_session_interrupt,
+    dispatch_request), and self.dispatched lists the events the adapter
+    handed over with dispatch_request."""
+
+    async def asyncSetUp(self) -> None:
+        from gateway.platforms import base
+
+        base.use_api_shape("0.21")
+        self.addCleanup(base.use_api_shape, "0.20.1")
+        self.dispatched: list = []
+        orig = base.BasePlatformAdapter.dispatch_request
+
+        async def recording(adapter, event):
+            self.dispatched.append(event)
+            return await orig(adapter, event)
+
+        base.BasePlatformAdapter.dispatch_request = recording
+        await super().asyncSetUp()

@@ -15,7 +15,7 @@ import time
 import unittest
 
 import support  # noqa: F401  (puts the stand-in on sys.path)
-from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
+from support import (LongJob, NewerHermesShape, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
                      register_test_tools, remove_home, reset_hermes, task_of, text_of)
 
 import fakemodel
@@ -280,6 +280,18 @@ class InboundTest(GatewayTest):
         self.assertEqual([s["id"] for s in card["skills"]], ["chat"])
 
 
+class NewerHermesInboundTest(NewerHermesShape, InboundTest):
+    """InboundTest again on the 0.21 shape: each turn goes through
+    dispatch_request (its returned text is the reply, [INPUT_REQUIRED] a
+    question, progress and files through send as before, a cancel ends the
+    turn whatever the dispatch returns after)."""
+
+    async def asyncTearDown(self) -> None:
+        await super().asyncTearDown()
+        self.assertEqual([e.message_id for e in self.dispatched], [e.message_id for e in self.events],
+                         "a turn reached Hermes other than through dispatch_request")
+
+
 class AdvertisedToolsTest(GatewayTest):
     """The operator opts in (advertised_toolsets: ["*"]): the card lists
     the tools a peer can get — of a toolset peer_toolsets gives a peer tier,
@@ -323,6 +335,87 @@ class NewerHermesTest(GatewayTest):
         self.assertEqual(self.interrupts, [(task["contextId"], "a2a-plugin: the A2A task was cancelled")])
         again = await self.send("hello after cancel", context_id=task["contextId"])
         self.assertEqual(answer_of(again), "echo: hello after cancel")
+
+    async def test_the_final_send_succeeds_so_hermes_reports_success(self) -> None:
+        """Hermes counts a turn SUCCESS only if its final send succeeded
+        (base.py _process_message_background: processing_ok). The adapter's
+        send() keeps a final reply for on_processing_complete and says
+        success, so a delivered answer is never reported FAILURE; a reply
+        the binary refuses fails the task in _answer instead."""
+        from gateway.platforms.base import ProcessingOutcome
+
+        outcomes = []
+        orig = self.adapter.on_processing_complete
+
+        async def recording(event, outcome):
+            outcomes.append(outcome)
+            return await orig(event, outcome)
+
+        self.adapter.on_processing_complete = recording
+        task = await self.send("hello newer hermes")
+        self.assertEqual(task["status"]["state"], "TASK_STATE_COMPLETED")
+        self.assertEqual(answer_of(task), "echo: hello newer hermes")
+        self.assertEqual(outcomes, [ProcessingOutcome.SUCCESS])
+
+
+class NewerHermesProfilesTest(NewerHermesTest):
+    """The 0.21 shape with profiles multiplexed (gateway.multiplex_profiles,
+    the source's profile from the runner's routes): the session key is
+    agent:<profile>:…, and request_session_interrupt still reaches the turn
+    (the cancel test above runs again here)."""
+
+    async def asyncSetUp(self) -> None:
+        await super().asyncSetUp()
+        _use_profile(self.runner, "work")
+
+    async def test_the_session_key_is_the_stores_own(self) -> None:
+        store = self.runner.session_store
+        keyed = []
+        orig = store._generate_session_key
+
+        def recording(source):
+            keyed.append(source.chat_id)
+            return orig(source)
+
+        store._generate_session_key = recording
+        task = await self.send("hello profiles")
+        self.assertEqual(answer_of(task), "echo: hello profiles")
+        source = self.events[-1].source
+        keyed.clear()
+        self.assertEqual(self.adapter._session_key(source), f"agent:work:a2a:dm:{task['contextId']}")
+        self.assertEqual(keyed, [task["contextId"]], "the adapter did not ask the session store for the key")
+
+
+class ProfilesTest(GatewayTest):
+    """Hermes 0.20.1 with profiles multiplexed: the adapter derives the
+    session key as handle_message does (build_session_key with the store's
+    _resolve_profile_for_key of the source), so a cancel interrupts the
+    profile's session, not agent:main's."""
+
+    async def asyncSetUp(self) -> None:
+        await super().asyncSetUp()
+        _use_profile(self.runner, "work")
+
+    async def test_a_cancel_reaches_the_turn_of_a_profile_keyed_session(self) -> None:
+        task = await self.send("long job please", configuration={"returnImmediately": True})
+        self.assertTrue(await asyncio.to_thread(self.long_job.started.wait, 20), "the turn's tool never started")
+        key = f"agent:work:a2a:dm:{task['contextId']}"
+        self.assertIn(key, self.adapter._active_sessions, "the stand-in did not key the session by profile")
+        self.assertEqual(self.adapter._session_key(self.events[-1].source), key)
+        cancelled = task_of(await jsonrpc(self.url, "CancelTask", {"id": task["id"]}))
+        self.assertEqual(cancelled["status"]["state"], "TASK_STATE_CANCELED")
+        self.assertTrue(await asyncio.to_thread(self.long_job.interrupted.wait, 20), "the running tool was not interrupted")
+        again = await self.send("hello after cancel", context_id=task["contextId"])
+        self.assertEqual(answer_of(again), "echo: hello after cancel")
+
+
+def _use_profile(runner, name: str) -> None:
+    """Multiplex profiles in runner's session store and route every source
+    to profile name (what gateway.multiplex_profiles and a profile route
+    do in Hermes: build_source stamps source.profile, _resolve_profile_for_key
+    returns it)."""
+    runner.session_store.multiplex_profiles = True
+    runner._profile_name_for_source = lambda source: name
 
 
 class DelegationTest(GatewayTest):

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from support import (LongJob, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
+from support import (LongJob, NewerHermesShape, answer_of, base_config, free_port, jsonrpc, message, new_hermes_home,
                      register_test_tools, remove_home, reset_hermes, task_of)
 
 import fakemodel
@@ -117,3 +117,32 @@ async def _until(pred, what: str, timeout: float = 20) -> None:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NewerHermesRestartTest(NewerHermesShape, RestartTest):
+    """RestartTest again on the 0.21 shape: the adapter waits out the
+    start-up restore gate and Hermes' own turns before it dispatches, so
+    dispatch_request never meets a closed gate or a busy session."""
+
+    async def test_a_dispatch_the_gate_queued_anyway_is_answered_by_the_replay(self) -> None:
+        """Should the gate queue a dispatched message after all (it closed
+        between the adapter's wait and the dispatch: here the wait is
+        skipped), dispatch_request returns no text; the task waits for
+        the replay instead of ending empty."""
+        gate = asyncio.Event()
+
+        async def slow_redelivery() -> int:
+            await gate.wait()
+            return 0
+
+        self.runner._redeliver_pending_obligations = slow_redelivery
+        await self.start_in_background()
+        self.runner.adapters[Platform("a2a")]._not_ready = lambda turn: None
+        sending = asyncio.ensure_future(self.send("hello during restore"))
+        await _until(lambda: self.dispatched, "the message to be dispatched")
+        await asyncio.sleep(1)
+        self.assertTrue(self.runner._startup_restore_in_progress, "the restore gate should still be closed")
+        self.assertFalse(sending.done(), f"the task ended while Hermes held its message: {sending.done() and sending.result()}")
+        gate.set()
+        task = await sending
+        self.assertEqual(answer_of(task), "echo: hello during restore", "the task ended before the replay answered")

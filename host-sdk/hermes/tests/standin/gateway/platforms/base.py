@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from gateway.config import Platform, PlatformConfig
-from gateway.session import SessionSource, build_session_key
+from gateway.session import SessionSource, SessionStore, build_session_key
 
 logger = logging.getLogger(__name__)
 
@@ -759,7 +759,12 @@ class BasePlatformAdapter(ABC):
                 images, text = self.extract_images(response)
                 text = text.strip()
                 notify = _mark_notify_metadata(thread_meta)
-                if text:
+                waiter = _dispatch_waiter(event)
+                if text and waiter is not None:
+                    # 0.21 shape: dispatch_request's caller gets the text.
+                    waiter.set_result(text)
+                    record(SendResult(success=True))
+                elif text:
                     adapter = self._final_delivery_adapter(event.source)
                     result = await adapter._send_with_retry(chat_id=event.source.chat_id, content=text,
                                                             reply_to=_reply_anchor_for_event(event), metadata=notify)
@@ -823,6 +828,9 @@ class BasePlatformAdapter(ABC):
             except Exception:
                 pass
         finally:
+            waiter = _dispatch_waiter(event)
+            if waiter is not None:  # no reply (or cancelled, failed): the caller gets ""
+                waiter.set_result("")
             await self._stop_typing_refresh(event.source.chat_id, typing_task)
             late = self._pending_messages.pop(session_key, None)
             current = asyncio.current_task()
@@ -866,10 +874,40 @@ class BasePlatformAdapter(ABC):
 # plugin API (HERMES.md): BasePlatformAdapter gains
 # ``async request_session_interrupt(source, *, interrupt_reason=…) -> bool``,
 # which derives the session key itself (profile-aware) and interrupts the
-# running turn. ``use_api_shape("0.21")`` adds it to BasePlatformAdapter,
-# ``use_api_shape("0.20.1")`` takes it away again (the default).
+# running turn, and ``async dispatch_request(event) -> str``, which returns
+# the turn's final text instead of sending it (the later bundled a2a
+# plugin's tests fake the pair the same way). ``use_api_shape("0.21")`` adds
+# both to BasePlatformAdapter, ``use_api_shape("0.20.1")`` takes them away
+# again (the default).
 
 API_SHAPES = ("0.20.1", "0.21")
+
+#: dispatch_request's waiting callers, by id of the event (0.21 shape; the
+#: caller holds the event while it waits).
+_DISPATCH_WAITERS: Dict[int, asyncio.Future] = {}
+
+
+def _dispatch_waiter(event: MessageEvent) -> Optional[asyncio.Future]:
+    """The pending dispatch_request future of event, taken, or None."""
+    fut = _DISPATCH_WAITERS.pop(id(event), None)
+    return fut if fut is not None and not fut.done() else None
+
+
+async def _dispatch_request(self: BasePlatformAdapter, event: MessageEvent) -> str:
+    """HERMES.md: ``async dispatch_request(event) -> str``, "a request/response
+    path that returns the final text". Written from that line: the event
+    goes the way handle_message sends it (session guard, busy handling,
+    processing hooks, the gateway's handler), and the final text the turn
+    would have sent as its reply is returned instead ("" when the turn ends
+    without one: no reply, cancelled, failed). Progress and file sends go
+    through the adapter as before."""
+    fut = asyncio.get_running_loop().create_future()
+    _DISPATCH_WAITERS[id(event)] = fut
+    try:
+        await self.handle_message(event)
+        return await fut
+    finally:
+        _DISPATCH_WAITERS.pop(id(event), None)
 
 
 async def _request_session_interrupt(self: BasePlatformAdapter, source: SessionSource, *,
@@ -882,11 +920,30 @@ async def _request_session_interrupt(self: BasePlatformAdapter, source: SessionS
     return True
 
 
+def _generate_session_key(self: Any, source: SessionSource) -> str:
+    """SessionStore._generate_session_key of the newer source (quoted, with
+    GatewayRunner._session_key_for_source that delegates to it, from
+    gateway/session.py and gateway/run.py at 863e313 in a reading note of
+    it): build_session_key with the store's settings and
+    _resolve_profile_for_key(source) — the key the gateway routes by."""
+    config = getattr(self, "config", None)
+    return build_session_key(source, group_sessions_per_user=getattr(config, "group_sessions_per_user", True),
+                             thread_sessions_per_user=getattr(config, "thread_sessions_per_user", False),
+                             profile=self._resolve_profile_for_key(source))
+
+
 def use_api_shape(shape: str) -> None:
-    """Present the 0.20.1 or the 0.21 API shape (request_session_interrupt)."""
+    """Present the 0.20.1 or the 0.21 API shape (request_session_interrupt,
+    dispatch_request)."""
     if shape not in API_SHAPES:
         raise ValueError(f"unknown API shape {shape!r}; one of {API_SHAPES}")
     if shape == "0.21":
         BasePlatformAdapter.request_session_interrupt = _request_session_interrupt  # type: ignore[attr-defined]
-    elif hasattr(BasePlatformAdapter, "request_session_interrupt"):
-        del BasePlatformAdapter.request_session_interrupt  # type: ignore[attr-defined]
+        BasePlatformAdapter.dispatch_request = _dispatch_request  # type: ignore[attr-defined]
+        SessionStore._generate_session_key = _generate_session_key  # type: ignore[attr-defined]
+        return
+    for name in ("request_session_interrupt", "dispatch_request"):
+        if hasattr(BasePlatformAdapter, name):
+            delattr(BasePlatformAdapter, name)
+    if hasattr(SessionStore, "_generate_session_key"):
+        del SessionStore._generate_session_key  # type: ignore[attr-defined]

@@ -29,7 +29,7 @@ const maxCancelError = 400
 // turn), does not know it, or refuses this agent's credentials. The error
 // text is redacted and cut for the task metadata it is shown in.
 func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID string) (a2a.TaskState, bool, error) {
-	target, err := t.resolvePeer(ctx, peer, "agent")
+	target, err := t.resolvePeer(ctx, Origin{}, peer, "agent")
 	if err != nil {
 		return "", false, cancelError(fmt.Errorf("%s can no longer be called: %v", peer, err))
 	}

@@ -22,30 +22,19 @@ const (
 	maxRemembered = 4096
 )
 
-// origin is the host conversation a tool call was made from.
-type origin struct{ platform, chatID string }
-
-// originOf is the conversation of a tool call.
-func originOf(ci *callInfo) origin {
-	if ci == nil {
-		return origin{}
-	}
-	return origin{platform: ci.platform, chatID: ci.chatID}
-}
-
 // delegationInfo is what the toolset remembers of a delegation it
 // started, so that a2a_task can resume the task after AUTH_REQUIRED on the
 // same delegation chain and tell the host's memory how it ended.
 type delegationInfo struct {
 	chain   security.Chain
 	request string // the request text as sent (redacted)
-	origin  origin
-	seq     int64 // age, for forgetting the oldest
+	origin  Origin // the tool call that started it
+	seq     int64  // age, for forgetting the oldest
 }
 
 // remember keeps what a2a_task needs of a delegation to peer's task, for
-// the agent whose turn made it (WithAgent).
-func (t *Toolset) remember(ctx context.Context, peer, taskID string, d delegationInfo) {
+// the agent whose turn made it (Origin.Agent).
+func (t *Toolset) remember(org Origin, peer, taskID string, d delegationInfo) {
 	if taskID == "" {
 		return
 	}
@@ -61,15 +50,15 @@ func (t *Toolset) remember(ctx context.Context, peer, taskID string, d delegatio
 			}
 		}
 	}
-	t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID] = &d
+	t.tasks[org.Agent+"|"+peer+"|"+taskID] = &d
 }
 
 // remembered returns what is known of a delegation to peer's task made by
-// the agent of ctx, or nil.
-func (t *Toolset) remembered(ctx context.Context, peer, taskID string) *delegationInfo {
+// the agent of org, or nil.
+func (t *Toolset) remembered(org Origin, peer, taskID string) *delegationInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if d := t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID]; d != nil {
+	if d := t.tasks[org.Agent+"|"+peer+"|"+taskID]; d != nil {
 		c := *d
 		return &c
 	}
@@ -90,7 +79,7 @@ func (t *Toolset) hostRecordsDelegations() bool {
 // peer's task reached a terminal state or it replied with a message — once
 // per task, when the host offers RecordDelegation (best effort, bounded).
 // The summaries are redacted and truncated.
-func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string, d delegationInfo, o *outcome) {
+func (t *Toolset) recordDelegation(ctx context.Context, org Origin, peer string, d delegationInfo, o *outcome) {
 	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !t.hostRecordsDelegations() {
 		return
 	}
@@ -111,7 +100,7 @@ func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string,
 	result, _ := security.Redact(o.tr.answer())
 	request, _ := security.Redact(d.request)
 	req := &pb.RecordDelegationRequest{
-		Platform: org.platform, ChatId: org.chatID, Peer: peer,
+		Platform: org.Platform, ChatId: org.ChatID, Peer: peer,
 		RemoteTaskId: o.tr.taskID, RemoteContextId: o.tr.contextID, ChainId: d.chain.ID,
 		RequestSummary: clipRunes(oneLine(request, 4*maxRequestSummary), maxRequestSummary),
 		ResultSummary:  clipRunes(oneLine(result, 4*maxResultSummary), maxResultSummary),

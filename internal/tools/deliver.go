@@ -369,21 +369,22 @@ var (
 )
 
 // delegated records that the call started (or continued) the peer's task
-// taskID on behalf of the inbound task the tool call works for (WithTurn),
+// taskID on behalf of the inbound task the tool call works for
+// (Origin.Task),
 // if any, so that the end of that task reaches the remote one
 // (internal/cascade). It is recorded even when the call is being given up:
 // the cancel of the inbound task may be what stops the call.
 func (t *Toolset) delegated(ctx context.Context, spec *sendSpec, taskID, contextID string) {
-	turn, ok := ctx.Value(turnKey{}).(turnInfo)
-	if !ok || turn.task == "" || t.deps.Delegations == nil || taskID == "" {
+	turn := spec.org
+	if turn.Task == "" || t.deps.Delegations == nil || taskID == "" {
 		return
 	}
 	chain, _ := security.ChainFromMetadata(spec.msg.Metadata)
-	d := store.Delegation{ParentTaskID: turn.task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
+	d := store.Delegation{ParentTaskID: turn.Task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := t.deps.Delegations.Record(rctx, d); err != nil {
 		t.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
-			"task_id", turn.task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
+			"task_id", turn.Task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
 	}
 }

@@ -19,6 +19,8 @@ const maxProgressChars = 300
 
 // sendSpec is one message to deliver to one peer.
 type sendSpec struct {
+	// org is the tool call the send is made for.
+	org     Origin
 	target  *resolved
 	msg     a2a.Message
 	wait    bool

@@ -11,26 +11,26 @@ import (
 // a2a_history.
 
 // conversations is the store of the conversations of the agent whose turn
-// makes the tool call (WithAgent).
-func (t *Toolset) conversations(ctx context.Context) store.Conversations {
-	return store.ConversationsOf(t.deps.Store, agentOf(ctx))
+// makes the tool call (Origin.Agent).
+func (t *Toolset) conversations(org Origin) store.Conversations {
+	return store.ConversationsOf(t.deps.Store, org.Agent)
 }
 
 // record writes a conversation entry, logging (not failing) on error.
-func (t *Toolset) record(ctx context.Context, e store.ConversationEntry) {
+func (t *Toolset) record(ctx context.Context, org Origin, e store.ConversationEntry) {
 	if t.deps.Store == nil || e.ContextID == "" {
 		return
 	}
 	if e.Time.IsZero() {
 		e.Time = t.now()
 	}
-	if _, err := t.conversations(ctx).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
+	if _, err := t.conversations(org).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
 		t.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
 	}
 }
 
 // recordReceived writes what came back once per task and state.
-func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
+func (t *Toolset) recordReceived(ctx context.Context, org Origin, peer string, o *outcome) {
 	if o.err != nil || o.tr.contextID == "" {
 		return
 	}
@@ -61,5 +61,5 @@ func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
 			e.Parts = append(e.Parts, a.Parts...)
 		}
 	}
-	t.record(ctx, e)
+	t.record(ctx, org, e)
 }

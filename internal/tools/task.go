@@ -24,7 +24,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolTask, ci.args, &a, "agent", "task_id", "action", "timeout_s"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, a.Agent, "agent")
+	target, err := t.resolvePeer(ctx, ci.org, a.Agent, "agent")
 	if err != nil {
 		return errorResult("a2a_task: %v", err)
 	}
@@ -51,7 +51,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
 		}
 		o.receipt, o.why = !o.tr.done(), "current state"
-		t.recordReceived(ctx, target.name, o)
+		t.recordReceived(ctx, ci.org, target.name, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
@@ -73,14 +73,14 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if o.receipt {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
-		t.recordReceived(ctx, target.name, o)
-		d := t.remembered(ctx, target.name, taskID)
+		t.recordReceived(ctx, ci.org, target.name, o)
+		d := t.remembered(ci.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
-			chain, err := t.chainFor(ctx, target, taskID)
+			chain, err := t.chainFor(ctx, ci.org, target, taskID)
 			if err != nil {
 				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
 			}
-			o = t.resumeAfterAuth(ctx, target, o, chain, waitFor-t.now().Sub(start), ci.report)
+			o = t.resumeAfterAuth(ctx, ci.org, target, o, chain, waitFor-t.now().Sub(start), ci.report)
 			if d == nil {
 				d = &delegationInfo{chain: chain}
 			}
@@ -88,14 +88,14 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if d == nil {
 			d = &delegationInfo{}
 		}
-		t.recordDelegation(ctx, originOf(ci), target.name, *d, o)
+		t.recordDelegation(ctx, ci.org, target.name, *d, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
 		return textResult(b.String())
 	case "cancel":
 		var chainID string
-		if d := t.remembered(ctx, target.name, taskID); d != nil {
+		if d := t.remembered(ci.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
 		task, err := t.cancelTask(ctx, target, taskID, chainID)
@@ -108,7 +108,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		}
 		o := t.newOutcome(target)
 		o.tr.applyTask(task)
-		t.recordReceived(ctx, target.name, o)
+		t.recordReceived(ctx, ci.org, target.name, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
 		if !task.Status.State.Terminal() {
 			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%s action=\"get\".", target.name, peerID(taskID))

@@ -48,7 +48,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 	msg.TaskID, msg.ContextID = o.tr.taskID, o.tr.contextID
 	msg.Metadata = applyChain(nil, chain)
 	wait := remaining > 0
-	r := t.deliver(ctx, sendSpec{org: org, target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
+	r := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
 	if r.err == nil || r.tr.taskID != "" {
 		t.record(ctx, org, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: o.tr.taskID, MessageID: msg.MessageID, Text: AuthResumeText, Parts: msg.Parts, Time: t.now().Add(-r.elapsed)})
@@ -84,7 +84,7 @@ func (t *Toolset) chainFor(ctx context.Context, org Origin, target *resolved, ta
 	if d := t.remembered(org, target.name, taskID); d != nil && d.chain.ID != "" {
 		return d.chain, nil
 	}
-	if task, err := t.getTask(ctx, target, taskID); err == nil {
+	if task, err := t.out.getTask(ctx, target, taskID); err == nil {
 		for i := len(task.History) - 1; i >= 0; i-- {
 			m := task.History[i]
 			if m.Role != a2a.RoleUser {

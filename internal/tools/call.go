@@ -197,7 +197,7 @@ func guessType(mt, name string) string {
 // not nil, ends the wait early (see sendSpec).
 func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
 	started := t.now()
-	o := t.deliver(ctx, sendSpec{org: org, target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
+	o := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
 	t.remember(org, target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID

@@ -30,9 +30,9 @@ func (t *Toolset) discover(ctx context.Context, ci *callInfo) *result {
 	}
 	var info *client.CardInfo
 	if a.Refresh {
-		info, err = t.fetchCard(ctx, target)
+		info, err = t.out.fetchCard(ctx, target)
 	} else {
-		info, err = t.card(ctx, target)
+		info, err = t.out.card(ctx, target)
 	}
 	if err != nil {
 		return errorResult("a2a_discover: %s", voiceOf(target).errText(err))

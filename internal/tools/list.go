@@ -104,7 +104,7 @@ func (t *Toolset) checkReachability(ctx context.Context, org Origin) map[string]
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, reachTimeout)
 			defer cancel()
-			_, err := t.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())})
+			_, err := t.out.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())})
 			r := reachability{ok: err == nil, rateLimited: errors.Is(err, client.ErrRateLimited), checked: t.now()}
 			if err != nil {
 				r.err = reachStatus(err)

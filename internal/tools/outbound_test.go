@@ -82,7 +82,7 @@ func TestStreamThatNeverNamesItsTaskFailsAfterTheGrace(t *testing.T) {
 		<-r.Context().Done()
 	})
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "own", URL: srv.URL}}}, nil)
-	ts.ackGrace = 200 * time.Millisecond
+	ts.out.ackGrace = 200 * time.Millisecond
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "quiet job", "timeout_s": 0.2}, nil)
 	mustErr(t, r, "own did not name a task within 200ms of the end of the wait")
 }

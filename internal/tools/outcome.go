@@ -56,10 +56,10 @@ type outcome struct {
 }
 
 // newOutcome is the empty outcome of a call to target.
-func (t *Toolset) newOutcome(target *resolved) *outcome {
+func (eng *outbound) newOutcome(target *resolved) *outcome {
 	o := &outcome{peer: target.name, trusted: voiceOf(target).trusted,
 		refreshable: target.conf != nil && target.conf.tokens != nil}
-	o.tr.limit = t.maxCallBytes
+	o.tr.limit = eng.maxCallBytes
 	return o
 }
 

@@ -34,18 +34,18 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	}
 	action := strings.ToLower(strings.TrimSpace(a.Action))
 	start := t.now()
-	if err := t.ensureToken(ctx, target); err != nil {
+	if err := t.out.ensureToken(ctx, target); err != nil {
 		return errorResult("a2a_task %s on %s failed: %v", action, target.name, err)
 	}
 	v := voiceOf(target)
 	switch action {
 	case "get":
-		task, err := t.getTask(ctx, target, taskID)
+		task, err := t.out.getTask(ctx, target, taskID)
 		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %s", target.name, v.errText(err))
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
 		if o.checkOver() {
 			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
@@ -61,11 +61,11 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if err != nil {
 			return errorResult("a2a_task: %v", err)
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.taskID = taskID
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
-		o = t.follow(ctx, target, o, waitCtx, ci.report, true)
+		o = t.out.follow(ctx, target, o, waitCtx, ci.report, true)
 		t.metrics.Outbound(target.name, "SubscribeToTask", t.now().Sub(start), o.err)
 		if o.err != nil {
 			return errorResult("a2a_task wait on %s failed: %s", target.name, v.errText(o.err))
@@ -98,7 +98,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if d := t.remembered(ci.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
-		task, err := t.cancelTask(ctx, target, taskID, chainID)
+		task, err := t.out.cancelTask(ctx, target, taskID, chainID)
 		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
@@ -106,7 +106,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			}
 			return errorResult("a2a_task cancel on %s failed: %s", target.name, v.errText(err))
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
 		t.recordReceived(ctx, ci.org, target.name, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
@@ -125,7 +125,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID, chainID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err := t.cancelTask(ctx, target, taskID, chainID)
+	_, err := t.out.cancelTask(ctx, target, taskID, chainID)
 	if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 		return nil
 	}

@@ -148,12 +148,8 @@ type Toolset struct {
 	recorded *seenSet                   // replies and delegations already written (bounded)
 	tasks    map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
 	taskSeq  int64
-	// ackGrace is how long a call may wait past its wait for the peer to
-	// name its task (ackGrace; tests shorten it).
-	ackGrace time.Duration
-	// maxCallBytes bounds the artifact content one call keeps
-	// (maxCallBytes; tests lower it).
-	maxCallBytes int
+	// out is the outbound engine the tools are front-ends of.
+	out *outbound
 	// noDelegations is set once the host answered RecordDelegation with
 	// Unimplemented (or said it lacks it).
 	noDelegations atomic.Bool
@@ -231,13 +227,12 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		metrics:  deps.Metrics,
 		recorded: newSeenSet(maxRemembered),
 		tasks:    map[string]*delegationInfo{},
-		ackGrace: ackGrace,
-
-		maxCallBytes: maxCallBytes,
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
+	t.out = &outbound{log: t.log, metrics: t.metrics, auditLog: deps.Audit, cascade: deps.Delegations, clock: deps.Now,
+		ackGrace: ackGrace, maxCallBytes: maxCallBytes}
 	perTask, perMinute := cfg.MaxCallsPerTask, cfg.MaxCallsPerMinute
 	if perTask == 0 {
 		perTask = security.DefaultMaxCallsPerTask

@@ -50,7 +50,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 	wait := remaining > 0
 	r := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
 	if r.err == nil || r.tr.taskID != "" {
-		t.record(ctx, org, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
+		t.rec.record(ctx, org, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: o.tr.taskID, MessageID: msg.MessageID, Text: AuthResumeText, Parts: msg.Parts, Time: t.now().Add(-r.elapsed)})
 	}
 	if r.err != nil {
@@ -73,7 +73,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 		r.receipt, r.why = !r.tr.done(), "the wait was used up before the credentials were refreshed"
 	}
 	r.authResumed = true
-	t.recordReceived(ctx, org, target.name, r)
+	t.rec.recordReceived(ctx, org, target.name, r)
 	return r
 }
 

@@ -205,15 +205,15 @@ func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *
 		contextID = prep.msg.ContextID
 	}
 	if contextID != "" && (o.err == nil || o.tr.taskID != "") {
-		t.record(ctx, org, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
+		t.rec.record(ctx, org, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: firstNonEmpty(o.tr.taskID, prep.msg.TaskID), MessageID: prep.msg.MessageID, Text: prep.text, Parts: prep.msg.Parts,
 			Time: t.now().Add(-o.elapsed)})
 	}
-	t.recordReceived(ctx, org, target.name, o)
+	t.rec.recordReceived(ctx, org, target.name, o)
 	if wait && needsAuth(o) {
 		o = t.resumeAfterAuth(ctx, org, target, o, d.chain, waitFor-t.now().Sub(started), progress)
 	}
-	t.recordDelegation(ctx, org, target.name, d, o)
+	t.rec.recordDelegation(ctx, org, target.name, d, o)
 	return o
 }
 

@@ -68,28 +68,28 @@ func (t *Toolset) remembered(org Origin, peer, taskID string) *delegationInfo {
 // hostRecordsDelegations reports whether the host may be told about
 // delegations: it has a callback service, did not say it lacks
 // RecordDelegation and has not answered it with Unimplemented.
-func (t *Toolset) hostRecordsDelegations() bool {
-	if t.deps.Host == nil || t.noDelegations.Load() {
+func (rec *recorder) hostRecordsDelegations() bool {
+	if rec.host == nil || rec.noDelegations.Load() {
 		return false
 	}
-	return t.deps.HostRPCs == nil || slices.Contains(t.deps.HostRPCs, "RecordDelegation")
+	return rec.hostRPCs == nil || slices.Contains(rec.hostRPCs, "RecordDelegation")
 }
 
 // recordDelegation tells the host's memory that a delegation ended — the
 // peer's task reached a terminal state or it replied with a message — once
 // per task, when the host offers RecordDelegation (best effort, bounded).
 // The summaries are redacted and truncated.
-func (t *Toolset) recordDelegation(ctx context.Context, org Origin, peer string, d delegationInfo, o *outcome) {
-	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !t.hostRecordsDelegations() {
+func (rec *recorder) recordDelegation(ctx context.Context, org Origin, peer string, d delegationInfo, o *outcome) {
+	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !rec.hostRecordsDelegations() {
 		return
 	}
 	key := "delegation|" + peer + "|" + o.tr.taskID
 	if o.tr.message != nil {
 		key = "delegation|" + peer + "|msg|" + o.tr.message.MessageID
 	}
-	t.mu.Lock()
-	seen := t.recorded.add(key)
-	t.mu.Unlock()
+	rec.mu.Lock()
+	seen := rec.recorded.add(key)
+	rec.mu.Unlock()
 	if seen {
 		return
 	}
@@ -108,13 +108,13 @@ func (t *Toolset) recordDelegation(ctx context.Context, org Origin, peer string,
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	if _, err := t.deps.Host.RecordDelegation(cctx, req); err != nil {
+	if _, err := rec.host.RecordDelegation(cctx, req); err != nil {
 		if errors.Is(err, plugin.ErrUnimplemented) {
-			t.noDelegations.Store(true)
-			t.log.Debug("the host does not record delegations; not asking again")
+			rec.noDelegations.Store(true)
+			rec.log.Debug("the host does not record delegations; not asking again")
 			return
 		}
-		t.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
+		rec.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
 	}
 }
 

@@ -41,7 +41,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		b.WriteString("Agents may also be called by URL (loopback/private addresses only if the operator allows them).\n")
 	}
 	if t.deps.Store != nil {
-		convs, err := t.conversations(ci.org).Conversations(ctx, 20)
+		convs, err := t.rec.conversations(ci.org).Conversations(ctx, 20)
 		switch {
 		case err != nil:
 			fmt.Fprintf(&b, "Conversations: could not be read (%v)\n", err)

@@ -51,7 +51,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
 		}
 		o.receipt, o.why = !o.tr.done(), "current state"
-		t.recordReceived(ctx, ci.org, target.name, o)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
@@ -73,7 +73,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if o.receipt {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
-		t.recordReceived(ctx, ci.org, target.name, o)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
 		d := t.remembered(ci.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
 			chain, err := t.chainFor(ctx, ci.org, target, taskID)
@@ -88,7 +88,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if d == nil {
 			d = &delegationInfo{}
 		}
-		t.recordDelegation(ctx, ci.org, target.name, *d, o)
+		t.rec.recordDelegation(ctx, ci.org, target.name, *d, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
@@ -108,7 +108,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		}
 		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
-		t.recordReceived(ctx, ci.org, target.name, o)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
 		if !task.Status.State.Terminal() {
 			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%s action=\"get\".", target.name, peerID(taskID))

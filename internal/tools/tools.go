@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -144,15 +143,14 @@ type Toolset struct {
 	byName  map[string]*peerConf
 	metrics *metrics.Metrics
 
-	mu       sync.Mutex
-	recorded *seenSet                   // replies and delegations already written (bounded)
-	tasks    map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
-	taskSeq  int64
+	mu      sync.Mutex
+	tasks   map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
+	taskSeq int64
 	// out is the outbound engine the tools are front-ends of.
 	out *outbound
-	// noDelegations is set once the host answered RecordDelegation with
-	// Unimplemented (or said it lacks it).
-	noDelegations atomic.Bool
+	// rec records what a call leaves behind (conversations, the host's
+	// memory).
+	rec *recorder
 	// roots are the attachment roots, opened (attach.go).
 	roots []attachmentRoot
 	// delegations bounds the calls made on behalf of inbound tasks.
@@ -220,19 +218,20 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		deps.Metrics = metrics.New()
 	}
 	t := &Toolset{
-		cfg:      cfg,
-		deps:     deps,
-		log:      deps.Logger,
-		byName:   map[string]*peerConf{},
-		metrics:  deps.Metrics,
-		recorded: newSeenSet(maxRemembered),
-		tasks:    map[string]*delegationInfo{},
+		cfg:     cfg,
+		deps:    deps,
+		log:     deps.Logger,
+		byName:  map[string]*peerConf{},
+		metrics: deps.Metrics,
+		tasks:   map[string]*delegationInfo{},
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
 	t.out = &outbound{log: t.log, metrics: t.metrics, auditLog: deps.Audit, cascade: deps.Delegations, clock: deps.Now,
 		ackGrace: ackGrace, maxCallBytes: maxCallBytes}
+	t.rec = &recorder{log: t.log, store: deps.Store, host: deps.Host, hostRPCs: deps.HostRPCs, clock: deps.Now,
+		recorded: newSeenSet(maxRemembered)}
 	perTask, perMinute := cfg.MaxCallsPerTask, cfg.MaxCallsPerMinute
 	if perTask == 0 {
 		perTask = security.DefaultMaxCallsPerTask

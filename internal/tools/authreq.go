@@ -81,7 +81,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 // remembered, else as our own message in the task's history carries it,
 // else a new hop of the caller's chain.
 func (t *Toolset) chainFor(ctx context.Context, org Origin, target *resolved, taskID string) (security.Chain, error) {
-	if d := t.remembered(org, target.name, taskID); d != nil && d.chain.ID != "" {
+	if d := t.memory.remembered(org, target.name, taskID); d != nil && d.chain.ID != "" {
 		return d.chain, nil
 	}
 	if task, err := t.out.getTask(ctx, target, taskID); err == nil {

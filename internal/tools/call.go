@@ -104,7 +104,7 @@ func (t *Toolset) prepareMessage(org Origin, tool, text, contextID, taskID strin
 	msg.ContextID = strings.TrimSpace(contextID)
 	msg.TaskID = strings.TrimSpace(taskID)
 	for i, f := range files {
-		part, err := t.filePart(f)
+		part, err := t.files.filePart(f)
 		if err != nil {
 			return nil, errorResult("%s: argument \"files[%d]\": %v", tool, i, err)
 		}
@@ -136,7 +136,7 @@ func (t *Toolset) prepareMessage(org Origin, tool, text, contextID, taskID strin
 
 // filePart builds a part from one files entry (a path only inside the
 // attachment roots, see attach.go).
-func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
+func (a *attachments) filePart(f fileArg) (a2a.Part, error) {
 	set := 0
 	for _, s := range []string{f.Path, f.URL, f.Base64} {
 		if s != "" {
@@ -168,7 +168,7 @@ func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
 		}
 		return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
 	}
-	raw, base, err := t.readAttachment(f.Path)
+	raw, base, err := a.readAttachment(f.Path)
 	if err != nil {
 		return a2a.Part{}, err
 	}
@@ -199,7 +199,7 @@ func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *
 	started := t.now()
 	o := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
-	t.remember(org, target.name, o.tr.taskID, d)
+	t.memory.remember(org, target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID
 	if contextID == "" {
 		contextID = prep.msg.ContextID

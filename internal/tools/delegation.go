@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -32,33 +33,41 @@ type delegationInfo struct {
 	seq     int64  // age, for forgetting the oldest
 }
 
+// delegationMemory is what the toolset remembers of the delegations its
+// calls started (bounded: maxRemembered), so that a2a_task can resume one.
+type delegationMemory struct {
+	mu      sync.Mutex
+	tasks   map[string]*delegationInfo // by agent|peer|taskID
+	taskSeq int64
+}
+
 // remember keeps what a2a_task needs of a delegation to peer's task, for
 // the agent whose turn made it (Origin.Agent).
-func (t *Toolset) remember(org Origin, peer, taskID string, d delegationInfo) {
+func (m *delegationMemory) remember(org Origin, peer, taskID string, d delegationInfo) {
 	if taskID == "" {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.taskSeq++
-	d.seq = t.taskSeq
-	if len(t.tasks) >= maxRemembered {
-		cut := t.taskSeq - maxRemembered/2
-		for k, v := range t.tasks {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.taskSeq++
+	d.seq = m.taskSeq
+	if len(m.tasks) >= maxRemembered {
+		cut := m.taskSeq - maxRemembered/2
+		for k, v := range m.tasks {
 			if v.seq < cut {
-				delete(t.tasks, k)
+				delete(m.tasks, k)
 			}
 		}
 	}
-	t.tasks[org.Agent+"|"+peer+"|"+taskID] = &d
+	m.tasks[org.Agent+"|"+peer+"|"+taskID] = &d
 }
 
 // remembered returns what is known of a delegation to peer's task made by
 // the agent of org, or nil.
-func (t *Toolset) remembered(org Origin, peer, taskID string) *delegationInfo {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if d := t.tasks[org.Agent+"|"+peer+"|"+taskID]; d != nil {
+func (m *delegationMemory) remembered(org Origin, peer, taskID string) *delegationInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.tasks[org.Agent+"|"+peer+"|"+taskID]; d != nil {
 		c := *d
 		return &c
 	}

@@ -74,7 +74,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
 		t.rec.recordReceived(ctx, ci.org, target.name, o)
-		d := t.remembered(ci.org, target.name, taskID)
+		d := t.memory.remembered(ci.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
 			chain, err := t.chainFor(ctx, ci.org, target, taskID)
 			if err != nil {
@@ -95,7 +95,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		return textResult(b.String())
 	case "cancel":
 		var chainID string
-		if d := t.remembered(ci.org, target.name, taskID); d != nil {
+		if d := t.memory.remembered(ci.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
 		task, err := t.out.cancelTask(ctx, target, taskID, chainID)

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -143,16 +142,16 @@ type Toolset struct {
 	byName  map[string]*peerConf
 	metrics *metrics.Metrics
 
-	mu      sync.Mutex
-	tasks   map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
-	taskSeq int64
+	// memory is what a2a_task needs of the delegations earlier calls
+	// started.
+	memory *delegationMemory
 	// out is the outbound engine the tools are front-ends of.
 	out *outbound
 	// rec records what a call leaves behind (conversations, the host's
 	// memory).
 	rec *recorder
-	// roots are the attachment roots, opened (attach.go).
-	roots []attachmentRoot
+	// files are the attachment roots, opened (attach.go).
+	files *attachments
 	// delegations bounds the calls made on behalf of inbound tasks.
 	delegations *security.DelegationGuard
 }
@@ -223,7 +222,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		log:     deps.Logger,
 		byName:  map[string]*peerConf{},
 		metrics: deps.Metrics,
-		tasks:   map[string]*delegationInfo{},
+		memory:  &delegationMemory{tasks: map[string]*delegationInfo{}},
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
@@ -261,7 +260,8 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
-	if t.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
+	t.files = &attachments{}
+	if t.files.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
 	t.client = client.New(opts)
@@ -294,7 +294,7 @@ func (t *Toolset) Metrics() *metrics.Metrics { return t.metrics }
 // roots.
 func (t *Toolset) Close() {
 	t.client.Close()
-	closeRoots(t.roots)
+	closeRoots(t.files.roots)
 }
 
 // now is the toolset's clock (Deps.Now): every reading of the time in the

@@ -22,7 +22,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 	"github.com/a2a-plugin/a2a-plugin/internal/tools"
-	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
@@ -424,21 +423,22 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 	// A tool call made while answering an inbound A2A task continues that
 	// task's delegation chain (loop guard across hops) and its trace: the
 	// conversation is the calling agent's own.
-	var parent tracing.Context
+	// The call's origin is decided here, once, and passed down.
+	org := tools.Origin{Platform: req.GetPlatform(), ChatID: req.GetChatId()}
 	ar, known := a.agentOfTool(req)
 	if known {
 		// Its outbound conversations are the calling agent's own.
-		ctx = tools.WithAgent(ctx, ar.id)
+		org.Agent = ar.id
 	}
 	if req.GetPlatform() == bridge.PlatformName && known {
 		br := ar.bridge
 		if c, ok := br.ChainFor(req.GetChatId()); ok {
-			ctx = tools.WithChain(ctx, c)
+			org.Chain = c
 		}
 		if task, caller, ok := br.TurnFor(req.GetChatId()); ok {
-			ctx = tools.WithTurn(ctx, task, caller)
+			org.Task, org.Caller = task, caller
 		}
-		parent, _ = br.TraceFor(req.GetChatId())
+		org.Trace, _ = br.TraceFor(req.GetChatId())
 	}
-	return p.tracedCall(ctx, req, parent, progress)
+	return p.tracedCall(ctx, org, req, progress)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
 	"github.com/a2a-plugin/a2a-plugin/internal/server"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
-	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
+	"github.com/a2a-plugin/a2a-plugin/internal/tools"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 )
 
@@ -98,7 +98,7 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 // call continues no inbound turn). The contract's request and result
 // types stay here; the inspector knows none.
 func (p *parts) inspectorCall(ctx context.Context, tool, argumentsJSON string, progress func(string) error) (inspector.ToolResult, error) {
-	res, err := p.tracedCall(ctx, &pb.CallToolRequest{Name: tool, ArgumentsJson: argumentsJSON}, tracing.Context{},
+	res, err := p.tracedCall(ctx, tools.Origin{}, &pb.CallToolRequest{Name: tool, ArgumentsJson: argumentsJSON},
 		func(pr *pb.ToolProgress) error { return progress(pr.GetMessage()) })
 	if err != nil {
 		return inspector.ToolResult{}, err

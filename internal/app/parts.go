@@ -19,7 +19,6 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/bridge"
 	"github.com/a2a-plugin/a2a-plugin/internal/cascade"
-	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/cluster"
 	"github.com/a2a-plugin/a2a-plugin/internal/config"
 	"github.com/a2a-plugin/a2a-plugin/internal/inspector"
@@ -401,40 +400,42 @@ func (p *parts) listTools(ctx context.Context) ([]*pb.ToolDefinition, error) {
 	return p.tools.ListTools(ctx)
 }
 
-func (p *parts) callTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	return p.tools.CallTool(ctx, req, progress)
+func (p *parts) callTool(ctx context.Context, org tools.Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	return p.tools.CallFrom(ctx, org, req, progress)
 }
 
-// toolTrace makes ctx carry the trace that the outbound calls of a tool
-// call continue — the one place a tool call's trace is decided: the host's
-// own (req.trace), else the trace the host got with the inbound turn it is
-// answering (parent, from the bridge), else a new trace, so a chain of
-// agents is one trace from its first hop on. With export on, the tool call
-// is a span, child of that trace, and the calls carry it; the caller ends
-// the returned span.
-func (p *parts) toolTrace(ctx context.Context, req *pb.CallToolRequest, parent tracing.Context) (context.Context, tracing.Span) {
+// toolTrace sets the trace that the outbound calls of a tool call
+// continue in org — the one place a tool call's trace is decided: the
+// host's own (req.trace), else the trace the host got with the inbound
+// turn it is answering (org.Trace on entry, from the bridge), else a new
+// trace, so a chain of agents is one trace from its first hop on. With
+// export on, the tool call is a span, child of that trace, and the calls
+// carry it; the caller ends the returned span.
+func (p *parts) toolTrace(ctx context.Context, org *tools.Origin, req *pb.CallToolRequest) (context.Context, tracing.Span) {
 	tc := bridge.TraceFromProto(req.GetTrace())
 	if !tc.Valid() {
-		tc = parent
+		tc = org.Trace
 	}
 	if p.tracer.Enabled() {
 		ctx, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc)
 		span.SetString("a2a.tool", req.GetName())
 		span.SetString("a2a.host.platform", req.GetPlatform())
 		span.SetString("a2a.host.chat_id", req.GetChatId())
-		return client.WithSpan(ctx, span.Context()), span
+		org.Trace, org.TraceIsSpan = span.Context(), true
+		return ctx, span
 	}
 	if !tc.Valid() {
 		tc = tracing.Context{Traceparent: tracing.NewRoot()}
 	}
-	return client.WithTrace(ctx, tc), tracing.Span{}
+	org.Trace, org.TraceIsSpan = tc, false
+	return ctx, tracing.Span{}
 }
 
-// tracedCall runs a tool in a span that continues parent (a new trace
-// when parent is empty) and records how the call ended.
-func (p *parts) tracedCall(ctx context.Context, req *pb.CallToolRequest, parent tracing.Context, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	ctx, span := p.toolTrace(ctx, req, parent)
-	res, err := p.callTool(ctx, req, progress)
+// tracedCall runs a tool for org in a span that continues org.Trace (a
+// new trace when it is empty) and records how the call ended.
+func (p *parts) tracedCall(ctx context.Context, org tools.Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	ctx, span := p.toolTrace(ctx, &org, req)
+	res, err := p.callTool(ctx, org, req, progress)
 	if span.Recording() {
 		if res.GetIsError() {
 			span.Fail("the tool answered with an error")

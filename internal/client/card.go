@@ -222,7 +222,7 @@ func (c *Client) getCard(ctx context.Context, p *Peer, e *cardEntry, cardURL str
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(a2a.HeaderVersion, a2a.ProtocolVersion)
-	c.decorate(ctx, req, p, false)
+	c.decorate(req, p, false)
 	revalidating := e.info != nil && e.info.CardURL == cardURL
 	if revalidating {
 		if e.etag != "" {

@@ -339,12 +339,23 @@ type Peer struct {
 	// origin is the origin of ep.URL (originOf): where credentials go and,
 	// for a configured peer, what the guard exempts.
 	origin string
+	// call is what this handle's requests carry (For).
+	call Call
 }
 
 // Peer returns a handle on the agent described by ep.
 func (c *Client) Peer(ep Endpoint) *Peer {
 	ep.URL = strings.TrimSpace(ep.URL)
 	return &Peer{c: c, ep: ep, origin: originOf(ep.URL)}
+}
+
+// For returns a handle on the same peer whose requests carry call (its
+// trace): the handle of one call, made where the call starts. p is left as
+// it is.
+func (p *Peer) For(call Call) *Peer {
+	q := *p
+	q.call = call
+	return &q
 }
 
 // Endpoint returns the endpoint the peer was created with.
@@ -428,9 +439,9 @@ func (p *Peer) checkCredentialOrigin(in a2a.AgentInterface, verified bool) error
 
 // decorate sets the headers every request to p carries. Credentials are
 // set only when credentialsFor allows them for the request's URL.
-func (c *Client) decorate(ctx context.Context, req *http.Request, p *Peer, verified bool) {
+func (c *Client) decorate(req *http.Request, p *Peer, verified bool) {
 	req.Header.Set("User-Agent", c.opts.UserAgent)
-	setTraceHeaders(ctx, req.Header)
+	p.call.setTraceHeaders(req.Header)
 	if p.credentialsFor(req.URL, verified) {
 		p.setCredentials(req.Header.Set)
 	}

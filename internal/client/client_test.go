@@ -101,8 +101,8 @@ func TestSendMessageV1SendsVersionHeaderAuthAndTrace(t *testing.T) {
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	c := client.New(client.Options{UserAgent: "test-agent"})
 	p := c.Peer(client.Endpoint{Name: "fake", URL: f.srv.URL, Auth: client.Auth{Token: "tok", HeaderName: "X-Api-Key", HeaderValue: "k"}})
-	ctx := client.WithTrace(context.Background(), tracing.Context{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Tracestate: "vendor=1"})
-	resp, err := send(ctx, p)
+	call := client.Call{Trace: tracing.Context{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Tracestate: "vendor=1"}}
+	resp, err := send(context.Background(), p.For(call))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestInvalidTraceparentIsNotSent(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
-	if _, err := send(client.WithTrace(context.Background(), tracing.Context{Traceparent: "garbage", Tracestate: "x=1"}), p); err != nil {
+	if _, err := send(context.Background(), p.For(client.Call{Trace: tracing.Context{Traceparent: "garbage", Tracestate: "x=1"}})); err != nil {
 		t.Fatal(err)
 	}
 	// A new trace starts instead; the garbage and its state stay behind.
@@ -183,14 +183,19 @@ func TestSpanIsSentAsItIs(t *testing.T) {
 	f := newFake(t, v1Card)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *a2a.Request) { writeResult(w, req, completedTask) }
 	p := client.New(client.Options{}).Peer(client.Endpoint{URL: f.srv.URL})
-	ctx := client.WithSpan(context.Background(), tracing.Context{Traceparent: span, Tracestate: "v=2"})
-	// A host trace set later (as the tools do) does not displace the span.
-	ctx = client.WithTrace(ctx, tracing.Context{Traceparent: "00-11111111111111111111111111111111-2222222222222222-01", Tracestate: ""})
-	if _, err := send(ctx, p); err != nil {
+	if _, err := send(context.Background(), p.For(client.Call{Trace: tracing.Context{Traceparent: span, Tracestate: "v=2"}, Span: true})); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.header().Get("traceparent"); got != span || f.header().Get("tracestate") != "v=2" {
 		t.Errorf("traceparent %q, tracestate %q; want the span %s as it is", got, f.header().Get("tracestate"), span)
+	}
+	// The handle of that call is a copy: the peer's own handle carries no
+	// trace of it.
+	if _, err := send(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.header().Get("traceparent"); tracing.TraceID(got) == tracing.TraceID(span) || f.header().Get("tracestate") != "" {
+		t.Errorf("the peer's own handle sent traceparent %q, tracestate %q: the trace of another call's handle", got, f.header().Get("tracestate"))
 	}
 }
 

@@ -262,7 +262,7 @@ func (cn *conn) grpcPrepare(ctx context.Context, op a2a.Operation) (context.Cont
 	md := metadata.MD{}
 	md.Set(grpcwire.MetadataVersion, a2a.ProtocolVersion)
 	h := make(map[string][]string, 2)
-	setTraceHeaders(ctx, h)
+	cn.p.call.setTraceHeaders(h)
 	for k, v := range h {
 		md[strings.ToLower(k)] = v
 	}

@@ -92,7 +92,7 @@ func (cn *conn) newHTTPRequest(ctx context.Context, op a2a.Operation, method, u 
 		return nil, cn.fail(ErrBadCard, op, 0, err)
 	}
 	versionHeader(req.Header, cn.info.Interface)
-	cn.p.c.decorate(ctx, req, cn.p, cn.info.Verified != nil)
+	cn.p.c.decorate(req, cn.p, cn.info.Verified != nil)
 	return req, nil
 }
 

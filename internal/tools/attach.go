@@ -19,6 +19,13 @@ import (
 // check included — that would leave it. Only regular files are read (a
 // FIFO or a device is refused, never waited on).
 
+// attachments are the roots the model may attach files from
+// (Config.AttachmentRoots), opened once: a2a_call's files argument reads
+// through them (filePart).
+type attachments struct {
+	roots []attachmentRoot
+}
+
 // attachmentRoot is one configured root, resolved.
 type attachmentRoot struct {
 	dir  string // absolute, symlinks resolved
@@ -61,9 +68,9 @@ func closeRoots(roots []attachmentRoot) {
 }
 
 // rootNames lists the roots for messages.
-func (t *Toolset) rootNames() string {
-	names := make([]string, len(t.roots))
-	for i, r := range t.roots {
+func (a *attachments) rootNames() string {
+	names := make([]string, len(a.roots))
+	for i, r := range a.roots {
 		names[i] = r.dir
 	}
 	return strings.Join(names, ", ")
@@ -72,12 +79,12 @@ func (t *Toolset) rootNames() string {
 // readAttachment reads the file at path, which must lie inside an
 // attachment root, returning its content and base name. The errors are
 // ready for an is_error result.
-func (t *Toolset) readAttachment(path string) ([]byte, string, error) {
-	if len(t.roots) == 0 {
+func (a *attachments) readAttachment(path string) ([]byte, string, error) {
+	if len(a.roots) == 0 {
 		return nil, "", errors.New(`"path" is refused: no attachment roots are configured, so the model may not attach local files; ` +
 			`the operator lists the directories files may be attached from in attachment_roots (A2A_ATTACHMENT_ROOTS). Send the content as "base64" or a "url" instead`)
 	}
-	root, rel, err := t.locate(path)
+	root, rel, err := a.locate(path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -111,13 +118,13 @@ func (t *Toolset) readAttachment(path string) ([]byte, string, error) {
 
 // locate finds the root a path lies in, after symlinks, and the path
 // relative to it. A relative path is looked up in each root in turn.
-func (t *Toolset) locate(path string) (attachmentRoot, string, error) {
-	outside := fmt.Errorf(`path: %q is outside the attachment roots (%s); the model may attach only files under attachment_roots (A2A_ATTACHMENT_ROOTS)`, path, t.rootNames())
+func (a *attachments) locate(path string) (attachmentRoot, string, error) {
+	outside := fmt.Errorf(`path: %q is outside the attachment roots (%s); the model may attach only files under attachment_roots (A2A_ATTACHMENT_ROOTS)`, path, a.rootNames())
 	var candidates []string
 	if filepath.IsAbs(path) {
 		candidates = []string{path}
 	} else {
-		for _, r := range t.roots {
+		for _, r := range a.roots {
 			candidates = append(candidates, filepath.Join(r.dir, path))
 		}
 	}
@@ -130,7 +137,7 @@ func (t *Toolset) locate(path string) (attachmentRoot, string, error) {
 			}
 			continue
 		}
-		for _, r := range t.roots {
+		for _, r := range a.roots {
 			rel, err := filepath.Rel(r.dir, real)
 			if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				return r, rel, nil
@@ -143,7 +150,7 @@ func (t *Toolset) locate(path string) (attachmentRoot, string, error) {
 	if firstErr != nil {
 		// A path that does not resolve is reported as what it is only
 		// when it would lie inside a root; otherwise as outside.
-		for _, r := range t.roots {
+		for _, r := range a.roots {
 			if rel, err := filepath.Rel(r.dir, filepath.Clean(path)); err == nil && !strings.HasPrefix(rel, "..") {
 				return attachmentRoot{}, "", firstErr
 			}

@@ -38,21 +38,21 @@ func payloadSize(v any) int64 {
 // audit writes one outbound record for x (a no-op without an audit log).
 // The record names the peer, method, ids, outcome, code, sizes and
 // duration; the log redacts the error text.
-func (t *Toolset) audit(target *resolved, x *peerRequest, err error) {
-	if t.deps.Audit == nil {
+func (eng *outbound) audit(target *resolved, x *peerRequest, err error) {
+	if eng.auditLog == nil {
 		return
 	}
 	rec := security.AuditRecord{
 		Time: x.start, Direction: security.AuditOutbound, Method: x.method, Peer: target.name,
 		TaskID: x.taskID, ContextID: x.contextID, Outcome: auditOutcome(err), Code: auditCode(err),
 		RequestBytes: x.reqBytes, ResponseBytes: x.resBytes,
-		DurationMS: float64(t.now().Sub(x.start).Microseconds()) / 1000,
+		DurationMS: float64(eng.now().Sub(x.start).Microseconds()) / 1000,
 	}
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	if lerr := t.deps.Audit.Log(rec); lerr != nil {
-		t.log.Warn("could not write the audit log", "peer", target.name, "task_id", x.taskID, "error", lerr)
+	if lerr := eng.auditLog.Log(rec); lerr != nil {
+		eng.log.Warn("could not write the audit log", "peer", target.name, "task_id", x.taskID, "error", lerr)
 	}
 }
 

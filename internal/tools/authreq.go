@@ -28,7 +28,7 @@ func needsAuth(o *outcome) bool {
 // asks again is reported as it is. Without such a source, or when
 // refreshing fails, o is returned with a note, and the result says how to
 // resume by hand.
-func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outcome, chain security.Chain, remaining time.Duration, progress func(string) bool) *outcome {
+func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resolved, o *outcome, chain security.Chain, remaining time.Duration, progress func(string) bool) *outcome {
 	if !needsAuth(o) || target.conf == nil || target.conf.tokens == nil {
 		return o
 	}
@@ -48,9 +48,9 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outc
 	msg.TaskID, msg.ContextID = o.tr.taskID, o.tr.contextID
 	msg.Metadata = applyChain(nil, chain)
 	wait := remaining > 0
-	r := t.deliver(ctx, sendSpec{target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
+	r := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
 	if r.err == nil || r.tr.taskID != "" {
-		t.record(ctx, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
+		t.rec.record(ctx, org, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: o.tr.taskID, MessageID: msg.MessageID, Text: AuthResumeText, Parts: msg.Parts, Time: t.now().Add(-r.elapsed)})
 	}
 	if r.err != nil {
@@ -73,18 +73,18 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outc
 		r.receipt, r.why = !r.tr.done(), "the wait was used up before the credentials were refreshed"
 	}
 	r.authResumed = true
-	t.recordReceived(ctx, target.name, r)
+	t.rec.recordReceived(ctx, org, target.name, r)
 	return r
 }
 
 // chainFor is the delegation chain of an earlier call on peer's task: as
 // remembered, else as our own message in the task's history carries it,
 // else a new hop of the caller's chain.
-func (t *Toolset) chainFor(ctx context.Context, target *resolved, taskID string) (security.Chain, error) {
-	if d := t.remembered(ctx, target.name, taskID); d != nil && d.chain.ID != "" {
+func (t *Toolset) chainFor(ctx context.Context, org Origin, target *resolved, taskID string) (security.Chain, error) {
+	if d := t.memory.remembered(org, target.name, taskID); d != nil && d.chain.ID != "" {
 		return d.chain, nil
 	}
-	if task, err := t.getTask(ctx, target, taskID); err == nil {
+	if task, err := t.out.getTask(ctx, target, taskID); err == nil {
 		for i := len(task.History) - 1; i >= 0; i-- {
 			m := task.History[i]
 			if m.Role != a2a.RoleUser {
@@ -95,7 +95,7 @@ func (t *Toolset) chainFor(ctx context.Context, target *resolved, taskID string)
 			}
 		}
 	}
-	return nextChain(ctx, t.cfg.MaxDepth)
+	return nextChain(org, t.cfg.MaxDepth)
 }
 
 // writeAuthHelp says what to do about a task left at AUTH_REQUIRED.

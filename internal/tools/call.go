@@ -44,15 +44,15 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolCall, ci.args, &a, "agent", "message", "context_id", "task_id", "wait", "timeout_s", "files", "data"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, a.Agent, "agent")
+	target, err := t.resolvePeer(ctx, ci.org, a.Agent, "agent")
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	prep, res := t.prepareMessage(ctx, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
+	prep, res := t.prepareMessage(ci.org, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
 	if res != nil {
 		return res
 	}
-	if res := t.admitCalls(ctx, ToolCall, 1); res != nil {
+	if res := t.admitCalls(ci.org, ToolCall, 1); res != nil {
 		return res
 	}
 	wait := a.Wait == nil || *a.Wait
@@ -60,7 +60,7 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	o := t.send(ctx, originOf(ci), target, prep, wait, waitFor, ci.report, nil)
+	o := t.send(ctx, ci.org, target, prep, wait, waitFor, ci.report, nil)
 	if errors.Is(ctx.Err(), context.Canceled) && o.tr.taskID != "" && !o.tr.done() {
 		t.cancelAbandoned(ctx, target, o.tr.taskID, prep.chainID)
 	}
@@ -95,7 +95,7 @@ type prepared struct {
 // text, file parts (their names redacted), the data part (redacted value by
 // value), delegation chain metadata. The count of redactions covers them
 // all. A non-nil result is an is_error result to return as is.
-func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *result) {
+func (t *Toolset) prepareMessage(org Origin, tool, text, contextID, taskID string, files []fileArg, data json.RawMessage) (*prepared, *result) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errorResult("%s: argument \"message\" is required: the text to send to the agent", tool)
 	}
@@ -104,7 +104,7 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 	msg.ContextID = strings.TrimSpace(contextID)
 	msg.TaskID = strings.TrimSpace(taskID)
 	for i, f := range files {
-		part, err := t.filePart(f)
+		part, err := t.files.filePart(f)
 		if err != nil {
 			return nil, errorResult("%s: argument \"files[%d]\": %v", tool, i, err)
 		}
@@ -126,7 +126,7 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 		n += k
 		msg.Parts = append(msg.Parts, a2a.DataPart(clean))
 	}
-	chain, err := nextChain(ctx, t.cfg.MaxDepth)
+	chain, err := nextChain(org, t.cfg.MaxDepth)
 	if err != nil {
 		return nil, errorResult("%s: refused: %v", tool, err)
 	}
@@ -136,7 +136,7 @@ func (t *Toolset) prepareMessage(ctx context.Context, tool, text, contextID, tas
 
 // filePart builds a part from one files entry (a path only inside the
 // attachment roots, see attach.go).
-func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
+func (a *attachments) filePart(f fileArg) (a2a.Part, error) {
 	set := 0
 	for _, s := range []string{f.Path, f.URL, f.Base64} {
 		if s != "" {
@@ -168,7 +168,7 @@ func (t *Toolset) filePart(f fileArg) (a2a.Part, error) {
 		}
 		return a2a.FilePart(raw, guessType(f.MediaType, name), name), nil
 	}
-	raw, base, err := t.readAttachment(f.Path)
+	raw, base, err := a.readAttachment(f.Path)
 	if err != nil {
 		return a2a.Part{}, err
 	}
@@ -195,25 +195,25 @@ func guessType(mt, name string) string {
 // the peer's configuration allows it (see resumeAfterAuth). When the
 // delegation ended, the host's memory is told (RecordDelegation). stop, if
 // not nil, ends the wait early (see sendSpec).
-func (t *Toolset) send(ctx context.Context, org origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
+func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
 	started := t.now()
-	o := t.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
+	o := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
-	t.remember(ctx, target.name, o.tr.taskID, d)
+	t.memory.remember(org, target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID
 	if contextID == "" {
 		contextID = prep.msg.ContextID
 	}
 	if contextID != "" && (o.err == nil || o.tr.taskID != "") {
-		t.record(ctx, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
+		t.rec.record(ctx, org, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: firstNonEmpty(o.tr.taskID, prep.msg.TaskID), MessageID: prep.msg.MessageID, Text: prep.text, Parts: prep.msg.Parts,
 			Time: t.now().Add(-o.elapsed)})
 	}
-	t.recordReceived(ctx, target.name, o)
+	t.rec.recordReceived(ctx, org, target.name, o)
 	if wait && needsAuth(o) {
-		o = t.resumeAfterAuth(ctx, target, o, d.chain, waitFor-t.now().Sub(started), progress)
+		o = t.resumeAfterAuth(ctx, org, target, o, d.chain, waitFor-t.now().Sub(started), progress)
 	}
-	t.recordDelegation(ctx, org, target.name, d, o)
+	t.rec.recordDelegation(ctx, org, target.name, d, o)
 	return o
 }
 

@@ -59,7 +59,7 @@ func TestAStreamedCallKeepsAtMostItsByteLimit(t *testing.T) {
 	var sent atomic.Int64
 	url := endlessStreamer(t, &sent)
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "big", URL: url}}}, nil)
-	ts.maxCallBytes = 1 << 20
+	ts.out.maxCallBytes = 1 << 20
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()

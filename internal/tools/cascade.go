@@ -29,15 +29,15 @@ const maxCancelError = 400
 // turn), does not know it, or refuses this agent's credentials. The error
 // text is redacted and cut for the task metadata it is shown in.
 func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID string) (a2a.TaskState, bool, error) {
-	target, err := t.resolvePeer(ctx, peer, "agent")
+	target, err := t.resolvePeer(ctx, Origin{}, peer, "agent")
 	if err != nil {
 		return "", false, cancelError(fmt.Errorf("%s can no longer be called: %v", peer, err))
 	}
 	start := t.now()
-	if err := t.ensureToken(ctx, target); err != nil {
+	if err := t.out.ensureToken(ctx, target); err != nil {
 		return "", true, cancelError(fmt.Errorf("no credential for %s: %v", target.name, err))
 	}
-	task, err := t.cancelTask(ctx, target, taskID, chainID)
+	task, err := t.out.cancelTask(ctx, target, taskID, chainID)
 	t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 	if err == nil {
 		if st := task.Status.State; !st.Terminal() {
@@ -55,7 +55,7 @@ func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID st
 		switch re.Code {
 		case a2a.CodeTaskNotCancelable:
 			// Ended by itself, or the peer cannot stop it: its state tells.
-			if got, gerr := t.getTask(ctx, target, taskID); gerr == nil && got.Status.State.Terminal() {
+			if got, gerr := t.out.getTask(ctx, target, taskID); gerr == nil && got.Status.State.Terminal() {
 				return got.Status.State, false, nil
 			}
 			return "", false, cancelError(fmt.Errorf("%s refused to cancel task %s: %s", target.name, taskID, peerLine(re.Message, maxCancelError)))

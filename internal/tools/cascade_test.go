@@ -44,11 +44,11 @@ func TestCallsForAnInboundTaskAreItsDelegations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ts.Close)
-	turn := WithChain(WithTurn(context.Background(), "inbound-1", "peer:bob"), security.Chain{ID: "chain-tree", Depth: 1})
-	mustOK(t, callToolCtx(turn, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "do it"}, nil))
+	turn := Origin{Task: "inbound-1", Caller: "peer:bob", Chain: security.Chain{ID: "chain-tree", Depth: 1}}
+	mustOK(t, callToolFrom(context.Background(), turn, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "do it"}, nil))
 	mustOK(t, callToolCtx(context.Background(), t, ts, ToolCall, map[string]any{"agent": "cap", "message": "my own"}, nil))
 	// a2a_orchestrate delegates through the same path.
-	mustOK(t, callToolCtx(turn, t, ts, ToolOrchestrate, map[string]any{"capability": "echo", "message": "all of you", "mode": "all", "timeout_s": 30}, nil))
+	mustOK(t, callToolFrom(context.Background(), turn, t, ts, ToolOrchestrate, map[string]any{"capability": "echo", "message": "all of you", "mode": "all", "timeout_s": 30}, nil))
 	ds := log.all()
 	if len(ds) != 2 {
 		t.Fatalf("recorded %d delegations, want 2 (the call and the orchestration): %+v", len(ds), ds)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -22,54 +23,51 @@ const (
 	maxRemembered = 4096
 )
 
-// origin is the host conversation a tool call was made from.
-type origin struct{ platform, chatID string }
-
-// originOf is the conversation of a tool call.
-func originOf(ci *callInfo) origin {
-	if ci == nil {
-		return origin{}
-	}
-	return origin{platform: ci.platform, chatID: ci.chatID}
-}
-
 // delegationInfo is what the toolset remembers of a delegation it
 // started, so that a2a_task can resume the task after AUTH_REQUIRED on the
 // same delegation chain and tell the host's memory how it ended.
 type delegationInfo struct {
 	chain   security.Chain
 	request string // the request text as sent (redacted)
-	origin  origin
-	seq     int64 // age, for forgetting the oldest
+	origin  Origin // the tool call that started it
+	seq     int64  // age, for forgetting the oldest
+}
+
+// delegationMemory is what the toolset remembers of the delegations its
+// calls started (bounded: maxRemembered), so that a2a_task can resume one.
+type delegationMemory struct {
+	mu      sync.Mutex
+	tasks   map[string]*delegationInfo // by agent|peer|taskID
+	taskSeq int64
 }
 
 // remember keeps what a2a_task needs of a delegation to peer's task, for
-// the agent whose turn made it (WithAgent).
-func (t *Toolset) remember(ctx context.Context, peer, taskID string, d delegationInfo) {
+// the agent whose turn made it (Origin.Agent).
+func (m *delegationMemory) remember(org Origin, peer, taskID string, d delegationInfo) {
 	if taskID == "" {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.taskSeq++
-	d.seq = t.taskSeq
-	if len(t.tasks) >= maxRemembered {
-		cut := t.taskSeq - maxRemembered/2
-		for k, v := range t.tasks {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.taskSeq++
+	d.seq = m.taskSeq
+	if len(m.tasks) >= maxRemembered {
+		cut := m.taskSeq - maxRemembered/2
+		for k, v := range m.tasks {
 			if v.seq < cut {
-				delete(t.tasks, k)
+				delete(m.tasks, k)
 			}
 		}
 	}
-	t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID] = &d
+	m.tasks[org.Agent+"|"+peer+"|"+taskID] = &d
 }
 
 // remembered returns what is known of a delegation to peer's task made by
-// the agent of ctx, or nil.
-func (t *Toolset) remembered(ctx context.Context, peer, taskID string) *delegationInfo {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if d := t.tasks[agentOf(ctx)+"|"+peer+"|"+taskID]; d != nil {
+// the agent of org, or nil.
+func (m *delegationMemory) remembered(org Origin, peer, taskID string) *delegationInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.tasks[org.Agent+"|"+peer+"|"+taskID]; d != nil {
 		c := *d
 		return &c
 	}
@@ -79,28 +77,28 @@ func (t *Toolset) remembered(ctx context.Context, peer, taskID string) *delegati
 // hostRecordsDelegations reports whether the host may be told about
 // delegations: it has a callback service, did not say it lacks
 // RecordDelegation and has not answered it with Unimplemented.
-func (t *Toolset) hostRecordsDelegations() bool {
-	if t.deps.Host == nil || t.noDelegations.Load() {
+func (rec *recorder) hostRecordsDelegations() bool {
+	if rec.host == nil || rec.noDelegations.Load() {
 		return false
 	}
-	return t.deps.HostRPCs == nil || slices.Contains(t.deps.HostRPCs, "RecordDelegation")
+	return rec.hostRPCs == nil || slices.Contains(rec.hostRPCs, "RecordDelegation")
 }
 
 // recordDelegation tells the host's memory that a delegation ended — the
 // peer's task reached a terminal state or it replied with a message — once
 // per task, when the host offers RecordDelegation (best effort, bounded).
 // The summaries are redacted and truncated.
-func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string, d delegationInfo, o *outcome) {
-	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !t.hostRecordsDelegations() {
+func (rec *recorder) recordDelegation(ctx context.Context, org Origin, peer string, d delegationInfo, o *outcome) {
+	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !rec.hostRecordsDelegations() {
 		return
 	}
 	key := "delegation|" + peer + "|" + o.tr.taskID
 	if o.tr.message != nil {
 		key = "delegation|" + peer + "|msg|" + o.tr.message.MessageID
 	}
-	t.mu.Lock()
-	seen := t.recorded.add(key)
-	t.mu.Unlock()
+	rec.mu.Lock()
+	seen := rec.recorded.add(key)
+	rec.mu.Unlock()
 	if seen {
 		return
 	}
@@ -111,7 +109,7 @@ func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string,
 	result, _ := security.Redact(o.tr.answer())
 	request, _ := security.Redact(d.request)
 	req := &pb.RecordDelegationRequest{
-		Platform: org.platform, ChatId: org.chatID, Peer: peer,
+		Platform: org.Platform, ChatId: org.ChatID, Peer: peer,
 		RemoteTaskId: o.tr.taskID, RemoteContextId: o.tr.contextID, ChainId: d.chain.ID,
 		RequestSummary: clipRunes(oneLine(request, 4*maxRequestSummary), maxRequestSummary),
 		ResultSummary:  clipRunes(oneLine(result, 4*maxResultSummary), maxResultSummary),
@@ -119,13 +117,13 @@ func (t *Toolset) recordDelegation(ctx context.Context, org origin, peer string,
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	if _, err := t.deps.Host.RecordDelegation(cctx, req); err != nil {
+	if _, err := rec.host.RecordDelegation(cctx, req); err != nil {
 		if errors.Is(err, plugin.ErrUnimplemented) {
-			t.noDelegations.Store(true)
-			t.log.Debug("the host does not record delegations; not asking again")
+			rec.noDelegations.Store(true)
+			rec.log.Debug("the host does not record delegations; not asking again")
 			return
 		}
-		t.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
+		rec.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // TestDelegationBoundsNeedNoMetadata: while the host answers an inbound
-// task (WithTurn), its outbound calls are bounded per task and per minute
+// task (Origin.Task), its outbound calls are bounded per task and per minute
 // for the task's caller, whatever chain metadata they carry (a peer that
 // drops it makes every hop look like a first one); the refusals name the
 // settings, and nothing is sent past them. Calls the host's own user asks
@@ -16,28 +16,28 @@ import (
 func TestDelegationBoundsNeedNoMetadata(t *testing.T) {
 	c := newCapture(t)
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}, MaxCallsPerTask: 3, MaxCallsPerMinute: 4}, nil)
-	call := func(ctx context.Context) (string, bool) {
-		r := callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "go on"}, nil)
+	call := func(org Origin) (string, bool) {
+		r := callToolFrom(context.Background(), org, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "go on"}, nil)
 		return r.Content, r.IsError
 	}
-	task1 := WithTurn(context.Background(), "task-1", "peer:bob")
+	task1 := Origin{Task: "task-1", Caller: "peer:bob"}
 	for i := range 3 {
 		if out, isErr := call(task1); isErr {
 			t.Fatalf("call %d of task-1: %s", i+1, out)
 		}
 	}
-	mustErr(t, callToolCtx(task1, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "one more"}, nil),
+	mustErr(t, callToolFrom(context.Background(), task1, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "one more"}, nil),
 		"refused", "max_calls_per_task", "A2A_MAX_CALLS_PER_TASK")
 	// A ring through an agent that drops the chain: each hop a new task of
 	// the same caller.
-	if out, isErr := call(WithTurn(context.Background(), "task-2", "peer:bob")); isErr {
+	if out, isErr := call(Origin{Task: "task-2", Caller: "peer:bob"}); isErr {
 		t.Fatalf("task-2: %s", out)
 	}
-	mustErr(t, callToolCtx(WithTurn(context.Background(), "task-3", "peer:bob"), t, ts, ToolCall, map[string]any{"agent": "cap", "message": "again"}, nil),
+	mustErr(t, callToolFrom(context.Background(), Origin{Task: "task-3", Caller: "peer:bob"}, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "again"}, nil),
 		"refused", "max_calls_per_minute", "A2A_MAX_CALLS_PER_MINUTE", "peer:bob")
 	// The host's own user is not bounded.
 	for i := range 6 {
-		if out, isErr := call(context.Background()); isErr {
+		if out, isErr := call(Origin{}); isErr {
 			t.Fatalf("the host's own call %d: %s", i+1, out)
 		}
 	}

@@ -32,32 +32,32 @@ const ackGrace = 10 * time.Second // Toolset.ackGrace; tests shorten it
 // returns the task at once (returnImmediately) and polling. Either way the
 // result carries the task id whenever the peer created a task, so a wait
 // that ends early is a receipt the model can follow up, never a lost task.
-func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
-	start := t.now()
-	o := t.newOutcome(spec.target)
+func (eng *outbound) deliver(ctx context.Context, spec sendSpec) *outcome {
+	start := eng.now()
+	o := eng.newOutcome(spec.target)
 	defer func() {
-		o.elapsed = t.now().Sub(start)
-		t.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
+		o.elapsed = eng.now().Sub(start)
+		eng.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
 	}()
-	if err := t.ensureToken(ctx, spec.target); err != nil {
+	if err := eng.ensureToken(ctx, spec.target); err != nil {
 		o.err = err
 		return o
 	}
-	info, err := t.card(ctx, spec.target)
+	info, err := eng.card(ctx, spec.target)
 	if err != nil {
 		o.err = err
 		return o
 	}
-	deadline := t.now().Add(spec.waitFor)
+	deadline := eng.now().Add(spec.waitFor)
 	if spec.msg.TaskID != "" {
 		// A message on a task the peer already has: it is this turn's
 		// delegation now.
-		t.delegated(ctx, &spec, spec.msg.TaskID, spec.msg.ContextID)
+		eng.delegated(ctx, &spec, spec.msg.TaskID, spec.msg.ContextID)
 	}
 	if spec.wait && info.Card.Capabilities.SupportsStreaming() {
-		return t.deliverStreamed(ctx, &spec, o, deadline)
+		return eng.deliverStreamed(ctx, &spec, o, deadline)
 	}
-	return t.deliverSent(ctx, &spec, o, deadline)
+	return eng.deliverSent(ctx, &spec, o, deadline)
 }
 
 // deliverSent sends with returnImmediately: the peer answers at once with
@@ -70,7 +70,7 @@ func (t *Toolset) deliver(ctx context.Context, spec sendSpec) *outcome {
 // that waits is sent blocking instead: the task id is known already, and a
 // task returned at once would show the state from before the message — the
 // question just answered.
-func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
+func (eng *outbound) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
 	name := spec.target.name
 	base, cancelBase := context.WithCancel(ctx)
 	defer cancelBase()
@@ -86,15 +86,15 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		}()
 	}
 	continuing := spec.wait && spec.msg.TaskID != ""
-	sendDeadline := later(deadline, t.now().Add(t.ackGrace))
+	sendDeadline := later(deadline, eng.now().Add(eng.ackGrace))
 	if continuing {
 		sendDeadline = deadline
 	}
 	sendCtx, cancelSend := context.WithDeadline(base, sendDeadline)
 	defer cancelSend()
 	req := &a2a.SendMessageRequest{Message: spec.msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: !continuing}}
-	sendStart := t.now()
-	resp, err := t.sendMessage(sendCtx, spec.target, req)
+	sendStart := eng.now()
+	resp, err := eng.sendMessage(sendCtx, spec.target, req)
 	if err != nil && continuing && ctx.Err() == nil && (sendCtx.Err() != nil || errors.Is(err, client.ErrTimeout)) {
 		// No answer to the message yet; the task is known: follow it.
 		o.tr.taskID, o.tr.contextID, o.tr.state = spec.msg.TaskID, spec.msg.ContextID, a2a.TaskStateWorking
@@ -102,13 +102,13 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		case stopped.Load():
 			o.receipt, o.why = true, "stopped waiting"
 			return o
-		case !t.now().Before(deadline):
+		case !eng.now().Before(deadline):
 			o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s (no answer to the message yet)", roundDur(spec.waitFor))
 			return o
 		}
 		waitCtx, cancelWait := context.WithDeadline(base, deadline)
 		defer cancelWait()
-		return t.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
+		return eng.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
 	}
 	if err != nil {
 		switch {
@@ -117,7 +117,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		case stopped.Load():
 			o.err = fmt.Errorf("request cancelled before %s returned a task", name)
 		case sendCtx.Err() == context.DeadlineExceeded:
-			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", name, roundDur(t.now().Sub(sendStart)), err)
+			o.err = fmt.Errorf("%s did not answer within %s (no task id was returned, so there is nothing to follow up): %w", name, roundDur(eng.now().Sub(sendStart)), err)
 		default:
 			o.err = err
 		}
@@ -128,7 +128,7 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 		return o
 	}
 	if spec.msg.TaskID == "" {
-		t.delegated(ctx, spec, resp.Task.ID, resp.Task.ContextID)
+		eng.delegated(ctx, spec, resp.Task.ID, resp.Task.ContextID)
 	}
 	o.tr.applyTask(resp.Task)
 	switch {
@@ -140,26 +140,26 @@ func (t *Toolset) deliverSent(ctx context.Context, spec *sendSpec, o *outcome, d
 	case stopped.Load():
 		o.receipt, o.why = true, "stopped waiting"
 		return o
-	case !t.now().Before(deadline):
+	case !eng.now().Before(deadline):
 		o.receipt, o.why = true, fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
 		return o
 	}
 	waitCtx, cancelWait := context.WithDeadline(base, deadline)
 	defer cancelWait()
-	return t.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
+	return eng.follow(ctx, spec.target, o, waitCtx, spec.progress, false)
 }
 
 // deliverStreamed sends over a stream and relays its events as progress.
 // When the wait ends (or spec.stop is closed) the call returns a receipt
 // as soon as the task id is known — at once if it is, else when the peer
 // names it, within ackGrace.
-func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
+func (eng *outbound) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcome, deadline time.Time) *outcome {
 	name := spec.target.name
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &waitWatch{cancel: cancel, grace: t.ackGrace}
+	w := &waitWatch{cancel: cancel, grace: eng.ackGrace}
 	defer w.close()
-	w.expireAfter(deadline.Sub(t.now()))
+	w.expireAfter(deadline.Sub(eng.now()))
 	if spec.stop != nil {
 		go func() {
 			select {
@@ -173,7 +173,7 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 	first, answered, noted := true, false, spec.msg.TaskID != ""
 	end := &finishLine{cancel: cancel}
 	defer end.close()
-	err := t.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
+	err := eng.streamMessage(streamCtx, spec.target, req, func(ev client.Event) error {
 		// A message on an existing task may start with a snapshot of the
 		// task as it was (still waiting for input or credentials); only
 		// what follows is the answer, and the snapshot is no news.
@@ -182,7 +182,7 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		line := o.tr.apply(ev)
 		if !noted && o.tr.taskID != "" {
 			noted = true
-			t.delegated(ctx, spec, o.tr.taskID, o.tr.contextID)
+			eng.delegated(ctx, spec, o.tr.taskID, o.tr.contextID)
 		}
 		if o.tr.over {
 			return errTooMuchOutput
@@ -214,22 +214,22 @@ func (t *Toolset) deliverStreamed(ctx context.Context, spec *sendSpec, o *outcom
 		return o
 	case expired && o.tr.taskID != "":
 		o.receipt = true
-		if waited := t.now().Sub(deadline.Add(-spec.waitFor)); waited > spec.waitFor+500*time.Millisecond && t.now().After(deadline) {
+		if waited := eng.now().Sub(deadline.Add(-spec.waitFor)); waited > spec.waitFor+500*time.Millisecond && eng.now().After(deadline) {
 			o.why = fmt.Sprintf("stopped waiting after %s (%s named its task only then)", roundDur(waited), name)
-		} else if t.now().Before(deadline) {
+		} else if eng.now().Before(deadline) {
 			o.why = "stopped waiting"
 		} else {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(spec.waitFor))
 		}
 		return o
 	case abandoned:
-		o.err = fmt.Errorf("%s did not name a task within %s of the end of the wait (%s), so there is nothing to follow up: %w", name, roundDur(t.ackGrace), roundDur(spec.waitFor), err)
+		o.err = fmt.Errorf("%s did not name a task within %s of the end of the wait (%s), so there is nothing to follow up: %w", name, roundDur(eng.ackGrace), roundDur(spec.waitFor), err)
 		return o
 	case client.KindOf(err) == client.ErrStreamCut && o.tr.taskID != "":
 		// The stream broke; the task may well go on. Follow it.
 		waitCtx, cancelWait := context.WithDeadline(ctx, deadline)
 		defer cancelWait()
-		return t.follow(ctx, spec.target, o, waitCtx, spec.progress, true)
+		return eng.follow(ctx, spec.target, o, waitCtx, spec.progress, true)
 	}
 	o.err = err
 	return o
@@ -369,21 +369,22 @@ var (
 )
 
 // delegated records that the call started (or continued) the peer's task
-// taskID on behalf of the inbound task the tool call works for (WithTurn),
+// taskID on behalf of the inbound task the tool call works for
+// (Origin.Task),
 // if any, so that the end of that task reaches the remote one
 // (internal/cascade). It is recorded even when the call is being given up:
 // the cancel of the inbound task may be what stops the call.
-func (t *Toolset) delegated(ctx context.Context, spec *sendSpec, taskID, contextID string) {
-	turn, ok := ctx.Value(turnKey{}).(turnInfo)
-	if !ok || turn.task == "" || t.deps.Delegations == nil || taskID == "" {
+func (eng *outbound) delegated(ctx context.Context, spec *sendSpec, taskID, contextID string) {
+	turn := spec.org
+	if turn.Task == "" || eng.cascade == nil || taskID == "" {
 		return
 	}
 	chain, _ := security.ChainFromMetadata(spec.msg.Metadata)
-	d := store.Delegation{ParentTaskID: turn.task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
+	d := store.Delegation{ParentTaskID: turn.Task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := t.deps.Delegations.Record(rctx, d); err != nil {
-		t.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
-			"task_id", turn.task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
+	if err := eng.cascade.Record(rctx, d); err != nil {
+		eng.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
+			"task_id", turn.Task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
 	}
 }

@@ -24,15 +24,15 @@ func (t *Toolset) discover(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolDiscover, ci.args, &a, "url", "refresh"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, a.URL, "url")
+	target, err := t.resolvePeer(ctx, ci.org, a.URL, "url")
 	if err != nil {
 		return errorResult("a2a_discover: %v", err)
 	}
 	var info *client.CardInfo
 	if a.Refresh {
-		info, err = t.fetchCard(ctx, target)
+		info, err = t.out.fetchCard(ctx, target)
 	} else {
-		info, err = t.card(ctx, target)
+		info, err = t.out.card(ctx, target)
 	}
 	if err != nil {
 		return errorResult("a2a_discover: %s", voiceOf(target).errText(err))

@@ -12,14 +12,14 @@ import (
 // follow waits for a known task to finish or be interrupted: by
 // subscribing when the peer streams (and subscribe is true), else by
 // polling GetTask with backoff, until waitCtx ends (then a receipt).
-func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, waitCtx context.Context, progress func(string) bool, subscribe bool) *outcome {
+func (eng *outbound) follow(ctx context.Context, target *resolved, o *outcome, waitCtx context.Context, progress func(string) bool, subscribe bool) *outcome {
 	if subscribe {
-		info, err := t.card(ctx, target)
+		info, err := eng.card(ctx, target)
 		if err == nil && info.Card.Capabilities.SupportsStreaming() {
 			subCtx, cancelSub := context.WithCancel(waitCtx)
 			end := &finishLine{cancel: cancelSub}
 			answered := false
-			err = t.subscribe(subCtx, target, o.tr.taskID, func(ev client.Event) error {
+			err = eng.subscribe(subCtx, target, o.tr.taskID, func(ev client.Event) error {
 				line := o.tr.apply(ev)
 				if o.tr.over {
 					return errTooMuchOutput
@@ -53,7 +53,7 @@ func (t *Toolset) follow(ctx context.Context, target *resolved, o *outcome, wait
 	}
 	delay := 200 * time.Millisecond
 	for {
-		task, err := t.getTask(waitCtx, target, o.tr.taskID)
+		task, err := eng.getTask(waitCtx, target, o.tr.taskID)
 		if err == nil {
 			prev := o.tr.state
 			o.tr.applyTask(task)

@@ -26,7 +26,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		}
 		b.WriteString("\n")
 	} else {
-		reach := t.checkReachability(ctx)
+		reach := t.checkReachability(ctx, ci.org)
 		fmt.Fprintf(&b, "Configured peers (%d):\n", len(t.peers))
 		for _, pc := range t.peers {
 			fmt.Fprintf(&b, "- %s (%s, trust %s): %s\n", pc.Name, pc.URL, pc.Trust, reach[pc.Name].status())
@@ -41,7 +41,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		b.WriteString("Agents may also be called by URL (loopback/private addresses only if the operator allows them).\n")
 	}
 	if t.deps.Store != nil {
-		convs, err := t.conversations(ctx).Conversations(ctx, 20)
+		convs, err := t.rec.conversations(ci.org).Conversations(ctx, 20)
 		switch {
 		case err != nil:
 			fmt.Fprintf(&b, "Conversations: could not be read (%v)\n", err)
@@ -59,7 +59,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 			}
 		}
 	}
-	snap := t.metrics.SnapshotFor(agentOf(ctx))
+	snap := t.metrics.SnapshotFor(ci.org.Agent)
 	if len(snap) == 0 {
 		b.WriteString("Call metrics: no calls yet.\n")
 	} else {
@@ -94,7 +94,7 @@ func (r reachability) status() string {
 // card says nothing about whether the peer is up now — and cheap: a
 // conditional GET (If-None-Match / If-Modified-Since) that an unchanged
 // card answers with 304 Not Modified.
-func (t *Toolset) checkReachability(ctx context.Context) map[string]reachability {
+func (t *Toolset) checkReachability(ctx context.Context, org Origin) map[string]reachability {
 	out := make(map[string]reachability, len(t.peers))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -104,7 +104,7 @@ func (t *Toolset) checkReachability(ctx context.Context) map[string]reachability
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, reachTimeout)
 			defer cancel()
-			_, err := t.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer})
+			_, err := t.out.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())})
 			r := reachability{ok: err == nil, rateLimited: errors.Is(err, client.ErrRateLimited), checked: t.now()}
 			if err != nil {
 				r.err = reachStatus(err)

@@ -207,7 +207,7 @@ func (e *authSchemeError) Unwrap() error { return e.err }
 // explainAuth adds to a peer's refusal (HTTP 401/403) what to configure
 // when its card asks for OAuth 2.0 or OpenID Connect and the peer has no
 // OAuth client configured. Other errors are returned as they are.
-func (t *Toolset) explainAuth(ctx context.Context, target *resolved, err error) error {
+func (eng *outbound) explainAuth(ctx context.Context, target *resolved, err error) error {
 	if err == nil || client.KindOf(err) != client.ErrAuthRefused {
 		return err
 	}

@@ -82,7 +82,7 @@ func TestStreamThatNeverNamesItsTaskFailsAfterTheGrace(t *testing.T) {
 		<-r.Context().Done()
 	})
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "own", URL: srv.URL}}}, nil)
-	ts.ackGrace = 200 * time.Millisecond
+	ts.out.ackGrace = 200 * time.Millisecond
 	r := callTool(t, ts, ToolCall, map[string]any{"agent": "own", "message": "quiet job", "timeout_s": 0.2}, nil)
 	mustErr(t, r, "own did not name a task within 200ms of the end of the wait")
 }
@@ -378,9 +378,9 @@ func TestAuthRequiredRefreshesTheTokenAndResumesTheTask(t *testing.T) {
 	p := newTokenPeer(t, "first-token")
 	p.onAuth = func() { p.accept.Store("second-token"); writeFile(t, file, "second-token") }
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "mail", URL: p.srv.URL, TokenCommand: "cat '" + file + "'"}}}, nil)
-	ctx := WithChain(context.Background(), security.Chain{ID: "chain-42", Depth: 1})
+	org := Origin{Chain: security.Chain{ID: "chain-42", Depth: 1}}
 	prog := newProgress()
-	r := callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "mail", "message": "mail me my inbox"}, prog)
+	r := callToolFrom(context.Background(), org, t, ts, ToolCall, map[string]any{"agent": "mail", "message": "mail me my inbox"}, prog)
 	mustOK(t, r, "mail completed the task", "3 new mails", `asked for credentials ("sign in to the mail service")`, "read again from token_command")
 	msgs, auth := p.messages()
 	if len(msgs) != 2 || fmt.Sprint(auth) != "[Bearer first-token Bearer second-token]" {

@@ -19,6 +19,8 @@ const maxProgressChars = 300
 
 // sendSpec is one message to deliver to one peer.
 type sendSpec struct {
+	// org is the tool call the send is made for.
+	org     Origin
 	target  *resolved
 	msg     a2a.Message
 	wait    bool
@@ -54,10 +56,10 @@ type outcome struct {
 }
 
 // newOutcome is the empty outcome of a call to target.
-func (t *Toolset) newOutcome(target *resolved) *outcome {
+func (eng *outbound) newOutcome(target *resolved) *outcome {
 	o := &outcome{peer: target.name, trusted: voiceOf(target).trusted,
 		refreshable: target.conf != nil && target.conf.tokens != nil}
-	o.tr.limit = t.maxCallBytes
+	o.tr.limit = eng.maxCallBytes
 	return o
 }
 

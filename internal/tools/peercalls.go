@@ -17,9 +17,9 @@ import (
 // to set (explainAuth).
 
 // sendMessage calls SendMessage.
-func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: "SendMessage", start: t.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
+		x := &peerRequest{method: "SendMessage", start: eng.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
 		resp, err := target.peer.SendMessage(ctx, req)
 		if err == nil {
 			x.resBytes = payloadSize(resp)
@@ -30,20 +30,20 @@ func (t *Toolset) sendMessage(ctx context.Context, target *resolved, req *a2a.Se
 				x.taskID, x.contextID = firstNonEmpty(resp.Message.TaskID, x.taskID), firstNonEmpty(resp.Message.ContextID, x.contextID)
 			}
 		}
-		t.audit(target, x, err)
-		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
+		eng.audit(target, x, err)
+		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return resp, t.explainAuth(ctx, target, err)
+		return resp, eng.explainAuth(ctx, target, err)
 	}
 }
 
 // taskCall calls GetTask or CancelTask; a cancel carries the delegation
 // chain chainID, when given, in its metadata (so it reaches only tasks of
 // that tree).
-func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID, chainID string) (*a2a.Task, error) {
+func (eng *outbound) taskCall(ctx context.Context, target *resolved, method, taskID, chainID string) (*a2a.Task, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: t.now(), taskID: taskID}
+		x := &peerRequest{method: method, start: eng.now(), taskID: taskID}
 		var task *a2a.Task
 		var err error
 		if method == "CancelTask" {
@@ -61,44 +61,44 @@ func (t *Toolset) taskCall(ctx context.Context, target *resolved, method, taskID
 		if err == nil {
 			x.contextID, x.resBytes = task.ContextID, payloadSize(task)
 		}
-		t.audit(target, x, err)
-		if err != nil && !retried && t.refreshOn401(ctx, target, err) {
+		eng.audit(target, x, err)
+		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return task, t.explainAuth(ctx, target, err)
+		return task, eng.explainAuth(ctx, target, err)
 	}
 }
 
 // getTask calls GetTask.
-func (t *Toolset) getTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
-	return t.taskCall(ctx, target, "GetTask", taskID, "")
+func (eng *outbound) getTask(ctx context.Context, target *resolved, taskID string) (*a2a.Task, error) {
+	return eng.taskCall(ctx, target, "GetTask", taskID, "")
 }
 
 // cancelTask calls CancelTask, for the delegation chain chainID ("" for
 // none).
-func (t *Toolset) cancelTask(ctx context.Context, target *resolved, taskID, chainID string) (*a2a.Task, error) {
-	return t.taskCall(ctx, target, "CancelTask", taskID, chainID)
+func (eng *outbound) cancelTask(ctx context.Context, target *resolved, taskID, chainID string) (*a2a.Task, error) {
+	return eng.taskCall(ctx, target, "CancelTask", taskID, chainID)
 }
 
 // streamMessage calls SendStreamingMessage, handing every event to fn.
-func (t *Toolset) streamMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest, fn func(client.Event) error) error {
-	return t.streamCall(ctx, target, "SendStreamingMessage", req.Message.TaskID, req.Message.ContextID, payloadSize(req),
+func (eng *outbound) streamMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest, fn func(client.Event) error) error {
+	return eng.streamCall(ctx, target, "SendStreamingMessage", req.Message.TaskID, req.Message.ContextID, payloadSize(req),
 		func(fn func(client.Event) error) error { return target.peer.SendStreamingMessage(ctx, req, fn) }, fn)
 }
 
 // subscribe calls SubscribeToTask, handing every event to fn.
-func (t *Toolset) subscribe(ctx context.Context, target *resolved, taskID string, fn func(client.Event) error) error {
+func (eng *outbound) subscribe(ctx context.Context, target *resolved, taskID string, fn func(client.Event) error) error {
 	req := &a2a.SubscribeToTaskRequest{ID: taskID}
-	return t.streamCall(ctx, target, "SubscribeToTask", taskID, "", payloadSize(req),
+	return eng.streamCall(ctx, target, "SubscribeToTask", taskID, "", payloadSize(req),
 		func(fn func(client.Event) error) error { return target.peer.SubscribeToTask(ctx, req, fn) }, fn)
 }
 
 // streamCall runs one streaming request. A 401 is retried only before any
 // event arrived (the peer refused the request as a whole).
-func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
+func (eng *outbound) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
 	run func(func(client.Event) error) error, fn func(client.Event) error) error {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: t.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
+		x := &peerRequest{method: method, start: eng.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
 		events, final := 0, false
 		err := run(func(ev client.Event) error {
 			events++
@@ -116,20 +116,20 @@ func (t *Toolset) streamCall(ctx context.Context, target *resolved, method, task
 		if final && errors.Is(err, context.Canceled) {
 			audited = nil // we left after the last event (see finishLine)
 		}
-		t.audit(target, x, audited)
-		if err != nil && events == 0 && !retried && t.refreshOn401(ctx, target, err) {
+		eng.audit(target, x, audited)
+		if err != nil && events == 0 && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
-		return t.explainAuth(ctx, target, err)
+		return eng.explainAuth(ctx, target, err)
 	}
 }
 
 // card returns the peer's card (cached while fresh). It is not audited:
 // a cached card makes no request; list and discover audit their own
 // fetches.
-func (t *Toolset) card(ctx context.Context, target *resolved) (*client.CardInfo, error) {
+func (eng *outbound) card(ctx context.Context, target *resolved) (*client.CardInfo, error) {
 	info, err := target.peer.Card(ctx)
-	if err != nil && t.refreshOn401(ctx, target, err) {
+	if err != nil && eng.refreshOn401(ctx, target, err) {
 		info, err = target.peer.Card(ctx)
 	}
 	return info, err
@@ -137,12 +137,12 @@ func (t *Toolset) card(ctx context.Context, target *resolved) (*client.CardInfo,
 
 // fetchCard fetches the card now (a conditional request when a copy is
 // cached) and audits the request.
-func (t *Toolset) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
-	x := &peerRequest{method: "card", start: t.now()}
+func (eng *outbound) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
+	x := &peerRequest{method: "card", start: eng.now()}
 	info, err := target.peer.Refresh(ctx)
 	if err == nil && !info.Revalidated {
 		x.resBytes = payloadSize(info.Card)
 	}
-	t.audit(target, x, err)
+	eng.audit(target, x, err)
 	return info, err
 }

@@ -41,7 +41,7 @@ func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
 	if len(t.peers) == 0 {
 		return nil
 	}
-	reach := t.checkReachability(ctx)
+	reach := t.checkReachability(ctx, Origin{})
 	out := make([]PeerStatus, 0, len(t.peers))
 	for _, pc := range t.peers {
 		r := reach[pc.Name]

@@ -11,26 +11,26 @@ import (
 // a2a_history.
 
 // conversations is the store of the conversations of the agent whose turn
-// makes the tool call (WithAgent).
-func (t *Toolset) conversations(ctx context.Context) store.Conversations {
-	return store.ConversationsOf(t.deps.Store, agentOf(ctx))
+// makes the tool call (Origin.Agent).
+func (rec *recorder) conversations(org Origin) store.Conversations {
+	return store.ConversationsOf(rec.store, org.Agent)
 }
 
 // record writes a conversation entry, logging (not failing) on error.
-func (t *Toolset) record(ctx context.Context, e store.ConversationEntry) {
-	if t.deps.Store == nil || e.ContextID == "" {
+func (rec *recorder) record(ctx context.Context, org Origin, e store.ConversationEntry) {
+	if rec.store == nil || e.ContextID == "" {
 		return
 	}
 	if e.Time.IsZero() {
-		e.Time = t.now()
+		e.Time = rec.now()
 	}
-	if _, err := t.conversations(ctx).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
-		t.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
+	if _, err := rec.conversations(org).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
+		rec.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
 	}
 }
 
 // recordReceived writes what came back once per task and state.
-func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
+func (rec *recorder) recordReceived(ctx context.Context, org Origin, peer string, o *outcome) {
 	if o.err != nil || o.tr.contextID == "" {
 		return
 	}
@@ -41,9 +41,9 @@ func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
 	if o.receipt && !o.tr.done() {
 		return // nothing final came back yet
 	}
-	t.mu.Lock()
-	seen := t.recorded.add(key)
-	t.mu.Unlock()
+	rec.mu.Lock()
+	seen := rec.recorded.add(key)
+	rec.mu.Unlock()
 	if seen {
 		return
 	}
@@ -61,5 +61,5 @@ func (t *Toolset) recordReceived(ctx context.Context, peer string, o *outcome) {
 			e.Parts = append(e.Parts, a.Parts...)
 		}
 	}
-	t.record(ctx, e)
+	rec.record(ctx, org, e)
 }

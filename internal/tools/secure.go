@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
 )
 
 // This file is the seam between the tools and internal/security: redaction,
@@ -60,57 +62,53 @@ func checkUnconfiguredURL(ctx context.Context, cfg Config, raw string) error {
 	return newGuard(cfg).CheckURL(ctx, raw)
 }
 
-type chainKey struct{}
-
-// WithChain returns a context carrying the delegation chain of the work
-// that is calling the tools (the bridge sets it for turns started by an
-// inbound A2A task, from security.ChainFromMetadata); outbound calls then
-// continue that chain one hop deeper instead of starting a new one.
-func WithChain(ctx context.Context, c security.Chain) context.Context {
-	return context.WithValue(ctx, chainKey{}, c)
+// Origin is where one tool call comes from, decided once where the call
+// enters (App.CallTool) and passed down explicitly to everything the call
+// does: no part of it travels as a context value.
+type Origin struct {
+	// Platform and ChatID name the host conversation the call is made
+	// from (empty when the host did not say).
+	Platform, ChatID string
+	// Agent is the host's agent whose turn makes the call (contract 1.4;
+	// "" for a host without agents): the conversations it records and
+	// reads (a2a_history, a2a_list) and the delegations a2a_task resumes
+	// are that agent's only.
+	Agent string
+	// Task and Caller name the inbound A2A task the call works for and
+	// its caller (an identity such as "peer:bob"), when the host answers
+	// one: its outbound calls count against that task's and caller's
+	// delegation bounds (Config.MaxCallsPerTask, MaxCallsPerMinute) and
+	// the tasks it starts are recorded for the cascade. Empty when the
+	// host's own user asked.
+	Task, Caller string
+	// Chain is the delegation chain of the inbound task (from
+	// security.ChainFromMetadata); outbound calls continue it one hop
+	// deeper instead of starting a new one. Zero: a new chain.
+	Chain security.Chain
+	// Trace is the W3C trace the outbound calls continue; TraceIsSpan
+	// says it names a span the plugin records (OpenTelemetry export),
+	// which the calls carry as it is rather than a child of it. The
+	// caller decides it once — App from the host's req.trace, else the
+	// inbound turn's, else a new trace.
+	Trace       tracing.Context
+	TraceIsSpan bool
 }
 
-// agentKey carries the host agent whose turn makes a tool call
-// (WithAgent).
-type agentKey struct{}
-
-// WithAgent returns a context saying that the tool call is made by the
-// turn of the host's agent id (contract 1.4; "" for a host without
-// agents): the conversations it records and reads (a2a_history, a2a_list)
-// and the delegations a2a_task resumes are that agent's only.
-func WithAgent(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, agentKey{}, id)
-}
-
-// agentOf is the agent of a tool call ("" when none was said).
-func agentOf(ctx context.Context) string {
-	id, _ := ctx.Value(agentKey{}).(string)
-	return id
-}
-
-// turnKey carries the inbound task a tool call works for (WithTurn).
-type turnKey struct{}
-
-type turnInfo struct{ task, caller string }
-
-// WithTurn returns a context saying that the tool call is made while the
-// host answers the inbound task taskID of caller (an identity such as
-// "peer:bob"): its outbound calls count against that task's and that
-// caller's delegation bounds (Config.MaxCallsPerTask, MaxCallsPerMinute).
-func WithTurn(ctx context.Context, taskID, caller string) context.Context {
-	return context.WithValue(ctx, turnKey{}, turnInfo{taskID, caller})
+// call is what the requests of the call's outbound calls carry (the
+// client's per-call knobs): its trace.
+func (o Origin) call() client.Call {
+	return client.Call{Trace: o.Trace, Span: o.TraceIsSpan}
 }
 
 // admitCalls counts n outbound calls against the delegation bounds of the
 // inbound task the tool call works for (none: the host's own user asked,
 // and nothing is counted); a refusal is an is_error result naming the
 // setting.
-func (t *Toolset) admitCalls(ctx context.Context, tool string, n int) *result {
-	turn, ok := ctx.Value(turnKey{}).(turnInfo)
-	if !ok {
+func (t *Toolset) admitCalls(org Origin, tool string, n int) *result {
+	if org.Task == "" && org.Caller == "" {
 		return nil
 	}
-	if err := t.delegations.Admit(turn.task, turn.caller, n); err != nil {
+	if err := t.delegations.Admit(org.Task, org.Caller, n); err != nil {
 		return errorResult("%s: refused: %v", tool, err)
 	}
 	return nil
@@ -118,9 +116,8 @@ func (t *Toolset) admitCalls(ctx context.Context, tool string, n int) *result {
 
 // nextChain returns the chain for one outbound call: the caller's chain
 // (or a new one) one hop deeper, refused beyond maxDepth.
-func nextChain(ctx context.Context, maxDepth int) (security.Chain, error) {
-	c, _ := ctx.Value(chainKey{}).(security.Chain)
-	next := c.Next()
+func nextChain(org Origin, maxDepth int) (security.Chain, error) {
+	next := org.Chain.Next()
 	if err := security.CheckDepth(next, maxDepth); err != nil {
 		return next, fmt.Errorf("%w; answer from what you have instead of delegating further", err)
 	}

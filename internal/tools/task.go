@@ -24,7 +24,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolTask, ci.args, &a, "agent", "task_id", "action", "timeout_s"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, a.Agent, "agent")
+	target, err := t.resolvePeer(ctx, ci.org, a.Agent, "agent")
 	if err != nil {
 		return errorResult("a2a_task: %v", err)
 	}
@@ -34,24 +34,24 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	}
 	action := strings.ToLower(strings.TrimSpace(a.Action))
 	start := t.now()
-	if err := t.ensureToken(ctx, target); err != nil {
+	if err := t.out.ensureToken(ctx, target); err != nil {
 		return errorResult("a2a_task %s on %s failed: %v", action, target.name, err)
 	}
 	v := voiceOf(target)
 	switch action {
 	case "get":
-		task, err := t.getTask(ctx, target, taskID)
+		task, err := t.out.getTask(ctx, target, taskID)
 		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %s", target.name, v.errText(err))
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
 		if o.checkOver() {
 			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
 		}
 		o.receipt, o.why = !o.tr.done(), "current state"
-		t.recordReceived(ctx, target.name, o)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
@@ -61,11 +61,11 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if err != nil {
 			return errorResult("a2a_task: %v", err)
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.taskID = taskID
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
-		o = t.follow(ctx, target, o, waitCtx, ci.report, true)
+		o = t.out.follow(ctx, target, o, waitCtx, ci.report, true)
 		t.metrics.Outbound(target.name, "SubscribeToTask", t.now().Sub(start), o.err)
 		if o.err != nil {
 			return errorResult("a2a_task wait on %s failed: %s", target.name, v.errText(o.err))
@@ -73,14 +73,14 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if o.receipt {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
-		t.recordReceived(ctx, target.name, o)
-		d := t.remembered(ctx, target.name, taskID)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
+		d := t.memory.remembered(ci.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
-			chain, err := t.chainFor(ctx, target, taskID)
+			chain, err := t.chainFor(ctx, ci.org, target, taskID)
 			if err != nil {
 				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
 			}
-			o = t.resumeAfterAuth(ctx, target, o, chain, waitFor-t.now().Sub(start), ci.report)
+			o = t.resumeAfterAuth(ctx, ci.org, target, o, chain, waitFor-t.now().Sub(start), ci.report)
 			if d == nil {
 				d = &delegationInfo{chain: chain}
 			}
@@ -88,17 +88,17 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if d == nil {
 			d = &delegationInfo{}
 		}
-		t.recordDelegation(ctx, originOf(ci), target.name, *d, o)
+		t.rec.recordDelegation(ctx, ci.org, target.name, *d, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
 		return textResult(b.String())
 	case "cancel":
 		var chainID string
-		if d := t.remembered(ctx, target.name, taskID); d != nil {
+		if d := t.memory.remembered(ci.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
-		task, err := t.cancelTask(ctx, target, taskID, chainID)
+		task, err := t.out.cancelTask(ctx, target, taskID, chainID)
 		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
@@ -106,9 +106,9 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			}
 			return errorResult("a2a_task cancel on %s failed: %s", target.name, v.errText(err))
 		}
-		o := t.newOutcome(target)
+		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
-		t.recordReceived(ctx, target.name, o)
+		t.rec.recordReceived(ctx, ci.org, target.name, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
 		if !task.Status.State.Terminal() {
 			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%s action=\"get\".", target.name, peerID(taskID))
@@ -125,7 +125,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 func (t *Toolset) cancelRemote(ctx context.Context, target *resolved, taskID, chainID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err := t.cancelTask(ctx, target, taskID, chainID)
+	_, err := t.out.cancelTask(ctx, target, taskID, chainID)
 	if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 		return nil
 	}

@@ -225,7 +225,7 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 // ensureToken loads a peer's file- or command-supplied token before a call,
 // so that a missing file or a failing command is reported as such.
-func (t *Toolset) ensureToken(ctx context.Context, target *resolved) error {
+func (eng *outbound) ensureToken(ctx context.Context, target *resolved) error {
 	if target.conf == nil || target.conf.tokens == nil {
 		return nil
 	}
@@ -235,20 +235,20 @@ func (t *Toolset) ensureToken(ctx context.Context, target *resolved) error {
 // refreshOn401 reports whether err is an HTTP 401 from a peer whose token
 // comes from a file or a command, after reading that token again; true
 // means the call is worth one retry with the new token.
-func (t *Toolset) refreshOn401(ctx context.Context, target *resolved, err error) bool {
+func (eng *outbound) refreshOn401(ctx context.Context, target *resolved, err error) bool {
 	var ce *client.Error
 	if target.conf == nil || target.conf.tokens == nil || !errors.As(err, &ce) || ce.HTTPStatus != 401 {
 		return false
 	}
 	changed, rerr := target.conf.tokens.refresh(ctx)
 	if rerr != nil {
-		t.log.Warn("the peer refused its token and reading it again failed", "peer", target.name, "error", rerr)
+		eng.log.Warn("the peer refused its token and reading it again failed", "peer", target.name, "error", rerr)
 		return false
 	}
 	if !changed {
-		t.log.Debug("the peer refused its token; the token source still gives the same one", "peer", target.name)
+		eng.log.Debug("the peer refused its token; the token source still gives the same one", "peer", target.name)
 		return false
 	}
-	t.log.Info("the peer refused its token; retrying once with the token read again", "peer", target.name, "source", target.conf.tokens.what())
+	eng.log.Info("the peer refused its token; retrying once with the token read again", "peer", target.name, "source", target.conf.tokens.what())
 	return true
 }

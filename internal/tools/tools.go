@@ -19,8 +19,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -78,7 +76,7 @@ type Config struct {
 	// MaxCallsPerTask bounds the outbound calls made while the host
 	// answers one inbound task, and MaxCallsPerMinute those made per
 	// minute while it answers the tasks of one caller (see
-	// security.DelegationGuard; the inbound task comes with WithTurn).
+	// security.DelegationGuard; the inbound task comes with Origin.Task).
 	// 0: security's defaults; negative: no bound.
 	MaxCallsPerTask, MaxCallsPerMinute int
 }
@@ -101,7 +99,7 @@ type Deps struct {
 	// audits nothing.
 	Audit *security.AuditLog
 	// Delegations keeps every remote task a call starts or continues on
-	// behalf of an inbound task (WithTurn), so that the end of that task
+	// behalf of an inbound task (Origin.Task), so that the end of that task
 	// can cancel it (internal/cascade); nil keeps none.
 	Delegations DelegationRecorder
 	// HostRPCs are the optional host RPCs the host said it serves
@@ -144,21 +142,16 @@ type Toolset struct {
 	byName  map[string]*peerConf
 	metrics *metrics.Metrics
 
-	mu       sync.Mutex
-	recorded *seenSet                   // replies and delegations already written (bounded)
-	tasks    map[string]*delegationInfo // by peer|taskID: what a2a_task needs of an earlier a2a_call
-	taskSeq  int64
-	// ackGrace is how long a call may wait past its wait for the peer to
-	// name its task (ackGrace; tests shorten it).
-	ackGrace time.Duration
-	// maxCallBytes bounds the artifact content one call keeps
-	// (maxCallBytes; tests lower it).
-	maxCallBytes int
-	// noDelegations is set once the host answered RecordDelegation with
-	// Unimplemented (or said it lacks it).
-	noDelegations atomic.Bool
-	// roots are the attachment roots, opened (attach.go).
-	roots []attachmentRoot
+	// memory is what a2a_task needs of the delegations earlier calls
+	// started.
+	memory *delegationMemory
+	// out is the outbound engine the tools are front-ends of.
+	out *outbound
+	// rec records what a call leaves behind (conversations, the host's
+	// memory).
+	rec *recorder
+	// files are the attachment roots, opened (attach.go).
+	files *attachments
 	// delegations bounds the calls made on behalf of inbound tasks.
 	delegations *security.DelegationGuard
 }
@@ -224,20 +217,20 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		deps.Metrics = metrics.New()
 	}
 	t := &Toolset{
-		cfg:      cfg,
-		deps:     deps,
-		log:      deps.Logger,
-		byName:   map[string]*peerConf{},
-		metrics:  deps.Metrics,
-		recorded: newSeenSet(maxRemembered),
-		tasks:    map[string]*delegationInfo{},
-		ackGrace: ackGrace,
-
-		maxCallBytes: maxCallBytes,
+		cfg:     cfg,
+		deps:    deps,
+		log:     deps.Logger,
+		byName:  map[string]*peerConf{},
+		metrics: deps.Metrics,
+		memory:  &delegationMemory{tasks: map[string]*delegationInfo{}},
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
+	t.out = &outbound{log: t.log, metrics: t.metrics, auditLog: deps.Audit, cascade: deps.Delegations, clock: deps.Now,
+		ackGrace: ackGrace, maxCallBytes: maxCallBytes}
+	t.rec = &recorder{log: t.log, store: deps.Store, host: deps.Host, hostRPCs: deps.HostRPCs, clock: deps.Now,
+		recorded: newSeenSet(maxRemembered)}
 	perTask, perMinute := cfg.MaxCallsPerTask, cfg.MaxCallsPerMinute
 	if perTask == 0 {
 		perTask = security.DefaultMaxCallsPerTask
@@ -267,7 +260,8 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
-	if t.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
+	t.files = &attachments{}
+	if t.files.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
 	t.client = client.New(opts)
@@ -300,7 +294,7 @@ func (t *Toolset) Metrics() *metrics.Metrics { return t.metrics }
 // roots.
 func (t *Toolset) Close() {
 	t.client.Close()
-	closeRoots(t.roots)
+	closeRoots(t.files.roots)
 }
 
 // now is the toolset's clock (Deps.Now): every reading of the time in the
@@ -327,11 +321,10 @@ type handler func(t *Toolset, ctx context.Context, call *callInfo) *result
 // callInfo is what a tool handler gets: the call as CallTool read it from
 // the contract's request, which handlers never see.
 type callInfo struct {
-	// platform and chatID name the host conversation the call is made
-	// from (empty when the host did not say).
-	platform, chatID string
-	args             []byte
-	progress         func(message string) error
+	// org is where the call comes from (CallFrom).
+	org      Origin
+	args     []byte
+	progress func(message string) error
 }
 
 // result is what a tool answers, in the contract's ToolResult at the
@@ -363,11 +356,19 @@ var handlers = map[string]handler{
 
 // CallTool runs one tool. Failures the model should see (bad arguments,
 // unreachable peers, refusals) are results with IsError; the only Go error
-// is an unknown tool name. The outbound calls continue the trace ctx
-// carries (client.WithTrace or client.WithSpan): the caller decides it
-// once — App from the host's req.trace, else the inbound turn's — and
-// req.trace is not read here again.
+// is an unknown tool name. It is CallFrom with an origin that knows only
+// the host conversation of req: the host's own user asked, for no agent,
+// on a new delegation chain and a new trace.
 func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	return t.CallFrom(ctx, Origin{}, req, progress)
+}
+
+// CallFrom runs one tool for the call org describes (its Platform and
+// ChatID default to req's). The outbound calls continue org's trace and
+// delegation chain; the caller decides them once — App from the host's
+// req.trace, else the inbound turn's — and req.trace is not read here
+// again.
+func (t *Toolset) CallFrom(ctx context.Context, org Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
 	h, ok := handlers[req.GetName()]
 	if !ok {
 		return nil, plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))
@@ -376,7 +377,10 @@ func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progres
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	ci := &callInfo{platform: req.GetPlatform(), chatID: req.GetChatId(), args: args}
+	if org.Platform == "" && org.ChatID == "" {
+		org.Platform, org.ChatID = req.GetPlatform(), req.GetChatId()
+	}
+	ci := &callInfo{org: org, args: args}
 	if progress != nil {
 		ci.progress = func(msg string) error { return progress(&pb.ToolProgress{Message: msg, Fraction: -1}) }
 	}
@@ -402,14 +406,15 @@ type resolved struct {
 }
 
 // resolvePeer maps an agent argument (a configured name, or a URL when
-// allowed) to a peer. The error text is ready for an is_error result.
-func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolved, error) {
+// allowed) to a peer, whose handle carries org's trace (org.call). The
+// error text is ready for an is_error result.
+func (t *Toolset) resolvePeer(ctx context.Context, org Origin, arg, argName string) (*resolved, error) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
 		return nil, fmt.Errorf("argument %q is required: give a configured peer name (%s)%s", argName, t.peerNames(), t.urlHint())
 	}
 	if pc, ok := t.byName[strings.ToLower(arg)]; ok {
-		return &resolved{name: pc.Name, conf: pc, peer: pc.peer}, nil
+		return &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}, nil
 	}
 	if !strings.Contains(arg, "://") {
 		return nil, fmt.Errorf("argument %q: no configured peer is named %q; configured peers: %s%s", argName, arg, t.peerNames(), t.urlHint())
@@ -420,7 +425,7 @@ func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolv
 	// A URL of a configured peer is that peer (with its credentials).
 	for _, pc := range t.peers {
 		if sameURL(pc.URL, arg) {
-			return &resolved{name: pc.Name, conf: pc, peer: pc.peer}, nil
+			return &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}, nil
 		}
 	}
 	if !t.cfg.AllowUnconfigured {
@@ -429,7 +434,7 @@ func (t *Toolset) resolvePeer(ctx context.Context, arg, argName string) (*resolv
 	if err := checkUnconfiguredURL(ctx, t.cfg, arg); err != nil {
 		return nil, fmt.Errorf("argument %q: %s is refused by the SSRF guard: %v", argName, arg, err)
 	}
-	p := t.client.Peer(client.Endpoint{URL: arg})
+	p := t.client.Peer(client.Endpoint{URL: arg}).For(org.call())
 	return &resolved{name: arg, peer: p}, nil
 }
 

@@ -67,12 +67,18 @@ func callTool(t *testing.T, ts *Toolset, name string, args any, prog *progressLo
 
 func callToolCtx(ctx context.Context, t *testing.T, ts *Toolset, name string, args any, prog *progressLog) *pb.ToolResult {
 	t.Helper()
+	return callToolFrom(ctx, Origin{}, t, ts, name, args, prog)
+}
+
+// callToolFrom calls a tool for the call org describes.
+func callToolFrom(ctx context.Context, org Origin, t *testing.T, ts *Toolset, name string, args any, prog *progressLog) *pb.ToolResult {
+	t.Helper()
 	b, _ := json.Marshal(args)
 	var pf plugin.ProgressFunc
 	if prog != nil {
 		pf = prog.fn
 	}
-	res, err := ts.CallTool(ctx, &pb.CallToolRequest{Name: name, ArgumentsJson: string(b)}, pf)
+	res, err := ts.CallFrom(ctx, org, &pb.CallToolRequest{Name: name, ArgumentsJson: string(b)}, pf)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -326,10 +332,10 @@ func TestRedactionBeforeSending(t *testing.T) {
 func TestDelegationDepthLimit(t *testing.T) {
 	c := newCapture(t)
 	ts, _ := newToolset(t, Config{Agents: []config.Peer{{Name: "cap", URL: c.srv.URL}}, MaxDepth: 2}, nil)
-	ctx := WithChain(context.Background(), security.Chain{ID: "chain-1", Depth: 2})
-	mustErr(t, callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "loop"}, nil), "refused", "depth 3")
-	ctx = WithChain(context.Background(), security.Chain{ID: "chain-1", Depth: 1})
-	mustOK(t, callToolCtx(ctx, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "ok"}, nil), "got it")
+	org := Origin{Chain: security.Chain{ID: "chain-1", Depth: 2}}
+	mustErr(t, callToolFrom(context.Background(), org, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "loop"}, nil), "refused", "depth 3")
+	org = Origin{Chain: security.Chain{ID: "chain-1", Depth: 1}}
+	mustOK(t, callToolFrom(context.Background(), org, t, ts, ToolCall, map[string]any{"agent": "cap", "message": "ok"}, nil), "got it")
 }
 
 func TestSSRFRefusals(t *testing.T) {

@@ -28,7 +28,7 @@ import (
 // Context is a W3C trace context: the traceparent and tracestate headers
 // of one request. It is the one shape of a trace context in the plugin —
 // a turn's (tasks.Turn.Trace), a webhook delivery's (store.Delivery.Trace),
-// the one an outbound call continues (client.WithTrace), a span's — and
+// the one an outbound call continues (client.Call.Trace), a span's — and
 // the contract's pb.TraceContext is converted to and from it at the seams
 // (the bridge, the tool call in app).
 type Context struct {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
@@ -24,6 +26,11 @@ func TestCancelsThatFailAreRecordedShownAndRetriedAcrossARestart(t *testing.T) {
 	proxy := newSwitchable(t)
 	x := start(t, "X", holder, config(map[string]any{"public_url": proxy.srv.URL}), nil)
 	proxy.to(t, x.Endpoint(testharness.A2APluginName))
+	// Closed once F's turn has both answers: a remote task is recorded as
+	// the root's delegation when its peer's answer reaches F, which can
+	// come after the task shows on X (the answer crosses the proxy).
+	delegatedBoth := make(chan struct{})
+	var once sync.Once
 	f := start(t, "F", testharness.BehaviorFunc(func(ctx context.Context, turn *testharness.Turn) error {
 		label := testharness.PartsText(turn.Request)
 		for _, agent := range []string{"r", "x"} {
@@ -32,6 +39,7 @@ func TestCancelsThatFailAreRecordedShownAndRetriedAcrossARestart(t *testing.T) {
 				return fmt.Errorf("delegating to %s: %v %s", agent, err, res.GetContent())
 			}
 		}
+		once.Do(func() { close(delegatedBoth) })
 		return hold(ctx, turn)
 	}), map[string]any{"port": 0, "rate_limit": 0, "inspector": true, // the SQLite store in the host's data directory
 		"a2a_agents": peers("r", r.Endpoint(testharness.A2APluginName), "x", proxy.srv.URL)}, nil)
@@ -39,6 +47,11 @@ func TestCancelsThatFailAreRecordedShownAndRetriedAcrossARestart(t *testing.T) {
 	root := send(t, f.Endpoint(testharness.A2APluginName), "", "failing")
 	rTask, xTask := taskOf(t, "R", r, "failing r"), taskOf(t, "X", x, "failing x")
 	waitState(t, "TASK_STATE_WORKING", rTask, xTask)
+	select {
+	case <-delegatedBoth:
+	case <-time.After(patience):
+		t.Fatal("F's turn never had both delegations' answers")
+	}
 
 	proxy.down.Store(true)
 	if got := cancel(t, f.Endpoint(testharness.A2APluginName), root.ID); got.Status.State != "TASK_STATE_CANCELED" {

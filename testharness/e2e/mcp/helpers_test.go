@@ -135,26 +135,8 @@ type face struct {
 	cmd      *exec.Cmd
 	session  *sdk.ClientSession
 	channel  chan channelMsg
-	stderr   *syncBuf
+	stderr   *testharness.SyncBuffer
 	progress chan string
-}
-
-// syncBuf is a goroutine-safe buffer for the server's stderr.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // faceOptions say how to start a2a-mcp.
@@ -185,7 +167,7 @@ func startFace(t testing.TB, o faceOptions) *face {
 	}
 	cmd := exec.Command(filepath.Join(dir, "a2a-mcp"), args...)
 	cmd.Env = append(os.Environ(), o.env...)
-	f := &face{cmd: cmd, channel: make(chan channelMsg, 16), stderr: &syncBuf{}, progress: make(chan string, 64)}
+	f := &face{cmd: cmd, channel: make(chan channelMsg, 16), stderr: &testharness.SyncBuffer{}, progress: make(chan string, 64)}
 	cmd.Stderr = f.stderr
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {

@@ -132,7 +132,7 @@ func jsonLine(t *testing.T, cmd *exec.Cmd, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testharness.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

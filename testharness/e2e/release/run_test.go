@@ -2,7 +2,6 @@ package release_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,10 +13,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
 // served starts cmd, whose stdout says "serving at URL" once it serves,
@@ -29,7 +29,7 @@ func served(t *testing.T, cmd *exec.Cmd) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testharness.SyncBuffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -37,7 +37,7 @@ func served(t *testing.T, cmd *exec.Cmd) string {
 	}
 	exited := make(chan struct{})
 	urls := make(chan string, 1)
-	var stdout syncBuffer
+	var stdout testharness.SyncBuffer
 	go func() { // owned by this test: ends when the process closes stdout
 		sc := bufio.NewScanner(out)
 		re := regexp.MustCompile(`serving at (http://\S+)`)
@@ -74,23 +74,6 @@ func served(t *testing.T, cmd *exec.Cmd) string {
 		t.Fatalf("%s did not serve within 3 minutes:\n%s\n%s", cmd.Path, stdout.String(), stderr.String())
 	}
 	return ""
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // card fetches url's Agent Card and returns its name.

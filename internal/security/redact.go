@@ -448,11 +448,21 @@ func pemAt(s string, i int) int {
 		return len(s)
 	}
 	tail := headerEnd + e + len(end)
-	t := strings.Index(s[tail:], "-----")
-	if t < 0 {
-		return len(s)
+	// The footer's closing dashes are on its own line, after a short
+	// label: a footer that lacks them ends with its line, so a malformed
+	// footer does not swallow what the next lines hold (and the whole
+	// text and a stream of it end the block at the same place).
+	line := window(s[tail:], 0, 64)
+	if nl := strings.IndexAny(line, "\r\n"); nl >= 0 {
+		line = line[:nl]
 	}
-	return tail + t + 5
+	if t := strings.Index(line, "-----"); t >= 0 {
+		return tail + t + 5
+	}
+	if tail+len(line) == len(s) {
+		return len(s) // cut off: the rest of the footer may follow
+	}
+	return tail + len(line)
 }
 
 // bearerAt finds "Bearer <token>" at i and returns the token's span.

@@ -1,15 +1,12 @@
 package hermes_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,47 +64,13 @@ func hermesGateway(t *testing.T) string {
 	}
 	cmd := exec.Command(python, filepath.Join(root, "host-sdk", "hermes", "tests", "standin_main.py"), "gateway")
 	cmd.Env = append(os.Environ(), "HERMES_HOME="+home, "AGENTPLUGIN_A2A_BIN="+pluginBinary(t), "PYTHONDONTWRITEBYTECODE=1", "STANDIN_LOG_LEVEL=INFO")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close() // the gateway stops when its stdin closes
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Signal(syscall.SIGUSR1) // standin_main.py dumps its threads' stacks
-			time.Sleep(time.Second)
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("the stand-in gateway did not stop within 30s of its stdin closing")
-		}
-		if t.Failed() {
-			t.Logf("stand-in gateway stderr:\n%s", stderr.String())
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the stand-in gateway did not start: %v\n%s", err, stderr.String())
-	}
-	go io.Copy(io.Discard, stdout)
 	var info struct {
 		Endpoints []string `json:"endpoints"`
 		Error     string   `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(line), &info); err != nil || len(info.Endpoints) == 0 {
-		t.Fatalf("the stand-in gateway said %q (%v)\n%s", line, err, stderr.String())
+	testharness.StartAnnounced(t, cmd, &info, syscall.SIGUSR1) // standin_main.py dumps its threads' stacks on SIGUSR1
+	if len(info.Endpoints) == 0 {
+		t.Fatalf("the stand-in gateway serves nothing: %s", info.Error)
 	}
 	return info.Endpoints[0]
 }

@@ -1,7 +1,6 @@
 package release_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
@@ -119,58 +117,6 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// jsonLine starts cmd with stdin held open and returns the first line of
-// its stdout, decoded into v; closing stdin (at the end of the test) stops
-// it.
-func jsonLine(t *testing.T, cmd *exec.Cmd, v any) {
-	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr testharness.SyncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", cmd.Path, stderr.String())
-		}
-	})
-	lines := make(chan string, 1)
-	go func() { // owned by this test: ends when the process exits
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<20)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		for sc.Scan() {
-		}
-		done <- cmd.Wait()
-	}()
-	select {
-	case l := <-lines:
-		if err := json.Unmarshal([]byte(l), v); err != nil {
-			t.Fatalf("%s printed %q: %v", cmd.Path, l, err)
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("%s printed nothing within 5 minutes:\n%s", cmd.Path, stderr.String())
-	}
-}
-
 // TestHermesArchiveInstallsIntoAHermesHomeAndServes unpacks the Hermes
 // archive, installs it with the install.py it carries (which picks this
 // machine's binary), and runs the installed plugin in the Hermes
@@ -216,7 +162,7 @@ func TestHermesArchiveInstallsIntoAHermesHomeAndServes(t *testing.T) {
 		Endpoints []string `json:"endpoints"`
 		Error     string   `json:"error"`
 	}
-	jsonLine(t, cmd, &up)
+	testharness.StartAnnounced(t, cmd, &up, nil)
 	if len(up.Endpoints) == 0 {
 		t.Fatalf("the stand-in's a2a platform serves nothing: %s", up.Error)
 	}
@@ -245,7 +191,7 @@ func TestOpenClawPackageInstallsIntoTheRealOpenClawAndAnswers(t *testing.T) {
 	var up struct {
 		A2AURL string `json:"a2aURL"`
 	}
-	jsonLine(t, cmd, &up)
+	testharness.StartAnnounced(t, cmd, &up, nil)
 	if up.A2AURL == "" {
 		t.Fatal("the gateway gave no A2A URL")
 	}

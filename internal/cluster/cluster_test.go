@@ -47,6 +47,18 @@ type node struct {
 
 func startNode(t *testing.T, dsn, name string, lease time.Duration) *node {
 	t.Helper()
+	st, c := openReplica(t, dsn, name, lease)
+	h := &host{started: make(chan *tasks.Turn, 100)}
+	n := &node{st: st, c: c, host: h}
+	t.Cleanup(func() { n.stop() })
+	n.m = startManager(t, st, c, h)
+	return n
+}
+
+// openReplica opens replica name's store and cluster (closed by the
+// caller's clean-up).
+func openReplica(t *testing.T, dsn, name string, lease time.Duration) (*store.Postgres, *Cluster) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{Replica: name})
 	if err != nil {
@@ -54,23 +66,30 @@ func startNode(t *testing.T, dsn, name string, lease time.Duration) *node {
 	}
 	c, err := New(ctx, Options{Store: st, Lease: lease, ForwardTimeout: 5 * time.Second})
 	if err != nil {
+		_ = st.Close()
 		t.Fatal(err)
 	}
-	h := &host{started: make(chan *tasks.Turn, 100)}
+	return st, c
+}
+
+// startManager starts a task manager on st and c for h (Start runs the
+// cluster for it).
+func startManager(t *testing.T, st tasks.Store, c tasks.Cluster, h *host) *tasks.Manager {
+	t.Helper()
 	m, err := tasks.NewManager(tasks.Options{Store: st, Executor: h, RequestTimeout: 5 * time.Second, Cluster: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Start(ctx); err != nil { // which runs c
+	if _, err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	n := &node{st: st, c: c, m: m, host: h}
-	t.Cleanup(func() { n.stop() })
-	return n
+	return m
 }
 
 func (n *node) stop() {
-	_ = n.m.Close(context.Background())
+	if n.m != nil {
+		_ = n.m.Close(context.Background())
+	}
 	_ = n.c.Close(context.Background())
 	_ = n.st.Close()
 }
@@ -380,27 +399,8 @@ type agentsNode struct {
 
 func startAgentsNode(t *testing.T, dsn, name string, lease time.Duration, agents ...string) *agentsNode {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{Replica: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(ctx, Options{Store: st, Lease: lease, ForwardTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, c := openReplica(t, dsn, name, lease)
 	n := &agentsNode{st: st, c: c, agents: map[string]*node{}}
-	for _, ag := range agents {
-		h := &host{started: make(chan *tasks.Turn, 100)}
-		m, err := tasks.NewManager(tasks.Options{Store: store.ForAgent(st, ag), Executor: h, RequestTimeout: 5 * time.Second, Cluster: c.ForAgent(ag)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		n.agents[ag] = &node{st: st, c: c, m: m, host: h}
-	}
 	t.Cleanup(func() {
 		for _, a := range n.agents {
 			_ = a.m.Close(context.Background())
@@ -408,6 +408,10 @@ func startAgentsNode(t *testing.T, dsn, name string, lease time.Duration, agents
 		_ = c.Close(context.Background())
 		_ = st.Close()
 	})
+	for _, ag := range agents {
+		h := &host{started: make(chan *tasks.Turn, 100)}
+		n.agents[ag] = &node{st: st, c: c, m: startManager(t, store.ForAgent(st, ag), c.ForAgent(ag), h), host: h}
+	}
 	return n
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -20,7 +19,6 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client/clienttest"
-	"github.com/a2a-plugin/a2a-plugin/testharness"
 	"github.com/a2a-plugin/a2a-plugin/testharness/sdkclient"
 )
 
@@ -55,20 +53,7 @@ func TestOfficialGoSDKGRPCClientAgainstTheBinary(t *testing.T) {
 // testharness/interop/js/client-binding.mjs with the JS SDK's gRPC
 // transport against the binary.
 func TestOfficialJSSDKGRPCClientAgainstTheBinary(t *testing.T) {
-	h := startHost(t, nil)
-	steps := testharness.RunJSClient(t, testharness.NodeOptions{
-		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
-		Timeout: 90 * time.Second,
-	}, h.agent.release, "client-binding.mjs", h.url, "grpc")
-	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
-		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
-		if s, ok := steps[name]; !ok || !s.OK {
-			t.Errorf("step %s: %+v", name, s)
-		}
-	}
-	if s := steps["send"]; s.State != "TASK_STATE_COMPLETED" || s.Answer != "echo: hello from js grpc" {
-		t.Errorf("send = %+v", s)
-	}
+	steps := jsBindingSession(t, "grpc")
 	if r := steps["done"].Requests; len(r) != 1 {
 		t.Errorf("HTTP requests of the gRPC client: %v", r)
 	}

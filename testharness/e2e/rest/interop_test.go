@@ -43,20 +43,7 @@ func TestOfficialGoSDKRESTClientAgainstTheBinary(t *testing.T) {
 // testharness/interop/js/client-binding.mjs (the official JS SDK's REST
 // transport) against the binary.
 func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
-	h := startHost(t, nil)
-	steps := testharness.RunJSClient(t, testharness.NodeOptions{
-		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
-		Timeout: 90 * time.Second,
-	}, h.agent.release, "client-binding.mjs", h.url, "rest")
-	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
-		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
-		if s, ok := steps[name]; !ok || !s.OK {
-			t.Errorf("step %s: %+v", name, s)
-		}
-	}
-	if s := steps["send"]; s.State != "TASK_STATE_COMPLETED" || s.Answer != "echo: hello from js rest" {
-		t.Errorf("send = %+v", s)
-	}
+	steps := jsBindingSession(t, "rest")
 	if s := steps["direct"]; s.Answer != "direct: js rest" {
 		t.Errorf("direct = %+v", s)
 	}
@@ -88,6 +75,29 @@ func TestOfficialJSSDKRESTClientAgainstTheBinary(t *testing.T) {
 			break
 		}
 	}
+}
+
+// jsBindingSession runs testharness/interop/js/client-binding.mjs with the
+// official JS SDK's transport for binding ("rest", "grpc") against the
+// binary, checks that every step passed and that the send was answered,
+// and returns the steps for the binding's own checks.
+func jsBindingSession(t *testing.T, binding string) map[string]testharness.JSClientStep {
+	t.Helper()
+	h := startHost(t, nil)
+	steps := testharness.RunJSClient(t, testharness.NodeOptions{
+		Env:     []string{"A2A_TOKEN=" + tokAlice, "A2A_WEBHOOK_URL=http://127.0.0.1:9/hook"},
+		Timeout: 90 * time.Second,
+	}, h.agent.release, "client-binding.mjs", h.url, binding)
+	for _, name := range []string{"card", "send", "direct", "stream", "get", "list", "push", "cancel", "resubscribe",
+		"unknown-task", "not-cancelable", "terminal-subscribe", "invalid-params", "done"} {
+		if s, ok := steps[name]; !ok || !s.OK {
+			t.Errorf("step %s: %+v", name, s)
+		}
+	}
+	if s := steps["send"]; s.State != "TASK_STATE_COMPLETED" || s.Answer != "echo: hello from js "+binding {
+		t.Errorf("send = %+v", s)
+	}
+	return steps
 }
 
 // goSDKOperations runs the operations through an official Go SDK client,

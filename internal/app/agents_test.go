@@ -308,23 +308,7 @@ func TestToolsOfOneAgentDoNotShowAnotherAgentsConversations(t *testing.T) {
 // conversation, not the default agent's.
 func TestToolCallWithoutAgentIDIsTheAgentWhoseTurnMakesIt(t *testing.T) {
 	bob := newTracePeer(t)
-	sc, err := testharness.ParseScenario([]byte(`
-name: delegator
-default:
-  actions:
-    - call_tool:
-        name: a2a_call
-        args: {agent: bob, message: "{{parts_text}}"}
-        reply: "bob says: {{result}}"
-`), "delegator.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := testharness.NewAgent(sc, testharness.AgentOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Close() })
+	agent := delegatorAgent(t)
 	cfg := fmt.Sprintf(`{"port":0,"store":"memory","allow_loopback_urls":true,"a2a_agents":[{"name":"bob","url":%q}]}`, bob.URL)
 	p := serve(t, cfg, nil, hostsdk.InProcessOptions{Host: agent.Handler(), HostInfo: twoAgents()})
 	plat, _ := p.Platform()

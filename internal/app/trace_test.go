@@ -63,9 +63,9 @@ func (p *tracePeer) last(t *testing.T) string {
 	return p.traces[len(p.traces)-1]
 }
 
-// delegatingPlugin serves the plugin in process with an agent that answers
-// every message by calling a2a_call to bob.
-func delegatingPlugin(t *testing.T, bob string, env map[string]string) (string, *hostsdk.Plugin) {
+// delegatorAgent is a scripted agent that answers every message by calling
+// a2a_call to bob with its text and replying with bob's answer.
+func delegatorAgent(t *testing.T) *testharness.Agent {
 	t.Helper()
 	sc, err := testharness.ParseScenario([]byte(`
 name: delegator
@@ -84,6 +84,14 @@ default:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { agent.Close() })
+	return agent
+}
+
+// delegatingPlugin serves the plugin in process with an agent that answers
+// every message by calling a2a_call to bob.
+func delegatingPlugin(t *testing.T, bob string, env map[string]string) (string, *hostsdk.Plugin) {
+	t.Helper()
+	agent := delegatorAgent(t)
 	cfg := fmt.Sprintf(`{"port":0,"store":"memory","allow_loopback_urls":true,"a2a_agents":[{"name":"bob","url":%q}]}`, bob)
 	p := serve(t, cfg, env, hostsdk.InProcessOptions{Host: agent.Handler()})
 	platform, _ := p.Platform()

@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
@@ -142,36 +141,6 @@ func TestPreferredInterfacePicksV1BeforeV03(t *testing.T) {
 	old := &AgentCard{SupportedInterfaces: []AgentInterface{{URL: "https://o", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}}}
 	if in, ok := old.PreferredInterface("JSONRPC"); !ok || in.URL != "https://o" {
 		t.Errorf("0.3 only: %+v %v", in, ok)
-	}
-}
-
-func TestToV03CardEmitsTheLegacyShape(t *testing.T) {
-	got := mustJSON(t, ToV03Card(fullCard()))
-	for _, want := range []string{
-		`"protocolVersion":"0.3.0"`,
-		`"url":"https://agent.example/a2a","preferredTransport":"JSONRPC"`,
-		`"supportsAuthenticatedExtendedCard":true`,
-		`"bearer_auth":{"type":"http","scheme":"Bearer","bearerFormat":"JWT"}`,
-		`"key":{"type":"apiKey","in":"header","name":"X-Key"}`,
-		`"mtls":{"type":"mutualTLS"}`,
-		`"oidc":{"type":"openIdConnect","openIdConnectUrl":`,
-		`"oauth":{"type":"oauth2","flows":{"clientCredentials":`,
-		`"security":[{"bearer_auth":[]},{"oauth":["read:all"]}]`,
-		`"skills":[{"id":"echo","name":"Echo","description":"Echoes","tags":["demo"],"examples":["say hi"],"inputModes":["text/plain"],"outputModes":["text/plain"],"security":[{"key":[]}]}]`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("0.3 card lacks %s\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, "supportedInterfaces") || strings.Contains(got, "securityRequirements") || strings.Contains(got, "additionalInterfaces") {
-		t.Errorf("0.3 card has v1.0 keys: %s", got)
-	}
-	back, err := ParseAgentCard([]byte(got))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back.SecuritySchemes, fullCard().SecuritySchemes) || back.SupportedInterfaces[0].ProtocolVersion != "0.3" {
-		t.Errorf("0.3 card read back as %+v", back)
 	}
 }
 

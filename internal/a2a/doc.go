@@ -17,17 +17,17 @@
 // keys, enum names, proto3 defaults omitted, UTC timestamps with
 // millisecond precision, and never a 0.3 `kind`.
 //
-// Peers still on protocol 0.3 are served through the conversion functions
-// in v03_encode.go (ToV03Task, ToV03Message, …) and the 0.3 request types
-// of v03.go (MessageSendParams, TaskQueryParams, …); a client calls them
-// with the typed conversions (ToV03SendParams, GetTaskRequest.V03, …) and
-// reads their answers through FromV03SendResult and FromV03StreamEvent
-// (v03_decode.go). [DecodeParams]
-// (params.go) reads the params of every request, of either version.
+// [DecodeParams] (params.go) reads the params of every v1.0 request.
 //
-// The 0.3 shapes stay in this package rather than a package of their own
-// (as the official Go SDK's a2acompat/a2av0): reading them is part of
-// reading v1.0 leniently — a v1.0 card, part, enum or error may arrive in
-// its 0.3 form from any peer — so a separate package would need this
-// one's decoding internals exported or copied.
+// Protocol 0.3 lives in package a2av03 (internal/a2a/a2av03): its object
+// shapes with their `kind`, its method names, params, error shape and
+// card, converted to and from this package's v1.0 types. What stays here
+// is reading: the lenient decoders of the v1.0 types also take the 0.3
+// spellings of the same values (lowercase enums, `kind` parts, a 0.3 card
+// or error, `blocking`, nested push configs), because any peer may send
+// them — a v1.0 card, part, enum or error can arrive in its 0.3 form —
+// and a2av03 decodes 0.3 answers through them. The version constants
+// (ProtocolVersionV03, NegotiateVersion, the interface choice of
+// AgentCard.PreferredInterface) stay too: they say which version a peer
+// speaks, not how that version is shaped.
 package a2a

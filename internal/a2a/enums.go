@@ -61,30 +61,6 @@ func (s TaskState) Known() bool {
 	return false
 }
 
-// V03 returns the protocol 0.3 name of the state ("input-required");
-// unspecified and unknown states map to "unknown".
-func (s TaskState) V03() string {
-	switch s {
-	case TaskStateSubmitted:
-		return "submitted"
-	case TaskStateWorking:
-		return "working"
-	case TaskStateCompleted:
-		return "completed"
-	case TaskStateFailed:
-		return "failed"
-	case TaskStateCanceled:
-		return "canceled"
-	case TaskStateInputRequired:
-		return "input-required"
-	case TaskStateRejected:
-		return "rejected"
-	case TaskStateAuthRequired:
-		return "auth-required"
-	}
-	return "unknown"
-}
-
 // String returns the wire name.
 func (s TaskState) String() string {
 	if s == "" {
@@ -182,18 +158,6 @@ func (r Role) String() string {
 		return string(RoleUnspecified)
 	}
 	return string(r)
-}
-
-// V03 returns the protocol 0.3 name of the role: "user" or "agent"
-// ("unspecified" otherwise, which 0.3 peers will reject).
-func (r Role) V03() string {
-	switch r {
-	case RoleUser:
-		return "user"
-	case RoleAgent:
-		return "agent"
-	}
-	return "unspecified"
 }
 
 // MarshalText emits the v1.0 wire name; the zero value is emitted as

@@ -43,22 +43,21 @@ func TestTaskStateClassification(t *testing.T) {
 	cases := []struct {
 		s                     TaskState
 		terminal, interrupted bool
-		v03                   string
 	}{
-		{TaskStateUnspecified, false, false, "unknown"},
-		{TaskStateSubmitted, false, false, "submitted"},
-		{TaskStateWorking, false, false, "working"},
-		{TaskStateCompleted, true, false, "completed"},
-		{TaskStateFailed, true, false, "failed"},
-		{TaskStateCanceled, true, false, "canceled"},
-		{TaskStateInputRequired, false, true, "input-required"},
-		{TaskStateRejected, true, false, "rejected"},
-		{TaskStateAuthRequired, false, true, "auth-required"},
-		{"", false, false, "unknown"},
+		{TaskStateUnspecified, false, false},
+		{TaskStateSubmitted, false, false},
+		{TaskStateWorking, false, false},
+		{TaskStateCompleted, true, false},
+		{TaskStateFailed, true, false},
+		{TaskStateCanceled, true, false},
+		{TaskStateInputRequired, false, true},
+		{TaskStateRejected, true, false},
+		{TaskStateAuthRequired, false, true},
+		{"", false, false},
 	}
 	for _, c := range cases {
-		if c.s.Terminal() != c.terminal || c.s.Interrupted() != c.interrupted || c.s.V03() != c.v03 {
-			t.Errorf("%q: terminal %v interrupted %v v03 %q", c.s, c.s.Terminal(), c.s.Interrupted(), c.s.V03())
+		if c.s.Terminal() != c.terminal || c.s.Interrupted() != c.interrupted {
+			t.Errorf("%q: terminal %v interrupted %v", c.s, c.s.Terminal(), c.s.Interrupted())
 		}
 		if !c.s.Known() {
 			t.Errorf("%q not known", c.s)
@@ -110,9 +109,6 @@ func TestParseRoleAcceptsEveryForm(t *testing.T) {
 	}
 	if _, err := ParseRole("system"); err == nil {
 		t.Error("system accepted")
-	}
-	if RoleUser.V03() != "user" || RoleAgent.V03() != "agent" {
-		t.Error("V03 names")
 	}
 }
 

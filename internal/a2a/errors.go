@@ -62,25 +62,6 @@ type Error struct {
 	Metadata map[string]string
 	// Details are further @type objects for `data`, such as a BadRequest.
 	Details []any
-
-	// v03 encodes `data` in the 0.3 shape (see AsV03).
-	v03 bool
-}
-
-// AsV03 returns a copy of e that encodes `data` as 0.3 clients decode it:
-// one JSON object, not the v1.0 array of @type objects (the official
-// a2a-go 0.3 client, for one, reads `data` into a map and fails on an
-// array). The object carries the ErrorInfo's reason, domain and metadata
-// as members, and the other details under "details":
-//
-//	{"code": -32001, "message": "...", "data": {"reason": "TASK_NOT_FOUND",
-//	  "domain": "a2a-protocol.org", "metadata": {"taskId": "t1"}}}
-//
-// Answer 0.3 methods with it.
-func (e *Error) AsV03() *Error {
-	c := *e
-	c.v03 = true
-	return &c
 }
 
 // Error returns the code, reason and message.
@@ -146,40 +127,10 @@ func (e *Error) data() []any {
 	return append(out, e.Details...)
 }
 
-// MarshalJSON emits {"code","message","data":[ErrorInfo, ...Details]}, or
-// the 0.3 shape for an error made by AsV03.
+// MarshalJSON emits {"code","message","data":[ErrorInfo, ...Details]}
+// (a2av03.EncodeError writes the 0.3 shape).
 func (e *Error) MarshalJSON() ([]byte, error) {
-	if e.v03 {
-		return marshalPlain(errorWire03{Code: e.Code, Message: e.Message, Data: e.data03()})
-	}
 	return marshalPlain(errorWire{Code: e.Code, Message: e.Message, Data: e.data()})
-}
-
-// errorWire03 is the 0.3 JSON form of Error: `data` is an object.
-type errorWire03 struct {
-	Code    int          `json:"code"`
-	Message string       `json:"message"`
-	Data    *errorData03 `json:"data,omitempty"`
-}
-
-// errorData03 is the `data` object of a 0.3 error.
-type errorData03 struct {
-	Reason   string            `json:"reason,omitempty"`
-	Domain   string            `json:"domain,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-	Details  []any             `json:"details,omitempty"`
-}
-
-// data03 returns the 0.3 `data` object, nil when there is nothing to say.
-func (e *Error) data03() *errorData03 {
-	if e.Reason == "" && len(e.Details) == 0 {
-		return nil
-	}
-	d := &errorData03{Reason: e.Reason, Metadata: e.Metadata, Details: e.Details}
-	if e.Reason != "" {
-		d.Domain = ErrorDomain
-	}
-	return d
 }
 
 // UnmarshalJSON reads an error object from a peer: the v1.0 form with a
@@ -218,8 +169,9 @@ func (e *Error) readDetails(data json.RawMessage) {
 		if json.Unmarshal(data, &v) != nil {
 			return
 		}
-		// The 0.3 shape this package emits (see AsV03) names the reason
-		// and metadata as members; any other object is kept whole.
+		// The 0.3 shape this project emits (see a2av03.EncodeError)
+		// names the reason and metadata as members; any other object is
+		// kept whole.
 		if m, ok := v.(map[string]any); ok {
 			if r, _ := m["reason"].(string); r != "" && m["domain"] == ErrorDomain {
 				e.Reason = r

@@ -161,6 +161,8 @@ func FuzzEnvelopeMatchesParseRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"Get\u0054ask"}`,
 		`{"jsonrpc":"2.0","id":1,"Method":"GetTask"}`,
 		"\ufeff{\"jsonrpc\":\"2.0\",\"method\":\"GetTask\"}",
+		`{"jsonrpc":"2.0","id":3,"method":"tasks/no-such-method ü"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"b\xffad\"}",
 	} {
 		f.Add([]byte(s))
 	}

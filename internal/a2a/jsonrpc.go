@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // JSONRPCVersion is the value of the `jsonrpc` member.
@@ -164,11 +165,14 @@ func parseRequestFast(b []byte) (*Request, bool) {
 			if val[0] != '"' {
 				return false, nil
 			}
-			e, ok := methodTable[string(val[1:len(val)-1])]
-			if !ok {
-				return false, nil // unknown or escaped: encoding/json decides
+			name := val[1 : len(val)-1]
+			if e, ok := methodTable[string(name)]; ok {
+				req.Method = e.name
+			} else if plainName(name) {
+				req.Method = string(name) // a 0.3 name (package a2av03) or unknown
+			} else {
+				return false, nil // empty, escaped or not UTF-8: encoding/json decides
 			}
-			req.Method = e.name
 			bit = memberMethod
 		case "params":
 			switch val[0] {
@@ -194,6 +198,13 @@ func parseRequestFast(b []byte) (*Request, bool) {
 		return nil, false
 	}
 	return req, true
+}
+
+// plainName reports whether the contents of a JSON string decode to
+// themselves: non-empty, no escape, valid UTF-8 (encoding/json replaces
+// invalid bytes).
+func plainName(b []byte) bool {
+	return len(b) > 0 && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b)
 }
 
 // DecodeParams decodes the params leniently (see Unmarshal) into v;
@@ -396,7 +407,7 @@ func EncodeError(id json.RawMessage, e *Error) []byte {
 	if err != nil {
 		// Error's fields are strings and string maps plus caller-supplied
 		// details; if a detail cannot be encoded, drop the details.
-		r.Error = &Error{Code: e.Code, Message: e.Message, Reason: e.Reason, Metadata: e.Metadata, v03: e.v03}
+		r.Error = &Error{Code: e.Code, Message: e.Message, Reason: e.Reason, Metadata: e.Metadata}
 		b, _ = r.appendJSON(nil)
 	}
 	return b

@@ -2,8 +2,9 @@ package a2a
 
 import "strconv"
 
-// Operation is an A2A operation, independent of the method name (v1.0 or
-// 0.3) that asked for it. The zero value is no operation.
+// Operation is an A2A operation, independent of the method name (v1.0,
+// an alias, or a 0.3 name of package a2av03) that asked for it. The zero
+// value is no operation.
 type Operation int
 
 // The A2A operations.
@@ -51,28 +52,12 @@ var opNames = [...]string{
 	OpGetExtendedCard:      MethodGetExtendedAgentCard,
 }
 
-// opNamesV03 holds the 0.3 name of each operation ("" where 0.3 has none).
-var opNamesV03 = [...]string{
-	OpSendMessage:          "message/send",
-	OpSendStreamingMessage: "message/stream",
-	OpGetTask:              "tasks/get",
-	OpListTasks:            "",
-	OpCancelTask:           "tasks/cancel",
-	OpSubscribeToTask:      "tasks/resubscribe",
-	OpCreatePushConfig:     "tasks/pushNotificationConfig/set",
-	OpGetPushConfig:        "tasks/pushNotificationConfig/get",
-	OpListPushConfigs:      "tasks/pushNotificationConfig/list",
-	OpDeletePushConfig:     "tasks/pushNotificationConfig/delete",
-	OpGetExtendedCard:      "agent/getAuthenticatedExtendedCard",
-}
-
 // methodEntry is what a method name resolves to.
 type methodEntry struct {
 	// name is the method name itself, so that ParseRequest's fast path
 	// sets Request.Method without allocating a string per request.
 	name string
 	op   Operation
-	v03  bool
 }
 
 // aliases are the slash-style and pre-release method names some 1.0-era
@@ -85,32 +70,27 @@ var aliases = map[string]Operation{
 	"SetTaskPushNotificationConfig":       OpCreatePushConfig,
 }
 
-// methodTable maps every accepted method name to its operation and
-// whether it selects 0.3 shapes: the one table of method names, for
-// LookupMethod and ParseRequest alike.
+// methodTable maps every v1.0 method name and alias to its operation: the
+// one table of method names, for LookupMethod and ParseRequest alike.
 var methodTable = func() map[string]methodEntry {
 	m := make(map[string]methodEntry, 32)
 	for op := OpSendMessage; op <= OpGetExtendedCard; op++ {
-		m[opNames[op]] = methodEntry{opNames[op], op, false}
-		if n := opNamesV03[op]; n != "" {
-			m[n] = methodEntry{n, op, true}
-		}
+		m[opNames[op]] = methodEntry{opNames[op], op}
 	}
 	for name, op := range aliases {
-		m[name] = methodEntry{name, op, false}
+		m[name] = methodEntry{name, op}
 	}
 	return m
 }()
 
-// LookupMethod maps a JSON-RPC method name to its operation. v03 is true
-// for the 0.3 names (message/send, tasks/get, …), whose params and results
-// use 0.3 shapes. The v1.0 names, and the aliases tasks/list,
-// tasks/subscribe, tasks/pushNotificationConfig/create,
-// ListTaskPushNotificationConfig and SetTaskPushNotificationConfig, give
-// v03 false. ok is false for an unknown name.
-func LookupMethod(name string) (op Operation, v03 bool, ok bool) {
+// LookupMethod maps a v1.0 JSON-RPC method name, or one of the aliases
+// tasks/list, tasks/subscribe, tasks/pushNotificationConfig/create,
+// ListTaskPushNotificationConfig and SetTaskPushNotificationConfig (v1.0
+// shapes too), to its operation. ok is false for any other name; the 0.3
+// names (message/send, tasks/get, …) are a2av03.LookupMethod's.
+func LookupMethod(name string) (op Operation, ok bool) {
 	e, ok := methodTable[name]
-	return e.op, e.v03, ok
+	return e.op, ok
 }
 
 // String returns the v1.0 method name of the operation.
@@ -124,13 +104,4 @@ func (op Operation) String() string {
 // Streaming reports whether the operation answers with an SSE stream.
 func (op Operation) Streaming() bool {
 	return op == OpSendStreamingMessage || op == OpSubscribeToTask
-}
-
-// MethodV03 returns the 0.3 method name of the operation, or "" when 0.3
-// has none (ListTasks).
-func MethodV03(op Operation) string {
-	if op >= OpSendMessage && op <= OpGetExtendedCard {
-		return opNamesV03[op]
-	}
-	return ""
 }

@@ -1,48 +1,41 @@
 package a2a
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 func TestLookupMethodMapsEveryName(t *testing.T) {
 	cases := []struct {
 		name string
 		op   Operation
-		v03  bool
 	}{
-		{"SendMessage", OpSendMessage, false},
-		{"SendStreamingMessage", OpSendStreamingMessage, false},
-		{"GetTask", OpGetTask, false},
-		{"ListTasks", OpListTasks, false},
-		{"CancelTask", OpCancelTask, false},
-		{"SubscribeToTask", OpSubscribeToTask, false},
-		{"CreateTaskPushNotificationConfig", OpCreatePushConfig, false},
-		{"GetTaskPushNotificationConfig", OpGetPushConfig, false},
-		{"ListTaskPushNotificationConfigs", OpListPushConfigs, false},
-		{"DeleteTaskPushNotificationConfig", OpDeletePushConfig, false},
-		{"GetExtendedAgentCard", OpGetExtendedCard, false},
-		{"message/send", OpSendMessage, true},
-		{"message/stream", OpSendStreamingMessage, true},
-		{"tasks/get", OpGetTask, true},
-		{"tasks/cancel", OpCancelTask, true},
-		{"tasks/resubscribe", OpSubscribeToTask, true},
-		{"tasks/pushNotificationConfig/set", OpCreatePushConfig, true},
-		{"tasks/pushNotificationConfig/get", OpGetPushConfig, true},
-		{"tasks/pushNotificationConfig/list", OpListPushConfigs, true},
-		{"tasks/pushNotificationConfig/delete", OpDeletePushConfig, true},
-		{"agent/getAuthenticatedExtendedCard", OpGetExtendedCard, true},
-		{"tasks/list", OpListTasks, false},
-		{"tasks/subscribe", OpSubscribeToTask, false},
-		{"tasks/pushNotificationConfig/create", OpCreatePushConfig, false},
-		{"ListTaskPushNotificationConfig", OpListPushConfigs, false},
-		{"SetTaskPushNotificationConfig", OpCreatePushConfig, false},
+		{"SendMessage", OpSendMessage},
+		{"SendStreamingMessage", OpSendStreamingMessage},
+		{"GetTask", OpGetTask},
+		{"ListTasks", OpListTasks},
+		{"CancelTask", OpCancelTask},
+		{"SubscribeToTask", OpSubscribeToTask},
+		{"CreateTaskPushNotificationConfig", OpCreatePushConfig},
+		{"GetTaskPushNotificationConfig", OpGetPushConfig},
+		{"ListTaskPushNotificationConfigs", OpListPushConfigs},
+		{"DeleteTaskPushNotificationConfig", OpDeletePushConfig},
+		{"GetExtendedAgentCard", OpGetExtendedCard},
+		{"tasks/list", OpListTasks},
+		{"tasks/subscribe", OpSubscribeToTask},
+		{"tasks/pushNotificationConfig/create", OpCreatePushConfig},
+		{"ListTaskPushNotificationConfig", OpListPushConfigs},
+		{"SetTaskPushNotificationConfig", OpCreatePushConfig},
 	}
 	for _, c := range cases {
-		op, v03, ok := LookupMethod(c.name)
-		if !ok || op != c.op || v03 != c.v03 {
-			t.Errorf("LookupMethod(%q) = %v, %v, %v; want %v, %v", c.name, op, v03, ok, c.op, c.v03)
+		op, ok := LookupMethod(c.name)
+		if !ok || op != c.op {
+			t.Errorf("LookupMethod(%q) = %v, %v; want %v", c.name, op, ok, c.op)
 		}
 	}
-	for _, bad := range []string{"", "sendMessage", "tasks/send", "tasks/sendSubscribe", "message/Send"} {
-		if _, _, ok := LookupMethod(bad); ok {
+	// The 0.3 names are package a2av03's.
+	for _, bad := range []string{"", "sendMessage", "tasks/send", "tasks/sendSubscribe", "message/Send", "message/send", "tasks/get"} {
+		if _, ok := LookupMethod(bad); ok {
 			t.Errorf("LookupMethod(%q) found", bad)
 		}
 	}
@@ -50,19 +43,12 @@ func TestLookupMethodMapsEveryName(t *testing.T) {
 
 func TestOperationNames(t *testing.T) {
 	for op := OpSendMessage; op <= OpGetExtendedCard; op++ {
-		back, v03, ok := LookupMethod(op.String())
-		if !ok || back != op || v03 {
+		back, ok := LookupMethod(op.String())
+		if !ok || back != op {
 			t.Errorf("%v does not round trip", op)
 		}
-		if n := MethodV03(op); n != "" {
-			if back, v03, _ := LookupMethod(n); back != op || !v03 {
-				t.Errorf("MethodV03(%v) = %q does not round trip", op, n)
-			}
-		} else if op != OpListTasks {
-			t.Errorf("%v has no 0.3 name", op)
-		}
 	}
-	if Operation(0).String() != "Operation(0)" || MethodV03(0) != "" {
+	if Operation(0).String() != "Operation(0)" {
 		t.Error("zero operation")
 	}
 	if !OpSubscribeToTask.Streaming() || !OpSendStreamingMessage.Streaming() || OpSendMessage.Streaming() {
@@ -120,26 +106,40 @@ func stringsTrim(s string) string {
 
 // TestEveryMethodNameTakesTheFastEnvelopePath keeps ParseRequest's fast
 // path and LookupMethod on one table: a request naming any accepted method
-// — v1.0, 0.3 or an alias — is read without encoding/json, and the name
-// resolves.
+// — v1.0 or an alias — is read without encoding/json, the name resolves,
+// and the request's Method is the table's own string. Other plain names
+// (a 0.3 name of package a2av03, an unknown one) take the fast path too;
+// escaped, empty or non-UTF-8 names are left to encoding/json.
 func TestEveryMethodNameTakesTheFastEnvelopePath(t *testing.T) {
-	if len(methodTable) < 11+10+len(aliases) {
+	if len(methodTable) < 11+len(aliases) {
 		t.Fatalf("the method table has %d names", len(methodTable))
 	}
-	for name := range methodTable {
+	for name, e := range methodTable {
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + name + `","params":{}}`)
 		req, ok := parseRequestFast(body)
-		if !ok || req.Method != name {
-			t.Errorf("%s: the fast path did not read it (%v, %+v)", name, ok, req)
+		if !ok || req.Method != name || unsafe.StringData(req.Method) != unsafe.StringData(e.name) {
+			t.Errorf("%s: the fast path did not read it from the table (%v, %+v)", name, ok, req)
 		}
-		if _, _, ok := LookupMethod(name); !ok {
+		if _, ok := LookupMethod(name); !ok {
 			t.Errorf("%s: LookupMethod does not know it", name)
 		}
 	}
 	for _, alias := range []string{"tasks/list", "tasks/subscribe", "tasks/pushNotificationConfig/create",
 		"ListTaskPushNotificationConfig", "SetTaskPushNotificationConfig"} {
-		if op, v03, ok := LookupMethod(alias); !ok || v03 || op == 0 {
-			t.Errorf("alias %s: %v %v %v", alias, op, v03, ok)
+		if op, ok := LookupMethod(alias); !ok || op == 0 {
+			t.Errorf("alias %s: %v %v", alias, op, ok)
+		}
+	}
+	for _, name := range []string{"message/send", "tasks/pushNotificationConfig/get", "no/such method", "ünïcode"} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + name + `","params":{}}`)
+		if req, ok := parseRequestFast(body); !ok || req.Method != name {
+			t.Errorf("%s: the fast path did not read it (%v, %+v)", name, ok, req)
+		}
+	}
+	for _, raw := range []string{`""`, `"message\/send"`, "\"bad\xff\""} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":` + raw + `,"params":{}}`)
+		if _, ok := parseRequestFast(body); ok {
+			t.Errorf("%q: the fast path took it", body)
 		}
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// The one decoder of request params, for every binding and both protocol
-// versions: JSON-RPC params (v1.0 or 0.3 shapes) and the HTTP+JSON
-// binding's request objects become the v1.0 request structs.
+// The one decoder of request params, for every binding: JSON-RPC params
+// and the HTTP+JSON binding's request objects become the v1.0 request
+// structs. (The params of 0.3 methods are read by package a2av03, which
+// calls this for the operations whose params 0.3 shapes alike.)
 
 // DecodeParams decodes and validates the params of a request for op into
 // a pointer to the v1.0 request type of that operation
@@ -16,14 +17,8 @@ import (
 // *TaskPushNotificationConfig, *GetTaskPushNotificationConfigRequest,
 // *ListTaskPushNotificationConfigsRequest,
 // *DeleteTaskPushNotificationConfigRequest or
-// *GetExtendedAgentCardRequest). With v03 the params are read in their 0.3
-// shape (TaskQueryParams, TaskIDParams, the nested push config, …). Every
-// failure is a -32602 error.
-//
-// 0.3 push configs: a set without a config id, and a get without
-// pushNotificationConfigId, get the task id as config id — what the 0.3
-// SDKs did, so that a 0.3 client can fetch the config it set.
-func DecodeParams(op Operation, v03 bool, params json.RawMessage) (any, *Error) {
+// *GetExtendedAgentCardRequest). Every failure is a -32602 error.
+func DecodeParams(op Operation, params json.RawMessage) (any, *Error) {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
@@ -75,56 +70,25 @@ func DecodeParams(op Operation, v03 bool, params json.RawMessage) (any, *Error) 
 		if e := decode(&r); e != nil {
 			return nil, e
 		}
-		if v03 && r.ID == "" {
-			r.ID = r.TaskID
-		}
 		return validated(&r)
 	case OpGetPushConfig:
-		if !v03 {
-			var r GetTaskPushNotificationConfigRequest
-			if e := decode(&r); e != nil {
-				return nil, e
-			}
-			return validated(&r)
-		}
-		var p GetTaskPushNotificationConfigParams
-		if e := decode(&p); e != nil {
+		var r GetTaskPushNotificationConfigRequest
+		if e := decode(&r); e != nil {
 			return nil, e
 		}
-		r := GetTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
-		if r.ID == "" {
-			r.ID = r.TaskID
-		}
-		return validated03(&r, "id", r.TaskID)
+		return validated(&r)
 	case OpListPushConfigs:
-		if !v03 {
-			var r ListTaskPushNotificationConfigsRequest
-			if e := decode(&r); e != nil {
-				return nil, e
-			}
-			return validated(&r)
-		}
-		var p TaskIDParams
-		if e := decode(&p); e != nil {
+		var r ListTaskPushNotificationConfigsRequest
+		if e := decode(&r); e != nil {
 			return nil, e
 		}
-		return validated03(&ListTaskPushNotificationConfigsRequest{TaskID: p.ID}, "id", p.ID)
+		return validated(&r)
 	case OpDeletePushConfig:
-		if !v03 {
-			var r DeleteTaskPushNotificationConfigRequest
-			if e := decode(&r); e != nil {
-				return nil, e
-			}
-			return validated(&r)
-		}
-		var p DeleteTaskPushNotificationConfigParams
-		if e := decode(&p); e != nil {
+		var r DeleteTaskPushNotificationConfigRequest
+		if e := decode(&r); e != nil {
 			return nil, e
 		}
-		if p.PushNotificationConfigID == "" {
-			return nil, ErrInvalidParams("pushNotificationConfigId", "is required: give the id of the push notification config to delete")
-		}
-		return validated03(&DeleteTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}, "id", p.ID)
+		return validated(&r)
 	case OpGetExtendedCard:
 		var r GetExtendedAgentCardRequest
 		if e := decode(&r); e != nil {
@@ -133,13 +97,4 @@ func DecodeParams(op Operation, v03 bool, params json.RawMessage) (any, *Error) 
 		return &r, nil
 	}
 	return nil, ErrInvalidParams("", fmt.Sprintf("unknown operation %v", op))
-}
-
-// validated03 checks the task id of a 0.3 push-config request, naming the
-// 0.3 field in the error, and returns v.
-func validated03(v any, field, taskID string) (any, *Error) {
-	if taskID == "" {
-		return nil, ErrInvalidParams(field, "is required: give the task id")
-	}
-	return v, nil
 }

@@ -216,23 +216,3 @@ func requirementsFromV03(in []map[string][]string) []SecurityRequirement {
 	}
 	return out
 }
-
-// requirementsToV03 converts v1.0 security requirements to the 0.3 form.
-func requirementsToV03(in []SecurityRequirement) []map[string][]string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]map[string][]string, 0, len(in))
-	for _, req := range in {
-		r := make(map[string][]string, len(req.Schemes))
-		for name, scopes := range req.Schemes {
-			list := scopes.List
-			if list == nil {
-				list = []string{}
-			}
-			r[name] = list
-		}
-		out = append(out, r)
-	}
-	return out
-}

@@ -19,10 +19,9 @@ const (
 
 	// HeaderVersion is the request header carrying the protocol version.
 	HeaderVersion = "A2A-Version"
-	// HeaderExtensions is the header listing requested/activated extensions.
+	// HeaderExtensions is the header listing requested/activated extensions
+	// (a2av03.HeaderExtensions is its 0.3 name).
 	HeaderExtensions = "A2A-Extensions"
-	// HeaderExtensionsV03 is the 0.3 name of HeaderExtensions.
-	HeaderExtensionsV03 = "X-A2A-Extensions"
 )
 
 // NegotiateVersion decides which protocol version a request is served

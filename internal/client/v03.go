@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 )
 
 // The JSON-RPC transport at protocol 0.3: the 0.3 method names
@@ -26,13 +27,13 @@ func newV03Transport(cn *conn) *v03Transport {
 	return &v03Transport{cn: cn, w: &jsonrpcWire{
 		cn: cn,
 		method: func(op a2a.Operation) (string, error) {
-			if m := a2a.MethodV03(op); m != "" {
+			if m := a2av03.Method(op); m != "" {
 				return m, nil
 			}
 			return "", cn.fail(ErrUnsupported, op, 0, fmt.Errorf("%s does not exist in protocol 0.3, which this peer speaks", op))
 		},
 		streamEvent: func(raw json.RawMessage) (Event, error) {
-			sr, final, err := a2a.FromV03StreamEvent(raw)
+			sr, final, err := a2av03.ParseStreamEvent(raw)
 			if err != nil {
 				return Event{}, err
 			}
@@ -43,8 +44,8 @@ func newV03Transport(cn *conn) *v03Transport {
 
 func (t *v03Transport) sendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	var out *a2a.SendMessageResponse
-	err := t.cn.call(ctx, t.w, a2a.OpSendMessage, a2a.ToV03SendParams(req), func(raw json.RawMessage) error {
-		r, err := a2a.FromV03SendResult(raw)
+	err := t.cn.call(ctx, t.w, a2a.OpSendMessage, a2av03.FromSendRequest(req), func(raw json.RawMessage) error {
+		r, err := a2av03.ParseSendResult(raw)
 		if err != nil {
 			return err
 		}
@@ -58,11 +59,11 @@ func (t *v03Transport) sendMessage(ctx context.Context, req *a2a.SendMessageRequ
 }
 
 func (t *v03Transport) getTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	return t.taskCall(ctx, a2a.OpGetTask, req.V03())
+	return t.taskCall(ctx, a2a.OpGetTask, a2av03.FromGetTaskRequest(req))
 }
 
 func (t *v03Transport) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	return t.taskCall(ctx, a2a.OpCancelTask, req.V03())
+	return t.taskCall(ctx, a2a.OpCancelTask, a2av03.FromCancelTaskRequest(req))
 }
 
 // taskCall is a call whose 0.3 result is a task.
@@ -85,9 +86,9 @@ func (t *v03Transport) listTasks(context.Context, *a2a.ListTasksRequest) (*a2a.L
 }
 
 func (t *v03Transport) sendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, deliver func(Event) error) error {
-	return t.cn.httpStream(ctx, t.w, a2a.OpSendStreamingMessage, a2a.ToV03SendParams(req), deliver)
+	return t.cn.httpStream(ctx, t.w, a2a.OpSendStreamingMessage, a2av03.FromSendRequest(req), deliver)
 }
 
 func (t *v03Transport) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, deliver func(Event) error) error {
-	return t.cn.httpStream(ctx, t.w, a2a.OpSubscribeToTask, req.V03(), deliver)
+	return t.cn.httpStream(ctx, t.w, a2a.OpSubscribeToTask, a2av03.FromSubscribeToTaskRequest(req), deliver)
 }

@@ -24,6 +24,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -186,7 +187,10 @@ func methodLabel(method string) string {
 	if method == "" {
 		return "none"
 	}
-	if _, _, ok := a2a.LookupMethod(method); ok {
+	if _, ok := a2a.LookupMethod(method); ok {
+		return method
+	}
+	if _, ok := a2av03.LookupMethod(method); ok {
 		return method
 	}
 	switch method {

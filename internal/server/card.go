@@ -80,7 +80,7 @@ type cardHandler struct {
 
 // ServeHTTP serves the public agent card. The canonical path answers the
 // v1.0 card, strictly as the v1.0 schema has it (no 0.3 key); 0.3 clients
-// get the 0.3 card (a2a.ToV03Card) at the legacy path
+// get the 0.3 card (a2av03.FromCard) at the legacy path
 // /.well-known/agent.json, or at the canonical path when they ask for it
 // with A2A-Version: 0.3 (or ?A2A-Version=0.3). Both carry caching headers
 // and answer conditional GETs. The card is public, but every request

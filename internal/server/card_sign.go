@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 )
 
 // CardSigner signs the agent card (*cardsign.Signer implements it). The
@@ -88,13 +89,13 @@ func (h *cardHandler) signatures(card *a2a.AgentCard, doc []byte) []a2a.AgentCar
 }
 
 // encodeServedCard encodes the public card as served — the v1.0 card, or
-// with v03 the 0.3 card (a2a.ToV03Card) — signed when a signer is
+// with v03 the 0.3 card (a2av03.FromCard) — signed when a signer is
 // configured: over that very document, so each document verifies on its
 // own.
 func (h *cardHandler) encodeServedCard(card *a2a.AgentCard, v03 bool) ([]byte, error) {
 	encode := func() ([]byte, error) {
 		if v03 {
-			return a2a.Marshal(a2a.ToV03Card(card))
+			return a2a.Marshal(a2av03.FromCard(card))
 		}
 		return a2a.Marshal(card)
 	}

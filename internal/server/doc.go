@@ -50,7 +50,8 @@
 // capability → permission (security.Policy, OAuth scopes) → trust gate
 // (sends). The binding's:
 // params decoding and validation (a2a.DecodeParams for both JSON
-// bindings; grpcwire and the same Validate methods for gRPC). The
+// bindings, a2av03.DecodeParams for 0.3 methods; grpcwire and the same
+// Validate methods for gRPC). The
 // handler's: stream caps → message limits (parts, part size, media types,
 // ids) → loop guards (sends) → task manager. Nothing in a
 // request can claim an identity: the identity comes from the
@@ -86,7 +87,7 @@
 //     (once the method is known) carries data as one object instead —
 //     {"reason", "domain", "metadata", "details": [BadRequest…]} — because
 //     0.3 clients decode data as an object (the official a2a-go 0.3
-//     client fails on an array; a2a.Error.AsV03). Refusals before the
+//     client fails on an array; a2av03.EncodeError). Refusals before the
 //     method is read keep the v1.0 form; 0.3 clients do not read the body
 //     of a non-200 answer. The project's own codes: -32050 UNAUTHENTICATED or
 //     UNAUTHORIZED (the tier may not use the operation), -32051
@@ -158,7 +159,7 @@
 //   - Card. /.well-known/agent-card.json is the v1.0 card, valid against
 //     the v1.0 schema as it is (its Agent Card allows no other keys, so
 //     none of the 0.3 keys is on it). 0.3 clients get the 0.3 card
-//     (a2a.ToV03Card: url, preferredTransport "JSONRPC", protocolVersion
+//     (a2av03.FromCard: url, preferredTransport "JSONRPC", protocolVersion
 //     "0.3.0", security schemes with `type`) at the legacy path
 //     /.well-known/agent.json, or at the canonical path when the request
 //     says A2A-Version: 0.3 (header or query; Vary names A2A-Version). A

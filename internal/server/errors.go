@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 )
 
@@ -171,7 +172,7 @@ var (
 	hdrAuthorization = "Authorization"
 	hdrVersion       = textproto.CanonicalMIMEHeaderKey(a2a.HeaderVersion)
 	hdrExtensions    = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensions)
-	hdrExtensionsV03 = textproto.CanonicalMIMEHeaderKey(a2a.HeaderExtensionsV03)
+	hdrExtensionsV03 = textproto.CanonicalMIMEHeaderKey(a2av03.HeaderExtensions)
 
 	valJSON    = []string{"application/json"}
 	valNoStore = []string{"no-store"}
@@ -188,7 +189,12 @@ func setJSONHeaders(h http.Header, n int) {
 // writeJSONRPCError writes a JSON-RPC error response with the given HTTP
 // status. id nil is written as null.
 func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *a2a.Error) int {
-	b := a2a.EncodeError(id, e)
+	return writeJSONRPCBody(w, status, a2a.EncodeError(id, e))
+}
+
+// writeJSONRPCBody writes an encoded JSON-RPC response b with the given
+// HTTP status and returns the bytes written.
+func writeJSONRPCBody(w http.ResponseWriter, status int, b []byte) int {
 	setJSONHeaders(w.Header(), len(b))
 	w.WriteHeader(status)
 	n, _ := w.Write(b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 )
 
 // fuzzSeeds are request bodies that reach every branch of the endpoint.
@@ -83,7 +84,7 @@ func FuzzJSONRPCHandler(f *testing.F) {
 			// A 0.3 method's errors have the 0.3 shape once the method
 			// is known.
 			if req, _ := a2a.ParseRequest(body); req != nil {
-				if _, v03, _ := a2a.LookupMethod(req.Method); v03 {
+				if _, v03 := a2av03.LookupMethod(req.Method); v03 {
 					if _, err03 := a2atest.CheckJSONRPCResponseV03(out); err03 == nil {
 						return
 					}

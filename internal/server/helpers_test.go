@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
@@ -377,7 +378,7 @@ func (e *testEnv) rpc(token, method string, params any, hdr ...map[string]string
 	if status == http.StatusNoContent {
 		return out
 	}
-	if _, v03, _ := a2a.LookupMethod(method); v03 {
+	if _, v03 := a2av03.LookupMethod(method); v03 {
 		out.result = a2atest.ValidateJSONRPCResponseV03(e.t, b)
 	} else {
 		out.result = a2atest.ValidateJSONRPCResponse(e.t, b, resultDefs[method])

@@ -178,7 +178,7 @@ func restParams(rt *a2a.RESTMatch, query url.Values, body []byte) (any, *a2a.Err
 		}
 	}
 	if len(rt.Path) == 0 && len(query) == 0 {
-		return a2a.DecodeParams(rt.Op, false, body) // the body is the whole request
+		return a2a.DecodeParams(rt.Op, body) // the body is the whole request
 	}
 	obj := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -228,7 +228,7 @@ func restParams(rt *a2a.RESTMatch, query url.Values, body []byte) (any, *a2a.Err
 	if err != nil {
 		return nil, a2a.ErrInvalidRequest("the request could not be assembled: " + err.Error())
 	}
-	return a2a.DecodeParams(rt.Op, false, raw)
+	return a2a.DecodeParams(rt.Op, raw)
 }
 
 // jsonString encodes s as a JSON string.

@@ -75,7 +75,7 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	op, v03, ok := a2a.LookupMethod(req.Method)
+	op, v03, ok := lookupMethod(req.Method)
 	if !ok {
 		b.refuse(w, ex, refusal(a2a.ErrMethodNotFound(req.Method)))
 		return
@@ -91,7 +91,7 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	echoExtensions(w, c)
-	params, e := a2a.DecodeParams(op, v03, req.Params)
+	params, e := decodeParams(op, v03, req.Params)
 	if e != nil {
 		b.refuse(w, ex, refusal(e))
 		return
@@ -127,36 +127,10 @@ func (b *jsonrpcBinding) serve(ctx context.Context, w http.ResponseWriter, r *ht
 	b.writeBody(w, http.NewResponseController(w), c, nil, body)
 }
 
-// v03Result converts a v1.0 result to its 0.3 shape.
-func v03Result(res any) any {
-	switch v := res.(type) {
-	case *a2a.SendMessageResponse:
-		if v.Task != nil {
-			return a2a.ToV03Task(v.Task)
-		}
-		return a2a.ToV03Message(v.Message)
-	case *a2a.Task:
-		return a2a.ToV03Task(v)
-	case *a2a.TaskPushNotificationConfig:
-		return a2a.ToV03PushConfig(v)
-	case *a2a.ListTaskPushNotificationConfigsResponse:
-		return a2a.ToV03PushConfigList(v)
-	case *a2a.AgentCard:
-		return a2a.ToV03Card(v)
-	case json.RawMessage:
-		return nil // Delete answers null in 0.3
-	}
-	return res
-}
-
 // refuse answers with a JSON-RPC error (0.3 data shape for a 0.3 method),
 // with the HTTP status of the refusal's class, and records it.
 func (b *jsonrpcBinding) refuse(w http.ResponseWriter, ex *rpcExchange, r *Refusal) {
 	ex.c.Refused(r)
 	refusalHeaders(w, r)
-	e := r.Err
-	if ex.c.V03 {
-		e = e.AsV03() // 0.3 clients decode `data` as an object
-	}
-	ex.c.BytesOut += int64(writeJSONRPCError(w, r.Status, ex.id, e))
+	ex.c.BytesOut += int64(writeJSONRPCBody(w, r.Status, encodeRPCError(ex.id, r.Err, ex.c.V03)))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	"github.com/a2a-plugin/a2a-plugin/internal/tasks"
 )
 
@@ -69,7 +70,7 @@ func (s *sseSink) Event(ev *tasks.Event) error {
 			st := u.Status.State
 			final = st.Terminal() || (st == a2a.TaskStateInputRequired && c.Op != a2a.OpSubscribeToTask)
 		}
-		b, err := a2a.Marshal(a2a.ToV03StreamEvent(resp, final))
+		b, err := a2a.Marshal(a2av03.FromStreamEvent(resp, final))
 		if err != nil {
 			s.b.log.Error("encoding a 0.3 stream event failed", c.logArgs("error", err)...)
 			return errEncoding
@@ -119,7 +120,7 @@ func (s *sseSink) Fail(r *Refusal) {
 	case s.rest:
 		body = statusBody(restStatus(http.StatusOK, r.Err))
 	case s.c.V03:
-		body = a2a.EncodeError(s.rpcID, r.Err.AsV03())
+		body = a2av03.EncodeError(s.rpcID, r.Err)
 	default:
 		body = a2a.EncodeError(s.rpcID, r.Err)
 	}

@@ -48,6 +48,7 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 )
 
@@ -219,7 +220,7 @@ func (c client) call(t testing.TB, method string, params any) (json.RawMessage, 
 		t.Fatalf("%s: reading the response: %v", method, err)
 	}
 	check := func(b []byte) (json.RawMessage, error) { return a2atest.CheckJSONRPCResponse(b, "") }
-	if _, v03, _ := a2a.LookupMethod(method); v03 {
+	if _, v03 := a2av03.LookupMethod(method); v03 {
 		check = a2atest.CheckJSONRPCResponseV03 // 0.3 errors carry data as an object
 	}
 	if _, err := check(out); err != nil {

@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2atest"
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a/a2av03"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
 	"github.com/a2a-plugin/a2a-plugin/testharness"
 	"github.com/a2a-plugin/a2a-plugin/testharness/e2e/internal/e2etest"
@@ -467,7 +467,7 @@ func isV03(body []byte) bool {
 		Method string `json:"method"`
 	}
 	_ = json.Unmarshal(body, &req)
-	_, v03, _ := a2a.LookupMethod(req.Method)
+	_, v03 := a2av03.LookupMethod(req.Method)
 	return v03
 }
 

@@ -1,17 +1,19 @@
-package a2a
+package a2av03
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
 // 0.3 shapes read back as v1.0 values: the results and events of a 0.3
 // server, and the typed 0.3 params.
 
-// probe03 reads the discriminating keys of a 0.3 result or event (and of
+// probe reads the discriminating keys of a 0.3 result or event (and of
 // a v1.0 wrapper, for servers that answer 0.3 methods with v1.0 shapes).
-type probe03 struct {
+type probe struct {
 	Kind           string          `json:"kind"`
 	Task           json.RawMessage `json:"task"`
 	Message        json.RawMessage `json:"message"`
@@ -25,7 +27,7 @@ type probe03 struct {
 
 // kind returns the 0.3 kind of the probed object, guessing from its keys
 // when `kind` is absent, or "wrapper" for a v1.0 StreamResponse.
-func (p *probe03) kind() string {
+func (p *probe) kind() string {
 	switch strings.ToLower(p.Kind) {
 	case KindTask, KindMessage, KindStatusUpdate, KindArtifactUpdate:
 		return strings.ToLower(p.Kind)
@@ -46,33 +48,33 @@ func (p *probe03) kind() string {
 	return KindMessage
 }
 
-// FromV03StreamEvent decodes one `result` of a 0.3 message/stream or
+// ParseStreamEvent decodes one `result` of a 0.3 message/stream or
 // tasks/resubscribe stream (a bare Task, Message, status-update or
-// artifact-update) into a v1.0 StreamResponse. final reports the 0.3
-// `final` flag of a status update.
-func FromV03StreamEvent(data []byte) (r *StreamResponse, final bool, err error) {
-	data = normalizeKeys(data)
-	var p probe03
-	if err := json.Unmarshal(data, &p); err != nil {
+// artifact-update) into a v1.0 StreamResponse, reading it leniently
+// (a2a.Unmarshal: snake_case keys, 0.3 enums and parts). final reports the
+// 0.3 `final` flag of a status update.
+func ParseStreamEvent(data []byte) (r *a2a.StreamResponse, final bool, err error) {
+	var p probe
+	if err := a2a.Unmarshal(data, &p); err != nil {
 		return nil, false, fmt.Errorf("0.3 stream event is not a JSON object: %w", err)
 	}
-	r = &StreamResponse{}
+	r = &a2a.StreamResponse{}
 	switch p.kind() {
 	case "wrapper":
-		err = json.Unmarshal(data, r)
+		err = a2a.Unmarshal(data, r)
 	case KindTask:
-		r.Task = new(Task)
-		err = json.Unmarshal(data, r.Task)
+		r.Task = new(a2a.Task)
+		err = a2a.Unmarshal(data, r.Task)
 	case KindMessage:
-		r.Message = new(Message)
-		err = json.Unmarshal(data, r.Message)
+		r.Message = new(a2a.Message)
+		err = a2a.Unmarshal(data, r.Message)
 	case KindStatusUpdate:
-		r.StatusUpdate = new(TaskStatusUpdateEvent)
-		err = json.Unmarshal(data, r.StatusUpdate)
+		r.StatusUpdate = new(a2a.TaskStatusUpdateEvent)
+		err = a2a.Unmarshal(data, r.StatusUpdate)
 		final = p.Final
 	case KindArtifactUpdate:
-		r.ArtifactUpdate = new(TaskArtifactUpdateEvent)
-		err = json.Unmarshal(data, r.ArtifactUpdate)
+		r.ArtifactUpdate = new(a2a.TaskArtifactUpdateEvent)
+		err = a2a.Unmarshal(data, r.ArtifactUpdate)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("decode 0.3 %s: %w", p.kind(), err)
@@ -80,17 +82,17 @@ func FromV03StreamEvent(data []byte) (r *StreamResponse, final bool, err error) 
 	return r, final, nil
 }
 
-// FromV03SendResult decodes the result of 0.3 message/send — a bare Task
+// ParseSendResult decodes the result of 0.3 message/send — a bare Task
 // or Message told apart by `kind` — into a v1.0 SendMessageResponse.
-func FromV03SendResult(data []byte) (*SendMessageResponse, error) {
-	r, _, err := FromV03StreamEvent(data)
+func ParseSendResult(data []byte) (*a2a.SendMessageResponse, error) {
+	r, _, err := ParseStreamEvent(data)
 	if err != nil {
 		return nil, err
 	}
 	if r.Task == nil && r.Message == nil {
 		return nil, fmt.Errorf("0.3 message/send result is a %s, want a task or a message", r.Kind())
 	}
-	return &SendMessageResponse{Task: r.Task, Message: r.Message}, nil
+	return &a2a.SendMessageResponse{Task: r.Task, Message: r.Message}, nil
 }
 
 // TaskIdParams is TaskIDParams spelled as in the 0.3 specification.
@@ -100,53 +102,53 @@ type TaskIdParams = TaskIDParams
 // (blocking → returnImmediately inverted, nested push config flattened,
 // 0.3 parts and enums converted). It fails only if the message cannot be
 // encoded.
-func (p *MessageSendParams) V1() (*SendMessageRequest, error) {
-	b, err := marshalPlain(p)
+func (p *MessageSendParams) V1() (*a2a.SendMessageRequest, error) {
+	b, err := a2a.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
-	var r SendMessageRequest
-	if err := Unmarshal(b, &r); err != nil {
+	var r a2a.SendMessageRequest
+	if err := a2a.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
 // V1 converts 0.3 tasks/get params to a v1.0 GetTaskRequest.
-func (p *TaskQueryParams) V1() *GetTaskRequest {
-	return &GetTaskRequest{ID: p.ID, HistoryLength: p.HistoryLength}
+func (p *TaskQueryParams) V1() *a2a.GetTaskRequest {
+	return &a2a.GetTaskRequest{ID: p.ID, HistoryLength: p.HistoryLength}
 }
 
 // CancelRequest converts 0.3 tasks/cancel params to a v1.0
 // CancelTaskRequest.
-func (p *TaskIDParams) CancelRequest() *CancelTaskRequest {
-	return &CancelTaskRequest{ID: p.ID, Metadata: p.Metadata}
+func (p *TaskIDParams) CancelRequest() *a2a.CancelTaskRequest {
+	return &a2a.CancelTaskRequest{ID: p.ID, Metadata: p.Metadata}
 }
 
 // SubscribeRequest converts 0.3 tasks/resubscribe params to a v1.0
 // SubscribeToTaskRequest.
-func (p *TaskIDParams) SubscribeRequest() *SubscribeToTaskRequest {
-	return &SubscribeToTaskRequest{ID: p.ID}
+func (p *TaskIDParams) SubscribeRequest() *a2a.SubscribeToTaskRequest {
+	return &a2a.SubscribeToTaskRequest{ID: p.ID}
 }
 
 // V1 converts a nested 0.3 push config to the flat v1.0 form.
-func (c *TaskPushNotificationConfig03) V1() *TaskPushNotificationConfig {
+func (c *TaskPushNotificationConfig) V1() *a2a.TaskPushNotificationConfig {
 	n := c.PushNotificationConfig
-	out := &TaskPushNotificationConfig{ID: n.ID, TaskID: c.TaskID, URL: n.URL, Token: n.Token}
+	out := &a2a.TaskPushNotificationConfig{ID: n.ID, TaskID: c.TaskID, URL: n.URL, Token: n.Token}
 	if a := n.Authentication; a != nil && len(a.Schemes) > 0 {
-		out.Authentication = &AuthenticationInfo{Scheme: a.Schemes[0], Credentials: a.Credentials}
+		out.Authentication = &a2a.AuthenticationInfo{Scheme: a.Schemes[0], Credentials: a.Credentials}
 	}
 	return out
 }
 
 // V1 converts 0.3 get params (ID is the task id) to a v1.0
 // GetTaskPushNotificationConfigRequest.
-func (p *GetTaskPushNotificationConfigParams) V1() *GetTaskPushNotificationConfigRequest {
-	return &GetTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
+func (p *GetTaskPushNotificationConfigParams) V1() *a2a.GetTaskPushNotificationConfigRequest {
+	return &a2a.GetTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
 }
 
 // V1 converts 0.3 delete params (ID is the task id) to a v1.0
 // DeleteTaskPushNotificationConfigRequest.
-func (p *DeleteTaskPushNotificationConfigParams) V1() *DeleteTaskPushNotificationConfigRequest {
-	return &DeleteTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
+func (p *DeleteTaskPushNotificationConfigParams) V1() *a2a.DeleteTaskPushNotificationConfigRequest {
+	return &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
 }

@@ -637,3 +637,48 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		t.Errorf("good options: %v", err)
 	}
 }
+
+// TestAJobKeptTooLongIsLeftToItsLease: a job kept for its busy key longer
+// than MaxHold is not run (its lease could lapse while it runs, and
+// another runner take it) nor given back; it is left for a fresh claim
+// once its lease lapses.
+func TestAJobKeptTooLongIsLeftToItsLease(t *testing.T) {
+	src := newSource(true)
+	now := src.clock.Now()
+	src.add(1, "a", now)
+	gate := make(chan struct{})
+	started := make(chan int, 10)
+	o := src.options(func(ctx context.Context, j job) Result {
+		src.event("run %d", j.id)
+		started <- j.id
+		<-gate
+		src.done(j.id)
+		return Result{}
+	})
+	o.MaxHold = time.Minute
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, r)
+	waitFor(t, started, "job 1")
+	src.mu.Lock()
+	delete(src.pending, 1)
+	src.pending[2] = pendingJob{key: "a", due: now}
+	src.mu.Unlock()
+	r.Notify()
+	eventually(t, "job 2 is claimed", func() bool { return slices.Contains(src.heldIDs(), 2) })
+	src.clock.Advance(2 * time.Minute)
+	claims := func() int { src.mu.Lock(); defer src.mu.Unlock(); return src.claims }
+	before := claims()
+	close(gate)
+	// The round after job 1 decides about job 2, then claims.
+	eventually(t, "a claim after job 1", func() bool { return claims() > before })
+	stop() // Run returns after the jobs it started
+	if got, want := src.log(), []string{"run 1"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if got := src.heldIDs(); !slices.Equal(got, []int{2}) {
+		t.Errorf("held %v, want job 2 left to its lease", got)
+	}
+}

@@ -19,9 +19,11 @@
 // table), like the push outbox: a cancel that cannot reach its peer is
 // tried again with exponential backoff (Options.BaseBackoff doubling up to
 // Options.MaxBackoff, MaxAttempts in all), survives a restart of the
-// plugin (a cancel in flight is held by a lease, ClaimCancels, and is due
-// again once it lapses), and is recorded as failed when the peer refuses
-// it or every attempt failed. How it went is written into the parent
+// plugin (a cancel in flight is held by a lease, ClaimCancels: a Tracker
+// that stops gives it back, and after a crash it is due again once the
+// lease lapses), and is recorded as failed when the peer refuses it or
+// every attempt failed; the loop that claims and sends them is a
+// jobs.Runner, the push dispatcher's too. How it went is written into the parent
 // task's metadata (security.MetaCancelCascade: counts, and every remote
 // task not canceled yet or at all, with the reason) and the inspector
 // lists each delegation with its state.

@@ -8,17 +8,10 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/backoff"
+	"github.com/a2a-plugin/a2a-plugin/internal/jobs"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
-
-// done is what a cancel in flight reports to the loop.
-type done struct {
-	parent string
-	// retryAt is when the cancel is tried again (zero: it is settled, or
-	// it was abandoned).
-	retryAt time.Time
-}
 
 // maxErrorText bounds the error text kept for a failed cancel.
 const maxErrorText = 500
@@ -26,8 +19,9 @@ const maxErrorText = 500
 // Run cancels the delegations whose parents ended until ctx ends: c sends
 // each CancelTask, a writes how it went into the parent's metadata. On the
 // way out it settles the ends it was told about, so they are in the store
-// for the next run; cancels still in flight are abandoned, and due again
-// once their lease lapses. Run may be called once.
+// for the next run; cancels still in flight, and cancels claimed but not
+// sent, are given back and due at once in the next run. Run may be called
+// once.
 func (t *Tracker) Run(ctx context.Context, c Canceler, a Annotator) error {
 	if c == nil || a == nil {
 		return errors.New("cascade: Run needs a Canceler and an Annotator")
@@ -40,78 +34,61 @@ func (t *Tracker) Run(ctx context.Context, c Canceler, a Annotator) error {
 	t.running = true
 	t.mu.Unlock()
 
-	lease := 2*t.timeout + 10*time.Second
-	results := make(chan done, t.concurrency)
-	inflight := 0
-	var nextRetry time.Time
+	t.canceler, t.annotator = c, a
 	t.reconcile(ctx, false)
-	lastSweep := t.now()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		wait := t.poll
-		if !t.handleEnds(ctx) {
-			wait = min(wait, time.Second)
+	t.lastSweep = t.now()
+	err := t.runner.Run(ctx)
+	// The ends told so far go into the store, where the next run finds
+	// them, and the metadata says where things stand.
+	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	t.handleEnds(flush)
+	t.annotateDirty(flush, a)
+	cancel()
+	return err
+}
+
+// newRunner builds the job runner that sends the cancels due: a job is a
+// delegation to cancel, claimed (leased) with ClaimCancels.
+func (t *Tracker) newRunner() (*jobs.Runner[store.Delegation, int64], error) {
+	lease := 2*t.timeout + 10*time.Second
+	return jobs.New(jobs.Options[store.Delegation, int64]{
+		Claim: func(ctx context.Context, now time.Time, limit int) ([]store.Delegation, error) {
+			return t.store.ClaimCancels(ctx, now, lease, limit)
+		},
+		Run: func(ctx context.Context, d store.Delegation) jobs.Result {
+			return jobs.Result{Next: t.cancelOne(ctx, t.canceler, d)}
+		},
+		Key:          func(d store.Delegation) int64 { return d.ID },
+		Leased:       true,
+		MaxHold:      lease / 2,
+		Release:      t.giveBack,
+		Tick:         t.tick,
+		Concurrency:  t.concurrency,
+		PollInterval: t.poll,
+		Now:          t.now,
+		Logger:       t.log,
+		ClaimFailed:  "cannot read the cancels due; trying again shortly",
+	})
+}
+
+// tick is the housekeeping of each round of the runner: it settles the
+// ends it was told about, brings the metadata up to date, and now and
+// then sweeps the open delegations. It reports false when an end could
+// not be stored.
+func (t *Tracker) tick(ctx context.Context) bool {
+	ok := t.handleEnds(ctx)
+	t.annotateDirty(ctx, t.annotator)
+	if now := t.now(); now.Sub(t.lastSweep) >= staleAfter/4 {
+		// Other replicas sharing the store (or a replica that died)
+		// recorded delegations whose parents' ends may be saved here and
+		// told to this Tracker, which did not know them.
+		if err := t.Load(ctx); err != nil && ctx.Err() == nil {
+			t.log.Warn("cannot read the open delegations; looking again at the next sweep", "error", err)
 		}
-		t.annotateDirty(ctx, a)
-		now := t.now()
-		if now.Sub(lastSweep) >= staleAfter/4 {
-			// Other replicas sharing the store (or a replica that died)
-			// recorded delegations whose parents' ends may be saved here
-			// and told to this Tracker, which did not know them.
-			if err := t.Load(ctx); err != nil && ctx.Err() == nil {
-				t.log.Warn("cannot read the open delegations; looking again at the next sweep", "error", err)
-			}
-			t.reconcile(ctx, true)
-			lastSweep = now
-		}
-		if free := t.concurrency - inflight; free > 0 && ctx.Err() == nil {
-			// Not cut by ctx: a claim that commits while ctx is canceled
-			// would come back as an error with its rows claimed, and they
-			// would wait out the lease instead of being given back below
-			// (cancelOne gives back what it holds when ctx is done).
-			cctx, cancelClaim := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			due, err := t.store.ClaimCancels(cctx, now, lease, free)
-			cancelClaim()
-			if err != nil && ctx.Err() == nil {
-				t.log.Error("cannot read the cancels due; trying again shortly", "error", err)
-				wait = min(wait, time.Second)
-			}
-			for _, d := range due {
-				inflight++
-				go func(d store.Delegation) { results <- t.cancelOne(ctx, c, d) }(d)
-			}
-		}
-		if !nextRetry.IsZero() {
-			if until := nextRetry.Sub(now); until <= 0 {
-				nextRetry = time.Time{}
-				wait = 0
-			} else if until < wait {
-				wait = until
-			}
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			for ; inflight > 0; inflight-- {
-				<-results
-			}
-			// The ends told so far go into the store, where the next run
-			// finds them, and the metadata says where things stand.
-			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			t.handleEnds(flush)
-			t.annotateDirty(flush, a)
-			cancel()
-			return nil
-		case <-t.wake:
-		case r := <-results:
-			inflight--
-			if !r.retryAt.IsZero() && (nextRetry.IsZero() || r.retryAt.Before(nextRetry)) {
-				nextRetry = r.retryAt
-			}
-		case <-timer.C:
-		}
+		t.reconcile(ctx, true)
+		t.lastSweep = now
 	}
+	return ok
 }
 
 // handleEnds settles the ends Ended was told about; it reports false when
@@ -178,24 +155,21 @@ func (t *Tracker) reconcile(ctx context.Context, stale bool) {
 	}
 }
 
-// cancelOne sends one cancel and stores how it went.
-func (t *Tracker) cancelOne(ctx context.Context, c Canceler, d store.Delegation) done {
+// cancelOne sends one cancel and stores how it went; it returns when the
+// cancel is tried again (zero: it is settled, or it was abandoned).
+func (t *Tracker) cancelOne(ctx context.Context, c Canceler, d store.Delegation) (retryAt time.Time) {
 	cctx, cancel := context.WithTimeout(ctx, t.timeout)
 	state, retry, err := c.CancelDelegation(cctx, d.Peer, d.RemoteTaskID, d.ChainID)
 	cancel()
-	now := t.now()
 	if ctx.Err() != nil {
 		// Shutting down: give the claim back, so that the next run tries
 		// at once (after a crash the lease lapses instead).
-		d.NextTry = now
-		if err := t.store.UpdateDelegation(context.WithoutCancel(ctx), &d); err != nil {
-			t.log.Warn("cannot give back a cancel in flight at shutdown; it is tried again once its lease lapses", "task_id", d.ParentTaskID, "error", err)
-		}
-		return done{parent: d.ParentTaskID}
+		t.giveBack(context.WithoutCancel(ctx), d)
+		return time.Time{}
 	}
+	now := t.now()
 	d.Attempts++
 	d.UpdatedAt = now
-	var retryAt time.Time
 	log := []any{"task_id", d.ParentTaskID, "peer", d.Peer, "remote_task_id", d.RemoteTaskID, "attempt", d.Attempts}
 	switch {
 	case err == nil && state != "" && state != a2a.TaskStateCanceled && state.Terminal():
@@ -220,12 +194,22 @@ func (t *Tracker) cancelOne(ctx context.Context, c Canceler, d store.Delegation)
 	if err := t.store.UpdateDelegation(context.WithoutCancel(ctx), &d); err != nil {
 		// The claim lapses and the cancel is tried again.
 		t.log.Error("cannot record how a cancel went", append(log, "error", err)...)
-		return done{parent: d.ParentTaskID}
+		return time.Time{}
 	}
 	t.mu.Lock()
 	t.dirty[d.ParentTaskID] = struct{}{}
 	t.mu.Unlock()
-	return done{parent: d.ParentTaskID, retryAt: retryAt}
+	return retryAt
+}
+
+// giveBack gives back the claim on a cancel that was not sent, as the
+// Tracker stops, so that the next run tries it at once (after a crash the
+// lease lapses instead).
+func (t *Tracker) giveBack(ctx context.Context, d store.Delegation) {
+	d.NextTry = t.now()
+	if err := t.store.UpdateDelegation(ctx, &d); err != nil {
+		t.log.Warn("cannot give back a cancel claimed at shutdown; it is tried again once its lease lapses", "task_id", d.ParentTaskID, "error", err)
+	}
 }
 
 // backoff is the wait after the attempt-th failed attempt: BaseBackoff

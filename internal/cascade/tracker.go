@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+	"github.com/a2a-plugin/a2a-plugin/internal/jobs"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
@@ -98,7 +99,12 @@ type Tracker struct {
 	log         hclog.Logger
 	now         func() time.Time
 
-	wake chan struct{}
+	runner *jobs.Runner[store.Delegation, int64]
+	// canceler and annotator are Run's; lastSweep is when Run last
+	// swept the open delegations (owned by the runner's goroutine).
+	canceler  Canceler
+	annotator Annotator
+	lastSweep time.Time
 
 	mu sync.Mutex
 	// open holds the parents with open delegations and since when they
@@ -138,7 +144,6 @@ func New(opts Options) (*Tracker, error) {
 		poll:        orDefault(opts.PollInterval, DefaultPollInterval),
 		log:         opts.Logger,
 		now:         opts.Now,
-		wake:        make(chan struct{}, 1),
 		open:        map[string]time.Time{},
 		dirty:       map[string]struct{}{},
 	}
@@ -150,6 +155,10 @@ func New(opts Options) (*Tracker, error) {
 	}
 	if t.now == nil {
 		t.now = time.Now
+	}
+	var err error
+	if t.runner, err = t.newRunner(); err != nil {
+		return nil, fmt.Errorf("cascade: %w", err)
 	}
 	return t, nil
 }
@@ -256,9 +265,4 @@ func (t *Tracker) end(ctx context.Context, parent string, state a2a.TaskState) e
 }
 
 // notify wakes Run.
-func (t *Tracker) notify() {
-	select {
-	case t.wake <- struct{}{}:
-	default:
-	}
-}
+func (t *Tracker) notify() { t.runner.Notify() }

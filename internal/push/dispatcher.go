@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/a2a-plugin/a2a-plugin/internal/jobs"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 	"github.com/a2a-plugin/a2a-plugin/internal/tracing"
@@ -135,7 +136,7 @@ type Dispatcher struct {
 	replica     string
 	claimLease  time.Duration
 
-	wake chan struct{}
+	runner *jobs.Runner[store.Delivery, configKey]
 	// closing is cancelled by Close; Run's context is derived from it.
 	closing context.Context
 	stop    context.CancelFunc
@@ -175,7 +176,6 @@ func New(opts Options) (*Dispatcher, error) {
 		poll:        orDefault(opts.PollInterval, DefaultPollInterval),
 		replica:     opts.Replica,
 		claimLease:  opts.ClaimLease,
-		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
 	if d.max < d.base {
@@ -212,6 +212,10 @@ func New(opts Options) (*Dispatcher, error) {
 		d.ownClient = true
 	}
 	d.client.CheckRedirect = d.checkRedirect
+	var err error
+	if d.runner, err = d.newRunner(); err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
 	d.closing, d.stop = context.WithCancel(context.Background())
 	if len(d.secret) == 0 {
 		d.log.Warn("no push secret is set: webhook notifications are sent without " +
@@ -231,12 +235,7 @@ func orDefault[T comparable](v, def T) T {
 // Notify wakes the dispatcher because deliveries were added to the outbox.
 // It never blocks; calls made while a wake-up is pending are merged into
 // it.
-func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+func (d *Dispatcher) Notify() { d.runner.Notify() }
 
 // Close stops Run, waits for it to return (in-flight POSTs are abandoned
 // and stay in the outbox) and releases idle connections. It is safe to
@@ -277,33 +276,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer cancel()
 	defer context.AfterFunc(d.closing, cancel)()
 
-	l := &loop{
-		d:        d,
-		inflight: make(map[configKey]struct{}),
-		wakeAt:   make(map[configKey]time.Time),
-		paused:   make(map[configKey]time.Time),
-		results:  make(chan result, d.concurrency),
-		claimed:  make(map[configKey]claimedDelivery),
-		peek:     true,
-	}
-	timer := time.NewTimer(d.poll)
-	defer timer.Stop()
-	for ctx.Err() == nil {
-		wait, polling := l.fill(ctx)
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-		case <-d.wake:
-		case r := <-l.results:
-			l.finish(r)
-		case <-timer.C:
-			l.peek = polling
-		}
-	}
-	for len(l.inflight) > 0 {
-		l.finish(<-l.results)
-	}
-	return nil
+	return d.runner.Run(ctx)
 }
 
 // configKey names one webhook: deliveries with the same key go out one at
@@ -312,44 +285,6 @@ type configKey struct{ task, config string }
 
 func keyOf(d *store.Delivery) configKey { return configKey{d.TaskID, d.ConfigID} }
 
-// result is what a worker reports when it is done with a delivery.
-type result struct {
-	key configKey
-	// next, when set, is when the config's next delivery is due: the
-	// retry time the worker scheduled, or the end of a pause.
-	next time.Time
-	// pause says the store could not be read or written: the config is
-	// not tried before next even though the outbox says it is due.
-	pause bool
-}
-
-// loop is the state of one Run, owned by its goroutine.
-type loop struct {
-	d *Dispatcher
-	// inflight holds the configs being delivered to; a single-process
-	// store does not lease deliveries, so the loop must not hand out a
-	// second one.
-	inflight map[configKey]struct{}
-	// wakeAt holds when configs become due; the earliest decides how
-	// long the loop sleeps.
-	wakeAt map[configKey]time.Time
-	// paused holds configs not to be tried before a time although the
-	// outbox has them due (their last outcome could not be stored).
-	paused  map[configKey]time.Time
-	results chan result
-	// peek asks fill to learn the retry times already in the outbox.
-	peek bool
-	// claimed holds deliveries of a shared outbox that this replica
-	// claimed while their config was busy or paused.
-	claimed map[configKey]claimedDelivery
-}
-
-// claimedDelivery is a delivery claimed at a time and not yet started.
-type claimedDelivery struct {
-	del store.Delivery
-	at  time.Time
-}
-
 // peekHorizon is how far ahead a peek looks, and peekLimit how many
 // configs it learns about.
 const (
@@ -357,130 +292,56 @@ const (
 	peekLimit   = 1000
 )
 
-// fill starts deliveries for due configs while there are free slots and
-// returns how long to sleep at most; polling says the bound is the poll
-// interval rather than a known retry time.
-func (l *loop) fill(ctx context.Context) (wait time.Duration, polling bool) {
-	d := l.d
-	now := d.now()
-	if l.peek {
-		l.peek = false
-		l.learnRetries(ctx, now)
+// newRunner builds the job runner that drains the outbox: a job is a
+// delivery, its key the webhook's config.
+func (d *Dispatcher) newRunner() (*jobs.Runner[store.Delivery, configKey], error) {
+	o := jobs.Options[store.Delivery, configKey]{
+		Claim: func(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
+			return d.store.ClaimDeliveries(ctx, d.replica, now, d.claimLease, limit)
+		},
+		Run: func(ctx context.Context, del store.Delivery) jobs.Result {
+			next, pause := d.deliver(ctx, &del)
+			return jobs.Result{Next: next, Hold: pause}
+		},
+		Key:          func(del store.Delivery) configKey { return keyOf(&del) },
+		Upcoming:     d.upcoming,
+		Concurrency:  d.concurrency,
+		PollInterval: d.poll,
+		Now:          d.now,
+		Logger:       d.log,
+		ClaimFailed:  "cannot read the push outbox; trying again shortly",
 	}
-	for _, m := range []map[configKey]time.Time{l.wakeAt, l.paused} {
-		for k, t := range m {
-			if !t.After(now) {
-				delete(m, k)
+	if d.replica != "" {
+		// A shared outbox holds what it returns for this replica until it
+		// is sent: a delivery claimed while its config is busy goes out
+		// next (unless the claim may lapse mid-POST), and one claimed as
+		// the dispatcher stops is given back as it was.
+		o.Leased, o.MaxHold = true, d.claimLease/2
+		o.Release = func(ctx context.Context, del store.Delivery) {
+			if err := d.store.RetryDelivery(ctx, del.ID, del.Attempts, del.NextTry, del.LastError); err != nil {
+				d.log.Warn("cannot give back a claimed notification; it is sent once the claim lapses", "task_id", del.TaskID, "config_id", del.ConfigID, "error", err)
 			}
 		}
 	}
-	free := d.concurrency - len(l.inflight)
-	// Deliveries this replica claimed while their config was busy or
-	// paused go out first, once it is neither.
-	for k, c := range l.claimed {
-		if free == 0 {
-			break
-		}
-		if _, busy := l.inflight[k]; busy {
-			continue
-		}
-		if _, held := l.paused[k]; held {
-			continue
-		}
-		delete(l.claimed, k)
-		if now.Sub(c.at) > d.claimLease/2 {
-			continue // the claim may lapse mid-POST: let it be claimed afresh
-		}
-		l.inflight[k] = struct{}{}
-		free--
-		go l.work(ctx, c.del)
-	}
-	if free > 0 {
-		// At most one row per in-flight or paused config comes back, so
-		// this limit leaves room for `free` new configs whenever there
-		// are that many. A shared outbox does not return the configs this
-		// replica is delivering to (it holds their claims), and what it
-		// returns stays claimed until it is sent: take only what there
-		// is room for.
-		limit := d.concurrency + len(l.paused)
-		if d.replica != "" {
-			limit = free
-		}
-		due, err := d.store.ClaimDeliveries(ctx, d.replica, now, d.claimLease, limit)
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0, false
-			}
-			d.log.Error("cannot read the push outbox; trying again shortly", "error", err)
-			return min(d.poll, time.Second), false
-		}
-		for i := range due {
-			if free == 0 {
-				break
-			}
-			del := due[i]
-			k := keyOf(&del)
-			_, busy := l.inflight[k]
-			_, held := l.paused[k]
-			if busy || held {
-				if d.replica != "" {
-					// A shared outbox returned the config's next delivery
-					// (its previous one was just completed, before its
-					// worker reported back): it is claimed for us, so it
-					// must not wait for the claim to lapse.
-					l.claimed[k] = claimedDelivery{del: del, at: now}
-				}
-				continue
-			}
-			l.inflight[k] = struct{}{}
-			free--
-			go l.work(ctx, del)
-		}
-	}
-	wait, polling = d.poll, true
-	for _, t := range l.wakeAt {
-		if w := t.Sub(now); w < wait {
-			wait, polling = w, false
-		}
-	}
-	return wait, polling
+	return jobs.New(o)
 }
 
-// learnRetries records when configs whose next delivery is not yet due
-// become due, so the loop wakes for them (deliveries left by a previous
-// process, or scheduled by another one).
-func (l *loop) learnRetries(ctx context.Context, now time.Time) {
-	pending, err := l.d.store.DueDeliveries(ctx, now.Add(peekHorizon), peekLimit)
+// upcoming tells the runner when configs whose next delivery is not yet
+// due become due (deliveries left by a previous process, or scheduled by
+// another one).
+func (d *Dispatcher) upcoming(ctx context.Context, now time.Time) []jobs.Wake[configKey] {
+	pending, err := d.store.DueDeliveries(ctx, now.Add(peekHorizon), peekLimit)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.d.log.Warn("cannot read the push outbox", "error", err)
+			d.log.Warn("cannot read the push outbox", "error", err)
 		}
-		return
+		return nil
 	}
+	wakes := make([]jobs.Wake[configKey], len(pending))
 	for i := range pending {
-		p := &pending[i]
-		if _, busy := l.inflight[keyOf(p)]; !busy && p.NextTry.After(now) {
-			l.wakeAt[keyOf(p)] = p.NextTry
-		}
+		wakes[i] = jobs.Wake[configKey]{Key: keyOf(&pending[i]), At: pending[i].NextTry}
 	}
-}
-
-// work delivers one notification and reports back.
-func (l *loop) work(ctx context.Context, del store.Delivery) {
-	next, pause := l.d.deliver(ctx, &del)
-	l.results <- result{key: keyOf(&del), next: next, pause: pause}
-}
-
-// finish frees the config of a finished worker.
-func (l *loop) finish(r result) {
-	delete(l.inflight, r.key)
-	if r.next.IsZero() {
-		return
-	}
-	l.wakeAt[r.key] = r.next
-	if r.pause {
-		l.paused[r.key] = r.next
-	}
+	return wakes
 }
 
 type nopObserver struct{}

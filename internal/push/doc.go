@@ -40,7 +40,15 @@
 // and each webhook still receives its notifications one at a time, in
 // order. A failed attempt releases the claim (the retry may go out from
 // any replica); a replica that dies holding a claim loses it after
-// Options.ClaimLease, and another replica sends the notification.
+// Options.ClaimLease, and another replica sends the notification. A
+// dispatcher that stops lets a claim under way finish and gives back what
+// it claimed and did not start, so those go out at once from another
+// replica; a POST in flight when it stops is abandoned and held until its
+// claim lapses (it may have reached the receiver).
+//
+// The loop — claim the due deliveries, POST with bounded concurrency and
+// one at a time per webhook, sleep until the earliest retry, a Notify or
+// the poll interval — is a jobs.Runner, the cancel cascade's too.
 //
 // What "once" means: a notification is acknowledged by the receiver and
 // then removed from the outbox; it is POSTed again only when the replica

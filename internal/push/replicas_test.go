@@ -140,3 +140,72 @@ func TestDeadReplicasClaimIsTakenOver(t *testing.T) {
 		t.Errorf("the held notification went out after %v, before the claim lapsed", waited)
 	}
 }
+
+// claimRace is a replica's outbox whose first claim waits for the test
+// and then commits, while the dispatcher stops, as a claim whose answer
+// crosses the stop does: the store took the rows, and the caller's
+// context is canceled by the time it returns.
+type claimRace struct {
+	*store.Postgres
+	claiming, proceed chan struct{}
+	once              sync.Once
+}
+
+func (c *claimRace) ClaimDeliveries(ctx context.Context, replica string, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
+	first := false
+	c.once.Do(func() { first = true })
+	if first {
+		close(c.claiming)
+		<-c.proceed
+	}
+	due, err := c.Postgres.ClaimDeliveries(context.WithoutCancel(ctx), replica, now, lease, limit)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return due, err
+}
+
+// TestAStopDuringAClaimGivesTheNotificationsBack: a replica that stops
+// while it claims lets the claim finish and gives back what it took, so
+// another replica sends it at once instead of after the claim lease.
+func TestAStopDuringAClaimGivesTheNotificationsBack(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	rc := newReceiver(t, nil)
+	stopping, other := openReplica(t, dsn, "stopping"), openReplica(t, dsn, "other")
+	f := newFixture(t, stopping, nil)
+	f.config("t1", "a", rc.URL+"/a")
+	f.config("t2", "b", rc.URL+"/b")
+	f.enqueue("t1", "a", "1")
+	f.enqueue("t2", "b", "1")
+	st := &claimRace{Postgres: stopping, claiming: make(chan struct{}), proceed: make(chan struct{})}
+	d, err := New(Options{Store: st, Guard: loopback(), Replica: "stopping", ClaimLease: time.Hour, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx) }()
+	<-st.claiming
+	cancel()
+	close(st.proceed)
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_ = d.Close()
+	if got := rc.accepted(); len(got) != 0 {
+		t.Errorf("the stopped dispatcher sent %d notifications", len(got))
+	}
+	// Without the give-back, both would stay claimed for an hour.
+	due, err := other.ClaimDeliveries(context.Background(), "other", time.Now(), time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 2 {
+		t.Errorf("another replica could claim %d notifications, want 2", len(due))
+	}
+	for _, del := range due {
+		if del.Attempts != 0 || del.LastError != "" {
+			t.Errorf("a notification given back reads attempts %d, last error %q; want it as it was", del.Attempts, del.LastError)
+		}
+	}
+}

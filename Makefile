@@ -284,7 +284,7 @@ $(NODESDK)/node_modules/.package-lock.json: $(NODESDK)/package.json $(NODESDK)/p
 	cd $(NODESDK) && npm ci --no-audit --no-fund
 	@touch $@
 
-$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto host-sdk/proto/goplugin.proto
+$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts $(NODESDK)/src/gen/*/*/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto host-sdk/proto/goplugin.proto
 	cd $(NODESDK) && npm run build
 
 $(OCPLUGIN)/node_modules/.package-lock.json: $(OCPLUGIN)/package.json $(OCPLUGIN)/package-lock.json $(NODESDK)/dist/index.js

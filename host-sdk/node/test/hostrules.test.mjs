@@ -74,11 +74,12 @@ function parseGenerated() {
   const src = fs.readFileSync(path.resolve(here, "../src/gen/agentplugin/v1/agentplugin.ts"), "utf8")
     .replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
   const interfaces = new Map();
-  for (const m of src.matchAll(/export interface (\w+) \{\n([\s\S]*?)\n\}/g)) {
+  for (const m of src.matchAll(/^export interface (\w+) \{\n((?:  .*\n|\s*\n)*)\}/gm)) {
     const fields = new Map();
     for (const f of m[2].matchAll(/^\s*(\w+)(\??): (.+);$/gm)) fields.set(f[1], { optional: f[2] === "?", type: f[3] });
     interfaces.set(m[1], fields);
   }
+  assert.equal(interfaces.size, [...src.matchAll(/^export interface /gm)].length, "the test's parser skipped interfaces of the generated file");
   const enums = new Map();
   for (const m of src.matchAll(/export type (\w+) = ("[A-Z0-9_]+"(?: \| "[A-Z0-9_]+")*);/g)) {
     enums.set(m[1], [...m[2].matchAll(/"(\w+)"/g)].map((v) => v[1]));

@@ -284,7 +284,7 @@ $(NODESDK)/node_modules/.package-lock.json: $(NODESDK)/package.json $(NODESDK)/p
 	cd $(NODESDK) && npm ci --no-audit --no-fund
 	@touch $@
 
-$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto host-sdk/proto/goplugin.proto
+$(NODESDK)/dist/index.js: $(NODESDK)/node_modules/.package-lock.json $(wildcard $(NODESDK)/src/*.ts $(NODESDK)/src/gen/*/*/*.ts) $(NODESDK)/tsconfig.json proto/agentplugin/v1/agentplugin.proto host-sdk/proto/goplugin.proto
 	cd $(NODESDK) && npm run build
 
 $(OCPLUGIN)/node_modules/.package-lock.json: $(OCPLUGIN)/package.json $(OCPLUGIN)/package-lock.json $(NODESDK)/dist/index.js
@@ -436,7 +436,7 @@ bench-go: build ## Go micro-benchmarks of the hot paths
 docs: ## write docs/configuration.md from the configuration code (a test fails when the committed page drifts)
 	$(GO) run ./internal/config/configdoc -o docs/configuration.md
 
-proto: tools ## regenerate the contract's Go and Python code with the pinned generators
+proto: tools ## regenerate the contract's Go, TypeScript and Python code with the pinned generators
 	buf lint
 	buf generate
 	@$(MAKE) --no-print-directory proto-python
@@ -446,6 +446,10 @@ proto: tools ## regenerate the contract's Go and Python code with the pinned gen
 # (host-sdk/python/src/agentplugin_host/_goplugin, from host-sdk/proto/goplugin.proto,
 # which the Node host library ships too), with type stubs (.pyi).
 PY_GENERATED := host-sdk/python/src/agentplugin/v1 host-sdk/python/src/agentplugin_host/_goplugin
+# The TypeScript types of the contract's messages for the Node host library,
+# written by this repository's own protoc plugin (cmd/protoc-gen-a2a-ts,
+# built into .tools/bin by make tools) in buf generate.
+TS_GENERATED := host-sdk/node/src/gen
 
 proto-python: proto-python-tools ## regenerate the Python stubs with Debian's pinned protoc and grpc_python_plugin
 	@set -e; gen() { protoc -I "$$1" -I /usr/include --python_out=$(PYSRC) --pyi_out=$(PYSRC) \
@@ -466,8 +470,8 @@ proto-python-tools: ## Debian's protoc and grpc_python_plugin, checked against t
 	  echo "make proto needs grpc_python_plugin $(GRPC_PYTHON_PLUGIN_VERSION) (Debian 12's protobuf-compiler-grpc), found package version '$$v'"; exit 1;; esac
 
 proto-check: proto ## fail when regeneration changes the committed code
-	@git diff --exit-code -- proto/ $(PY_GENERATED) || { echo "generated code is stale: run 'make proto' and commit"; exit 1; }
-	@new=$$(git status --porcelain --untracked-files=all -- proto/ $(PY_GENERATED) | grep '^??' || true); \
+	@git diff --exit-code -- proto/ $(PY_GENERATED) $(TS_GENERATED) || { echo "generated code is stale: run 'make proto' and commit"; exit 1; }
+	@new=$$(git status --porcelain --untracked-files=all -- proto/ $(PY_GENERATED) $(TS_GENERATED) | grep '^??' || true); \
 	  if [ -n "$$new" ]; then echo "make proto generated files that are not committed:"; echo "$$new"; exit 1; fi
 
 proto-release: tools ## write the image of the contract as it is now to proto/released (when a minor is released)
@@ -498,7 +502,7 @@ python-deps: ## Debian's grpcio, protobuf, cryptography, yaml and pyflakes for /
 	  $(call apt_install,python3-grpcio python3-protobuf python3-cryptography python3-yaml python3-pyflakes); \
 	fi
 
-tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## pinned buf, protoc plugins and staticcheck in .tools/bin
+tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/protoc-gen-a2a-ts $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## pinned buf, protoc plugins and staticcheck in .tools/bin
 
 $(TOOLS)/buf:
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -506,6 +510,10 @@ $(TOOLS)/protoc-gen-go:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+# The Node library's types: this repository's own plugin, pinned by the
+# checkout (its protogen by go.mod), rebuilt when its source changes.
+$(TOOLS)/protoc-gen-a2a-ts: $(wildcard cmd/protoc-gen-a2a-ts/*.go) go.mod go.sum
+	$(GO) build -o $@ ./cmd/protoc-gen-a2a-ts
 # A stamp per version, so that a new pin replaces an older staticcheck.
 $(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_MODULE_VERSION)

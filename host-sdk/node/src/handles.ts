@@ -4,10 +4,10 @@
 // PluginUnavailableError while there is none.
 import type * as grpc from "@grpc/grpc-js";
 import type {
-  CallToolRequest, ConnectResponse, ProcessingCompleteRequest, SendRequest, SendResponse, ToolDefinition, ToolProgress,
-  ToolResult,
+  CallToolRequestInit, ConnectResponse, ProcessingCompleteRequestInit, SendRequestInit, SendResponse, ToolDefinition,
+  ToolProgress, ToolResult,
 } from "./contract.js";
-import { approxSize, sendToPb, toolFromPb } from "./convert.js";
+import { approxSize, sendToPb } from "./convert.js";
 import { CallError, Code, fromServiceError } from "./errors.js";
 import type { Instance, Plugin } from "./plugin.js";
 import { unary, type CallOpts } from "./proto.js";
@@ -26,9 +26,9 @@ export interface Platform {
    * the output goes without it and a ProcessingComplete SUCCESS follows,
    * so a host may set it whatever plugin answers.
    */
-  send(req: SendRequest, opts?: CallOpts): Promise<SendResponse>;
+  send(req: SendRequestInit, opts?: CallOpts): Promise<SendResponse>;
   /** Tells the platform a turn ended. */
-  processingComplete(req: ProcessingCompleteRequest, opts?: CallOpts): Promise<void>;
+  processingComplete(req: ProcessingCompleteRequestInit, opts?: CallOpts): Promise<void>;
 }
 
 /** A plugin's tools, for the host's model. */
@@ -39,7 +39,7 @@ export interface Toolset {
    * result. A tool that fails in a way the model should see resolves with
    * isError set; a rejection means the call itself broke.
    */
-  callTool(req: CallToolRequest, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult>;
+  callTool(req: CallToolRequestInit, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult>;
 }
 
 async function call<T>(p: Plugin, method: string, f: (inst: Instance) => Promise<T>): Promise<T> {
@@ -64,19 +64,19 @@ export class PlatformHandle implements Platform {
 
   connect(opts?: CallOpts): Promise<ConnectResponse> {
     return call(this.p, "Connect", (i) =>
-      unary<{ endpoints: string[] }>(i.proc.clients.platform, "connect", {}, opts).catch(rethrow("Connect")));
+      unary<ConnectResponse>(i.proc.clients.platform, "connect", {}, opts).catch(rethrow("Connect")));
   }
 
   async disconnect(opts?: CallOpts): Promise<void> {
     await call(this.p, "Disconnect", (i) => unary(i.proc.clients.platform, "disconnect", {}, opts).catch(rethrow("Disconnect")));
   }
 
-  send(req: SendRequest, opts?: CallOpts): Promise<SendResponse> {
+  send(req: SendRequestInit, opts?: CallOpts): Promise<SendResponse> {
     return call(this.p, "Send", async (i) => {
       if (req.endsTurn && i.desc.protocolMinor < 1) {
         const res = await sendOn(i, { ...req, endsTurn: false }, opts);
         await unary(i.proc.clients.platform, "processingComplete",
-          { platform: req.platform, chatId: req.chatId, taskId: req.taskId ?? "", outcome: "OUTCOME_SUCCESS" }, opts)
+          { platform: req.platform ?? "", chatId: req.chatId ?? "", taskId: req.taskId ?? "", outcome: "OUTCOME_SUCCESS" }, opts)
           .catch(rethrow("the output was delivered but ending the turn failed (ProcessingComplete)"));
         return res;
       }
@@ -84,7 +84,7 @@ export class PlatformHandle implements Platform {
     });
   }
 
-  async processingComplete(req: ProcessingCompleteRequest, opts?: CallOpts): Promise<void> {
+  async processingComplete(req: ProcessingCompleteRequestInit, opts?: CallOpts): Promise<void> {
     await call(this.p, "ProcessingComplete", (i) =>
       unary(i.proc.clients.platform, "processingComplete", { ...req, taskId: req.taskId ?? "", error: req.error ?? "" }, opts)
         .catch(rethrow("ProcessingComplete")));
@@ -92,7 +92,7 @@ export class PlatformHandle implements Platform {
 }
 
 /** Send on the instance's call stream (1.2) or as a unary RPC. */
-async function sendOn(i: Instance, req: SendRequest, opts?: CallOpts): Promise<SendResponse> {
+async function sendOn(i: Instance, req: SendRequestInit, opts?: CallOpts): Promise<SendResponse> {
   const pb = sendToPb(req);
   const res = i.sends
     ? await i.sends.call(pb, approxSize(req), opts)
@@ -105,12 +105,12 @@ export class ToolsetHandle implements Toolset {
 
   listTools(opts?: CallOpts): Promise<ToolDefinition[]> {
     return call(this.p, "ListTools", async (i) => {
-      const res = await unary<{ tools: Record<string, unknown>[] }>(i.proc.clients.toolset, "listTools", {}, opts).catch(rethrow("ListTools"));
-      return res.tools.map(toolFromPb);
+      const res = await unary<{ tools: ToolDefinition[] }>(i.proc.clients.toolset, "listTools", {}, opts).catch(rethrow("ListTools"));
+      return res.tools;
     });
   }
 
-  callTool(req: CallToolRequest, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult> {
+  callTool(req: CallToolRequestInit, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult> {
     return call(this.p, `CallTool "${req.name}"`, (i) => new Promise<ToolResult>((resolve, reject) => {
       const callOpts: grpc.CallOptions = {};
       if (opts?.timeoutMs) callOpts.deadline = Date.now() + opts.timeoutMs;

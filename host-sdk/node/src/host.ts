@@ -4,8 +4,8 @@
 // notice) and the HandleMessages call stream of contract 1.2.
 import * as grpc from "@grpc/grpc-js";
 import type {
-  CancelTurnRequest, CancelTurnResponse, CompleteRequest, CompleteResponse, HandleMessageRequest,
-  HandleMessageResponse, RecordDelegationRequest, ToolDefinition,
+  CancelTurnRequest, CancelTurnResponseInit, CompleteRequest, CompleteResponseInit, HandleMessageRequest,
+  HandleMessageResponseInit, RecordDelegationRequest, ToolDefinitionInit,
 } from "./contract.js";
 import { handleMessageFromPb, recordDelegationFromPb, toolToPb } from "./convert.js";
 import { Code, UnimplementedError, toStatus } from "./errors.js";
@@ -27,10 +27,10 @@ export interface CallContext {
  * with a gRPC code.
  */
 export interface HostHandler {
-  handleMessage(req: HandleMessageRequest, ctx: CallContext): Promise<HandleMessageResponse>;
-  cancelTurn(req: CancelTurnRequest, ctx: CallContext): Promise<CancelTurnResponse>;
-  listTools(ctx: CallContext): Promise<ToolDefinition[]>;
-  complete?(req: CompleteRequest, ctx: CallContext): Promise<CompleteResponse>;
+  handleMessage(req: HandleMessageRequest, ctx: CallContext): Promise<HandleMessageResponseInit>;
+  cancelTurn(req: CancelTurnRequest, ctx: CallContext): Promise<CancelTurnResponseInit>;
+  listTools(ctx: CallContext): Promise<ToolDefinitionInit[]>;
+  complete?(req: CompleteRequest, ctx: CallContext): Promise<CompleteResponseInit>;
   recordDelegation?(req: RecordDelegationRequest, ctx: CallContext): Promise<void>;
 }
 
@@ -116,7 +116,7 @@ export class HostServer {
       Complete: unaryCall("Complete", async (req: Record<string, unknown>, signal) => {
         if (!this.handler?.complete) throw new UnimplementedError("Complete");
         const res = await this.handler.complete(req as unknown as CompleteRequest, { signal });
-        return { text: res.text };
+        return { text: res.text ?? "" };
       }),
       RecordDelegation: unaryCall("RecordDelegation", async (req: Record<string, unknown>, signal) => {
         if (!this.handler?.recordDelegation) throw new UnimplementedError("RecordDelegation");

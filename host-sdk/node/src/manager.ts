@@ -4,7 +4,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CallStreamClient } from "./callstream.js";
-import type { CallToolRequest, DescribeResponse, HostInfo, ToolDefinition, ToolProgress, ToolResult } from "./contract.js";
+import type {
+  CallToolRequestInit, ConfigureResponse, DescribeResponse, HostInfoInit, ToolDefinition, ToolProgress, ToolResult,
+} from "./contract.js";
 import { PROTOCOL_MINOR } from "./contract.js";
 import { buildEnv, sameEnv } from "./env.js";
 import { CallError, Code, HandshakeError, fromServiceError } from "./errors.js";
@@ -65,7 +67,7 @@ export interface ManagerOptions {
    * optionalRpcs to the optional methods host implements; set
    * cancelTurnUnsupported when the host cannot stop a running turn.
    */
-  hostInfo?: HostInfo;
+  hostInfo?: HostInfoInit;
   /** Extra variables plugins inherit from process.env, as names or PREFIX* patterns. */
   envAllow?: string[];
   /** Variables for one plugin, by name; they win over inherited ones. */
@@ -240,7 +242,7 @@ export class Manager {
   async bringUp(_p: Plugin, inst: Instance): Promise<void> {
     const name = inst.desc.name;
     const dataDir = this.dataDirFor(name);
-    const hostInfo: HostInfo = {
+    const hostInfo: HostInfoInit = {
       name: "hostsdk-node",
       optionalRpcs: optionalRpcs(this.opts.host),
       ...this.opts.hostInfo,
@@ -251,7 +253,7 @@ export class Manager {
     inst.hostServer = await inst.proc.broker.accept(id, (s) => inst.host!.register(s));
     const t = this.opts.startTimeoutMs;
     const cfg = Buffer.from(JSON.stringify(this.opts.config?.[name] ?? {}));
-    const resp = await unary<{ warnings: string[] }>(inst.proc.clients.plugin, "configure", {
+    const resp = await unary<ConfigureResponse>(inst.proc.clients.plugin, "configure", {
       configJson: cfg, dataDir, hostBrokerId: id, logLevel: this.opts.logLevel ?? "", host: hostInfo,
     }, { timeoutMs: t }).catch((e) => {
       throw new Error(`plugin "${name}" refused its configuration (fix its section of the host config): ${e.details ?? e.message}`);
@@ -322,14 +324,15 @@ export class Manager {
   }
 
   /** Runs req.name on the plugin that offers it. */
-  async callTool(req: CallToolRequest, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult> {
-    let p = this.routes.get(req.name);
+  async callTool(req: CallToolRequestInit, onProgress?: (p: ToolProgress) => void, opts?: CallOpts): Promise<ToolResult> {
+    const name = req.name ?? "";
+    let p = this.routes.get(name);
     if (!p) {
-      await this.tools(opts).catch((e) => this.log.warn("listing tools to route a call", { tool: req.name, error: String(e) }));
-      p = this.routes.get(req.name);
+      await this.tools(opts).catch((e) => this.log.warn("listing tools to route a call", { tool: name, error: String(e) }));
+      p = this.routes.get(name);
     }
     const ts = p?.toolset();
-    if (!ts) throw new CallError(Code.NOT_FOUND, `no plugin offers tool "${req.name}" (known: ${[...this.routes.keys()].sort().join(", ") || "none"})`);
+    if (!ts) throw new CallError(Code.NOT_FOUND, `no plugin offers tool "${name}" (known: ${[...this.routes.keys()].sort().join(", ") || "none"})`);
     return ts.callTool(req, onProgress, opts);
   }
 

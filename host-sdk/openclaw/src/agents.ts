@@ -3,7 +3,7 @@
 // agents.list), and the binary serves each as an A2A agent of its own on
 // the one port. A gateway with one agent declares none: the binary then
 // serves it as the one agent it always did.
-import type { HostAgent } from "@a2a-plugin/host-sdk";
+import type { HostAgentInit } from "@a2a-plugin/host-sdk";
 import type { OpenClawConfig } from "openclaw/plugin-sdk/core";
 
 /** An agent id the binary accepts (a path segment and a gRPC tenant). */
@@ -22,13 +22,13 @@ interface AgentEntry {
  * "main", else the first). Ids OpenClaw accepts but the binary cannot serve
  * (upper case, other characters) are left out, with why in skipped.
  */
-export function hostAgents(cfg: OpenClawConfig): { agents: HostAgent[]; skipped: string[] } {
+export function hostAgents(cfg: OpenClawConfig): { agents: HostAgentInit[]; skipped: string[] } {
   const roster = (cfg as { agents?: { entries?: Record<string, AgentEntry>; list?: AgentEntry[] } }).agents ?? {};
   const entries: AgentEntry[] = roster.entries && typeof roster.entries === "object"
     ? Object.entries(roster.entries).map(([id, e]) => ({ ...(e ?? {}), id }))
     : Array.isArray(roster.list) ? roster.list.filter(Boolean) : [];
   const skipped: string[] = [];
-  const agents: (HostAgent & { isDefault: boolean })[] = [];
+  const agents: (HostAgentInit & { isDefault: boolean })[] = [];
   for (const e of entries) {
     const id = String(e.id ?? "").trim();
     if (!AGENT_ID.test(id)) {

@@ -8,7 +8,7 @@
 // the binary refuses such cancels on the wire).
 import {
   CallError, Code, type CallContext, type CancelTurnRequest, type CancelTurnResponse, type CompleteRequest,
-  type CompleteResponse, type HandleMessageRequest, type HandleMessageResponse, type Part, type Platform,
+  type CompleteResponse, type HandleMessageRequest, type HandleMessageResponse, type PartInit, type Platform,
   type ToolDefinition,
 } from "@a2a-plugin/host-sdk";
 import type { PluginLogger, PluginRuntime, ReplyPayload } from "openclaw/plugin-sdk/core";
@@ -203,7 +203,7 @@ export class OpenClawHost {
 }
 
 /** The media of the final payloads, as URL parts. */
-function mediaParts(finals: ReplyPayload[]): Part[] {
+function mediaParts(finals: ReplyPayload[]): PartInit[] {
   const urls = finals.flatMap((p) => [...(p.mediaUrls ?? []), ...(p.mediaUrl ? [p.mediaUrl] : [])]);
   return [...new Set(urls)].map((url) => ({ url }));
 }

@@ -111,12 +111,12 @@ func (b *bench) runStartup() error {
 }
 
 // rotate returns names starting at offset k, wrapping around.
-func rotate(names []string, k int) []string {
+func rotate[T any](names []T, k int) []T {
 	if len(names) == 0 {
 		return nil
 	}
 	k %= len(names)
-	return append(append([]string(nil), names[k:]...), names[:k]...)
+	return append(append([]T(nil), names[k:]...), names[:k]...)
 }
 
 // runCompare is the side-by-side comparison: rounds × servers × modes.

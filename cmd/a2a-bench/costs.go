@@ -136,6 +136,7 @@ type memoryRecord struct {
 	PastOK     int    `json:"past_cap_200"`
 	Past503    int    `json:"past_cap_503"`
 	PastFailed int    `json:"past_cap_failed"`
+	PastErr    string `json:"past_cap_error,omitempty"` // the first failure`
 	PeakKB     int64  `json:"peak_kb"`
 	ErrorMsg   string `json:"error,omitempty"`
 }
@@ -629,6 +630,9 @@ func (b *bench) memoryOnce(st, scen string, rec *memoryRecord) error {
 		switch {
 		case err != nil:
 			rec.PastFailed++
+			if rec.PastErr == "" {
+				rec.PastErr = err.Error()
+			}
 		case code == 200:
 			rec.PastOK++
 			conns = append(conns, cn)
@@ -637,6 +641,9 @@ func (b *bench) memoryOnce(st, scen string, rec *memoryRecord) error {
 			conns = append(conns, cn)
 		default:
 			rec.PastFailed++
+			if rec.PastErr == "" {
+				rec.PastErr = fmt.Sprintf("HTTP %d", code)
+			}
 			cn.Close()
 		}
 	}
@@ -826,7 +833,7 @@ func (b *bench) scaleOnce(st string, rec *scaleRecord) error {
 	if st == "postgres" {
 		rec.DBBytes = b.pgBytes(dsn)
 	} else {
-		rec.DBBytes = dirBytes(filepath.Join(dataDir, "a2a"))
+		rec.DBBytes = dbBytes(filepath.Join(dataDir, "a2a"))
 	}
 	return nil
 }
@@ -1003,6 +1010,9 @@ func writeCosts(w io.Writer, res *Results) {
 					fmt.Fprintf(w, " [200 %d, 503 %d, failed %d]", r.PastOK, r.Past503, r.PastFailed)
 				}
 				fmt.Fprintln(w)
+				if r := filter(mem, func(r memoryRecord) bool { return r.PastErr != "" }); len(r) > 0 {
+					fmt.Fprintf(w, "  a failed one: %s\n", r[0].PastErr)
+				}
 			}
 			for _, r := range mem {
 				if r.ErrorMsg != "" {

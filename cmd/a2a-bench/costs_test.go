@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,22 @@ func TestParseStatusReadsRSSAndPeak(t *testing.T) {
 	// A kernel thread has no Vm lines: zeros, no error.
 	if m, err := parseStatus(strings.NewReader("Name:\tkthreadd\n")); err != nil || m != (memKB{}) {
 		t.Errorf("no Vm lines: %+v, %v", m, err)
+	}
+}
+
+func TestDBBytesCountsTheDatabaseNotTheAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"a2a-plugin.db": 4096, "a2a-plugin.db-wal": 1000, "a2a-plugin.db-shm": 24,
+		"audit.jsonl": 9999, "audit.jsonl.1": 10_000, "push-secret": 65} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := dbBytes(dir); got != 4096+1000+24 {
+		t.Errorf("dbBytes = %d, want %d", got, 4096+1000+24)
+	}
+	if got := dbBytes(filepath.Join(dir, "missing")); got != 0 {
+		t.Errorf("no database: %d", got)
 	}
 }
 

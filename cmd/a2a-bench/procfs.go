@@ -148,17 +148,20 @@ func childNamed(pid int, name string) int {
 	return 0
 }
 
-// dirBytes is the total size of the regular files under dir.
-func dirBytes(dir string) int64 {
+// dbFile is the plugin's SQLite task database in its data directory
+// (internal/app.DatabaseFile).
+const dbFile = "a2a-plugin.db"
+
+// dbBytes is the size of the task database in the plugin's data directory
+// dir: the database file with its WAL and shared-memory files, not the
+// audit log or anything else the plugin keeps there.
+func dbBytes(dir string) int64 {
 	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if info, err := os.Stat(filepath.Join(dir, dbFile+suffix)); err == nil {
+			n += info.Size()
 		}
-		return nil
-	})
+	}
 	return n
 }
 

@@ -391,15 +391,31 @@ test-mcp-hosts: build mcp-hosts ## only the real MCP hosts' tests (testharness/e
 #                     (JSON-RPC and gRPC) and JS SDK servers; start-up times. A few
 #                     minutes. Extra flags: BENCH_FLAGS=…
 #                     (e.g. BENCH_FLAGS='-only ours-sqlite,go-sdk -modes send -rounds 5')
+#                     Also the cheap part of the cost measurements of issue 32 on SQLite
+#                     (BENCH_COSTS_QUICK: a 100-turn task and context, up to 100 artifact
+#                     chunks, RSS per connection and stream, 10 agents against one,
+#                     100,000 stored tasks).
 #   make bench-full   longer rounds, plus cost growth (1–256 clients, 1k–100k stored tasks)
+#                     and every cost measurement of issue 32 on SQLite and on a throwaway
+#                     durable PostgreSQL (1,000 turns, 1,000 chunks, 1,000,000 stored
+#                     tasks on SQLite, 100,000 on PostgreSQL; about 45 minutes in all)
+#   make bench-costs  only the cost measurements, both stores (BENCH_COSTS_FLAGS=…;
+#                     BENCH_SEED_DIR=DIR keeps the seeded SQLite stores for later runs)
 #   make bench-go     the Go micro-benchmarks of the hot paths
 #
 # Results (report.txt, results.json, PNG charts, server logs) go to $(BENCH_OUT).
 
 BENCH_OUT   ?= $(ROOT)/bench-results
 BENCH_FLAGS ?=
+BENCH_COSTS_QUICK ?= -costs -turns 100 -chunks 100 -scale-tasks 100000
+BENCH_COSTS_FLAGS ?=
+BENCH_SEED_DIR    ?=
+# The cost measurements on PostgreSQL run on a server of their own, started
+# and stopped around them (durable settings, as bench-replicas).
+BENCH_WITH_PG = pg=$$(PG_FAST=0 testharness/pg/up.sh); trap 'testharness/pg/down.sh "$$pg"' EXIT; trap 'exit 130' INT TERM; \
+  A2A_TEST_POSTGRES_DSN="$$(cat "$$pg/dsn")"
 
-.PHONY: bench-full bench-go bench-tools bench-python
+.PHONY: bench-full bench-costs bench-go bench-tools bench-python
 
 # The Python host SDK (host-sdk/python/examples/echo_host.py) beside the Go
 # reference host (agenthost), both answering with an echo agent on the
@@ -413,11 +429,16 @@ bench-python: build bench-tools python-deps ## the Python host SDK beside the Go
 	    -startup=false -python $(PY) $(BENCH_PY_FLAGS) || exit 1; \
 	done
 
-bench: build bench-tools npm-deps ## side-by-side benchmark: two floors, ours (JSON-RPC, gRPC), official Go and JS SDK servers
-	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_FLAGS)
+bench: build bench-tools npm-deps ## side-by-side benchmark: two floors, ours (JSON-RPC, gRPC), official Go and JS SDK servers; the cheap cost measurements
+	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) $(BENCH_COSTS_QUICK) $(BENCH_FLAGS)
 
-bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth (about 20 min)
-	$(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) -full $(BENCH_FLAGS)
+bench-full: build bench-tools npm-deps ## the whole benchmark suite: longer, with cost growth and issue 32's costs on SQLite and PostgreSQL (about 45 min)
+	@$(BENCH_WITH_PG) $(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT) -full -costs -cost-stores sqlite,postgres \
+	  $(if $(BENCH_SEED_DIR),-seed-dir '$(BENCH_SEED_DIR)') $(BENCH_COSTS_FLAGS) $(BENCH_FLAGS)
+
+bench-costs: build bench-tools ## issue 32's cost growth, memory, agents and 1,000,000 stored tasks, on SQLite and PostgreSQL (about 20 min)
+	@$(BENCH_WITH_PG) $(BIN)/a2a-bench -bin $(BIN) -out $(BENCH_OUT)/costs -compare=false -startup=false -costs -cost-stores sqlite,postgres \
+	  $(if $(BENCH_SEED_DIR),-seed-dir '$(BENCH_SEED_DIR)') $(BENCH_COSTS_FLAGS)
 
 bench-tools: ## a2a-load, a2a-bench and the official Go SDK's a2a CLI (bin/, bin/bench/)
 	@mkdir -p $(BIN)/bench

@@ -159,6 +159,15 @@ func TestFlags(t *testing.T) {
 	if strings.Join(c.Only, ",") != "floor,js-sdk" || c.Rounds != 2 || c.Duration != 10*time.Second || !c.Growth || c.GrowthDuration != 10*time.Second {
 		t.Errorf("%+v", c)
 	}
+	c, err = parseFlags([]string{"-compare=false", "-startup=false", "-costs", "-cost-stores", "postgres,sqlite", "-postgres", "postgres://u@h/db",
+		"-cost-parts", "scale,turns", "-scale-tasks", "1000,1000000"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.CostStores, ",") != "sqlite,postgres" || strings.Join(c.CostParts, ",") != "turns,scale" ||
+		len(c.ScaleTasks) != 2 || c.ScaleTasks[1] != 1_000_000 || c.Turns != 1000 || c.Agents != 10 {
+		t.Errorf("costs flags: %+v", c)
+	}
 	if c.Load != filepath.Join("bin", "a2a-load") || c.GoSDK != filepath.Join("bin", "bench", "a2a-go-sdk") {
 		t.Errorf("paths %s %s", c.Load, c.GoSDK)
 	}
@@ -168,6 +177,10 @@ func TestFlags(t *testing.T) {
 		{"-growth-tasks", "10000,1000"},
 		{"-growth-clients", "0"},
 		{"-compare=false", "-startup=false"},
+		{"-costs", "-cost-stores", "postgres", "-postgres", ""},
+		{"-costs", "-cost-parts", "turns,weather"},
+		{"-costs", "-scale-tasks", "0"},
+		{"-costs", "-agents", "1"},
 	} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q accepted", bad)

@@ -25,7 +25,13 @@
 //	-growth   cost growth of ours: throughput and plugin RSS at 1, 16, 64
 //	          and 256 clients, and with 1k, 10k, 100k tasks in the durable
 //	          store (filled by the load tool itself): send throughput,
-//	          ListTasks first-page latency, RSS, database size.
+//	          ListTasks first-page latency, RSS, database size;
+//	-costs    cost growth, memory and scale (issue 32, costs.go): a task
+//	          and a context of 1,000 turns, an answer of 1,000 artifact
+//	          chunks, RSS per idle connection, per open stream and at the
+//	          connection cap, 10 agents on one port against one, and
+//	          1,000,000 stored tasks seeded through the store's API (start-up,
+//	          RSS, ListTasks, bytes per task); SQLite and PostgreSQL.
 //
 // Results go to -out: report.txt (what is printed), results.json (every
 // run, raw), and PNG charts. Server logs go to -out/logs.
@@ -98,13 +104,27 @@ type config struct {
 	GrowthClients  []int         `json:"growth_clients"`
 	GrowthTasks    []int64       `json:"growth_tasks"`
 	GrowthDuration time.Duration `json:"growth_duration_ns"`
+
+	Costs        bool     `json:"costs"`
+	CostParts    []string `json:"cost_parts"`
+	CostStores   []string `json:"cost_stores"`
+	Postgres     string   `json:"-"` // a DSN may hold a password
+	Turns        int      `json:"turns"`
+	Chunks       int      `json:"chunks"`
+	Conns        int      `json:"conns"`
+	Streams      int      `json:"streams"`
+	ConnCap      int      `json:"conn_cap"`
+	Agents       int      `json:"agents"`
+	ScaleTasks   []int64  `json:"scale_tasks"`
+	ScaleTasksPG []int64  `json:"scale_tasks_postgres"`
+	SeedDir      string   `json:"seed_dir"`
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("a2a-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	var only, modes, gServers, gClients, gTasks string
+	var only, modes, gServers, gClients, gTasks, cParts, cStores, sTasks, sTasksPG string
 	var full bool
 	fs.StringVar(&c.Bin, "bin", "bin", "`DIR` with agenthost, plugins/, a2a-load and bench/a2a-go-sdk (make bench-tools)")
 	fs.StringVar(&c.Load, "load", "", "the a2a-load binary (default BIN/a2a-load)")
@@ -131,6 +151,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&gClients, "growth-clients", "1,16,64,256", "client counts of the sweep")
 	fs.StringVar(&gTasks, "growth-tasks", "1000,10000,100000", "stored-task levels of the durable store")
 	fs.DurationVar(&c.GrowthDuration, "growth-duration", 0, "measured time of each growth run (default -duration)")
+	fs.BoolVar(&c.Costs, "costs", false, "measure cost growth, memory and scale (issue 32; minutes): see -cost-parts")
+	fs.StringVar(&cParts, "cost-parts", strings.Join(allCostParts, ","), "parts of -costs: "+strings.Join(allCostParts, ", "))
+	fs.StringVar(&cStores, "cost-stores", "sqlite", "stores of -costs: sqlite, postgres (needs -postgres)")
+	fs.StringVar(&c.Postgres, "postgres", os.Getenv("A2A_TEST_POSTGRES_DSN"), "PostgreSQL `DSN` of -cost-stores postgres (each measurement makes a schema of its own in it and drops it); default $A2A_TEST_POSTGRES_DSN")
+	fs.IntVar(&c.Turns, "turns", 1000, "turns of one task and of one context (-costs turns)")
+	fs.IntVar(&c.Chunks, "chunks", 1000, "artifact chunks of the largest answer (-costs chunks; also 1, 10, 100…)")
+	fs.IntVar(&c.Conns, "conns", 500, "idle keep-alive connections (-costs memory)")
+	fs.IntVar(&c.Streams, "streams", 200, "open streams (-costs memory)")
+	fs.IntVar(&c.ConnCap, "conn-cap", 1024, "max_connections of -costs memory (the default's); it opens that many, then a tenth more")
+	fs.IntVar(&c.Agents, "agents", 10, "agents on one port against one (-costs agents)")
+	fs.StringVar(&sTasks, "scale-tasks", "100000,1000000", "stored-task levels of -costs scale with SQLite (seeded; an empty store is measured too)")
+	fs.StringVar(&sTasksPG, "scale-tasks-postgres", "100000", "stored-task levels of -costs scale with PostgreSQL")
+	fs.StringVar(&c.SeedDir, "seed-dir", "", "keep the seeded SQLite stores of -costs scale in `DIR` and reuse them in later runs (default: seed each run, in a temporary directory)")
 	fs.BoolVar(&full, "full", false, "everything, longer: -duration 10s -warmup 2s -rounds 5 -growth -startup-n 15 (explicit flags still win)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: a2a-bench [flags]      (make bench; make bench-full)\n       a2a-bench floor-server [-addr 127.0.0.1:0]\n\nFlags:\n")
@@ -176,6 +209,28 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.Modes, err = names(modes, []string{"send", "send-async", "stream"}, "-modes"); err != nil {
 		return c, err
 	}
+	if c.CostParts, err = names(cParts, allCostParts, "-cost-parts"); err != nil {
+		return c, err
+	}
+	if c.CostStores, err = names(cStores, []string{"sqlite", "postgres"}, "-cost-stores"); err != nil {
+		return c, err
+	}
+	for _, l := range []struct {
+		list string
+		dst  *[]int64
+		name string
+	}{{sTasks, &c.ScaleTasks, "-scale-tasks"}, {sTasksPG, &c.ScaleTasksPG, "-scale-tasks-postgres"}} {
+		ns, err := ints(l.list, l.name)
+		if err != nil {
+			return c, err
+		}
+		for _, n := range ns {
+			*l.dst = append(*l.dst, int64(n))
+		}
+	}
+	if c.Costs && slices.Contains(c.CostStores, "postgres") && c.Postgres == "" {
+		return c, errors.New("-cost-stores postgres needs -postgres DSN (or $A2A_TEST_POSTGRES_DSN; make postgres-up prints one)")
+	}
 	if c.GrowthServers, err = names(gServers, allServers, "-growth-servers"); err != nil {
 		return c, err
 	}
@@ -201,8 +256,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-duration must be positive and -warmup not negative")
 	case c.StartupN < 1:
 		return c, fmt.Errorf("-startup-n %d: need at least one", c.StartupN)
-	case !c.Compare && !c.Startup && !c.Growth:
-		return c, errors.New("nothing to do: -compare, -startup and -growth are all off")
+	case c.Turns < 1 || c.Chunks < 1 || c.Conns < 1 || c.Streams < 1 || c.ConnCap < 2 || c.Agents < 2:
+		return c, errors.New("-turns, -chunks, -conns and -streams must be positive, -conn-cap and -agents at least 2")
+	case !c.Compare && !c.Startup && !c.Growth && !c.Costs:
+		return c, errors.New("nothing to do: -compare, -startup, -growth and -costs are all off")
 	}
 	return c, nil
 }
@@ -266,6 +323,7 @@ type bench struct {
 	logDir string
 	log    io.Writer // progress
 	res    *Results
+	pgSeq  int // schemas made by pgSchema
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -318,7 +376,7 @@ func (b *bench) prepare() error {
 			used[s] = true
 		}
 	}
-	if b.cfg.Growth {
+	if b.cfg.Growth || b.cfg.Costs {
 		used[srvOursSQLite] = true
 		for _, s := range b.cfg.GrowthServers {
 			used[s] = true
@@ -427,6 +485,11 @@ func (b *bench) runAll() error {
 		}
 		if err := b.runGrowthTasks(); err != nil {
 			errs = append(errs, fmt.Errorf("growth with stored tasks: %w", err))
+		}
+	}
+	if b.cfg.Costs {
+		if err := b.runCosts(); err != nil {
+			errs = append(errs, fmt.Errorf("costs: %w", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,8 +63,15 @@ func procMem(pid int) (memKB, error) {
 		return memKB{}, err
 	}
 	defer f.Close()
+	return parseStatus(f)
+}
+
+// parseStatus reads VmRSS and VmHWM (in kB) from /proc/<pid>/status text.
+// A line that does not parse is an error, not a zero that would pass for a
+// measurement.
+func parseStatus(r io.Reader) (memKB, error) {
 	var m memKB
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		var dst *int64
@@ -76,9 +84,14 @@ func procMem(pid int) (memKB, error) {
 			continue
 		}
 		fs := strings.Fields(line)
-		if len(fs) >= 2 {
-			*dst, _ = strconv.ParseInt(fs[1], 10, 64)
+		if len(fs) != 3 || fs[2] != "kB" {
+			return m, fmt.Errorf("status: unexpected line %q", line)
 		}
+		n, err := strconv.ParseInt(fs[1], 10, 64)
+		if err != nil || n < 0 {
+			return m, fmt.Errorf("status: unexpected line %q", line)
+		}
+		*dst = n
 	}
 	return m, sc.Err()
 }
@@ -135,17 +148,20 @@ func childNamed(pid int, name string) int {
 	return 0
 }
 
-// dirBytes is the total size of the regular files under dir.
-func dirBytes(dir string) int64 {
+// dbFile is the plugin's SQLite task database in its data directory
+// (internal/app.DatabaseFile).
+const dbFile = "a2a-plugin.db"
+
+// dbBytes is the size of the task database in the plugin's data directory
+// dir: the database file with its WAL and shared-memory files, not the
+// audit log or anything else the plugin keeps there.
+func dbBytes(dir string) int64 {
 	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if info, err := os.Stat(filepath.Join(dir, dbFile+suffix)); err == nil {
+			n += info.Size()
 		}
-		return nil
-	})
+	}
 	return n
 }
 

@@ -295,6 +295,7 @@ func writeReport(w io.Writer, res *Results) {
 				r.Stored, r.ReadyMS, float64(r.IdleMem.RSS)/1024, r.List.Latency.P50, r.List.Latency.P99, float64(r.Mem.RSS)/1024)
 		}
 	}
+	writeCosts(w, res)
 }
 
 func errorKinds(res *Results, mode, server string) string {

@@ -26,6 +26,9 @@ type Results struct {
 	GrowthClients []growthClientRecord `json:"growth_clients"`
 	GrowthTasks   []growthTaskRecord   `json:"growth_tasks"`
 	Restart       *restartRecord       `json:"restart_with_stored_tasks,omitempty"`
+
+	// Costs are the cost, memory and scale measurements (-costs).
+	Costs *costsResults `json:"costs,omitempty"`
 }
 
 type envInfo struct {

@@ -83,6 +83,12 @@ type server struct {
 type startOptions struct {
 	dataDir string // ours: reuse this data root (default: a fresh one)
 	clients int    // the most concurrent clients it will see
+	// ours only (the cost measurements):
+	store string // the store, instead of the one the name implies
+	agent string // the host's --agent (default echo)
+	// plugin are further lines of the plugin's settings (plugins.a2a),
+	// host further top-level lines of the host's configuration (agents).
+	plugin, host string
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -116,6 +122,9 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 		if name == srvOursSQLite {
 			store = "sqlite"
 		}
+		if o.store != "" {
+			store = o.store
+		}
 		s.dataDir = o.dataDir
 		if s.dataDir == "" {
 			if s.dataDir, err = os.MkdirTemp(b.work, name+"-data-"); err != nil {
@@ -123,10 +132,10 @@ func (b *bench) start(name string, o startOptions) (*server, error) {
 			}
 		}
 		cfgPath := filepath.Join(b.work, fmt.Sprintf("host-%s-%d.yaml", name, port))
-		if err := os.WriteFile(cfgPath, []byte(hostConfig(port, store, o.clients)), 0o600); err != nil {
+		if err := os.WriteFile(cfgPath, []byte(hostConfig(port, store, o.clients)+o.plugin+o.host), 0o600); err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(b.cfg.AgentHost, "run", "--plugins", b.cfg.Plugins, "--agent", "echo",
+		cmd = exec.Command(b.cfg.AgentHost, "run", "--plugins", b.cfg.Plugins, "--agent", orDefault(o.agent, "echo"),
 			"--config", cfgPath, "--data", s.dataDir, "--log-level", "warn")
 		s.rpc = s.base + "/"
 		if name == srvOursGRPC {

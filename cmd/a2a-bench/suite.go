@@ -111,12 +111,12 @@ func (b *bench) runStartup() error {
 }
 
 // rotate returns names starting at offset k, wrapping around.
-func rotate(names []string, k int) []string {
+func rotate[T any](names []T, k int) []T {
 	if len(names) == 0 {
 		return nil
 	}
 	k %= len(names)
-	return append(append([]string(nil), names[k:]...), names[:k]...)
+	return append(append([]T(nil), names[k:]...), names[:k]...)
 }
 
 // runCompare is the side-by-side comparison: rounds × servers × modes.
@@ -288,7 +288,7 @@ func (b *bench) growthLevel(target int64) (string, error) {
 	if rec.StoredAfter, err = s.storedTasks(); err != nil {
 		return s.dataDir, err
 	}
-	rec.DBBytes = dirBytes(filepath.Join(s.dataDir, "a2a"))
+	rec.DBBytes = dbBytes(filepath.Join(s.dataDir, "a2a"))
 	b.res.GrowthTasks = append(b.res.GrowthTasks, rec)
 	b.progress("  %7d tasks (filled at %.0f/s): RSS %s; list p50 %.2f p99 %.2f ms; send %.0f/s p99 %.2f ms → %d tasks, RSS %s (peak %s); db %s",
 		rec.Stored, rec.PrefillRPS, mb(rec.MemBefore.RSS), lres.Latency.P50, lres.Latency.P99, sres.RPS, sres.Latency.P99,

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,7 +34,7 @@ const maxErrorSamples = 5
 // runner holds what all workers of one run share.
 type runner struct {
 	cfg      Config
-	url      *url.URL
+	urls     []*url.URL      // worker i drives urls[i mod len]
 	tr       *http.Transport // -client net/http
 	ctx      context.Context // canceled at the end of the run
 	prefix   string          // random per run, so message ids never repeat across runs
@@ -52,21 +53,25 @@ func Run(parent context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	var target string
-	u, err := url.Parse(cfg.URL)
+	var urls []*url.URL
 	if cfg.Transport == "grpc" {
+		var err error
 		if target, err = grpcTarget(cfg.URL); err != nil {
 			return nil, err
 		}
-		u = &url.URL{Scheme: "http", Host: target, Path: "/"} // the unused HTTP client's
-	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("-url %q is not an http(s) URL", cfg.URL)
+		urls = []*url.URL{{Scheme: "http", Host: target, Path: "/"}} // the unused HTTP client's
+	} else {
+		var err error
+		if urls, err = parseURLs(cfg.URL); err != nil {
+			return nil, err
+		}
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	text, _ := json.Marshal(cfg.Text)
 	r := &runner{
 		cfg:      cfg,
-		url:      u,
+		urls:     urls,
 		prefix:   hex.EncodeToString(rnd[:]),
 		textJSON: text[:len(text)-1],
 		header: http.Header{
@@ -101,7 +106,7 @@ func Run(parent context.Context, cfg Config) (*Result, error) {
 	workers := make([]*worker, cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := r.newWorker()
+		w := r.newWorker(i)
 		if target != "" {
 			if err := w.dialGRPC(target); err != nil {
 				return nil, err
@@ -177,7 +182,22 @@ type worker struct {
 	samples         []string
 }
 
-func (r *runner) newWorker() *worker {
+// parseURLs parses -url: one http(s) URL, or several separated by commas
+// (the workers spread over them in turn, e.g. the agents of one host).
+func parseURLs(list string) ([]*url.URL, error) {
+	var out []*url.URL
+	for _, s := range strings.Split(list, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("-url %q is not an http(s) URL", s)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func (r *runner) newWorker(i int) *worker {
+	u := r.urls[i%len(r.urls)]
 	w := &worker{
 		r:    r,
 		buf:  make([]byte, 0, 512),
@@ -186,9 +206,9 @@ func (r *runner) newWorker() *worker {
 		errs: map[string]int64{},
 	}
 	if r.cfg.Client == "net/http" {
-		w.cl = newStdClient(r.ctx, r.tr, r.url, r.header)
+		w.cl = newStdClient(r.ctx, r.tr, u, r.header)
 	} else {
-		w.cl = newRawClient(r.url, r.header, r.cfg.Timeout)
+		w.cl = newRawClient(u, r.header, r.cfg.Timeout)
 	}
 	hint := 4096
 	if r.cfg.Requests > 0 {

@@ -3,6 +3,7 @@
 // a success, and prints throughput and exact latency percentiles.
 //
 //	a2a-load -url URL -mode send|send-async|stream|list [-c 16] [-n N | -d 20s] [-warmup 2s] [-json]
+//	a2a-load seed -db FILE | -postgres DSN [-n 100000] [-from 0]
 //
 // Modes:
 //
@@ -56,6 +57,9 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "seed" {
+		os.Exit(seedMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -132,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("a2a-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	fs.StringVar(&c.URL, "url", "", "JSON-RPC endpoint `URL` of the A2A server (e.g. http://127.0.0.1:41241/)")
+	fs.StringVar(&c.URL, "url", "", "JSON-RPC endpoint `URL` of the A2A server (e.g. http://127.0.0.1:41241/); several, comma-separated, spread the clients over them in turn")
 	fs.StringVar(&c.Mode, "mode", "send", "operation: "+modes)
 	fs.IntVar(&c.Concurrency, "c", 16, "concurrent clients (each keeps one connection)")
 	fs.Int64Var(&c.Requests, "n", 0, "measured operations `N` (instead of -d)")

@@ -29,9 +29,9 @@ type candidate struct {
 // cards fetches every configured peer's card in parallel, for the call
 // org.
 func (t *Toolset) cards(ctx context.Context, org Origin) []candidate {
-	out := make([]candidate, len(t.peers))
+	out := make([]candidate, len(t.peers.all))
 	var wg sync.WaitGroup
-	for i, pc := range t.peers {
+	for i, pc := range t.peers.all {
 		wg.Add(1)
 		go func(i int, pc *peerConf) {
 			defer wg.Done()
@@ -116,19 +116,18 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 	var stopOnce sync.Once
 	finished := make(chan int, len(picked))
 	var wg sync.WaitGroup
-	org := ci.org
 	for i, pc := range picked {
 		wg.Add(1)
 		go func(i int, pc *peerConf) {
 			defer wg.Done()
 			p := *prep
 			p.msg.MessageID = a2a.NewID()
-			target := &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}
+			target := t.peers.target(pc, &ci.rec)
 			var peerStop <-chan struct{}
 			if mode == "first" {
 				peerStop = stop
 			}
-			results[i] = t.send(ctx, org, target, &p, true, waitFor, nil, peerStop)
+			results[i] = t.send(ctx, target, &p, true, waitFor, nil, peerStop)
 			finished <- i
 		}(i, pc)
 	}
@@ -157,7 +156,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 			}
 			note := pc.Name + " (request cancelled"
 			if id := o.tr.taskID; id != "" {
-				target := &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}
+				target := t.peers.target(pc, &ci.rec)
 				if err := t.cancelRemote(ctx, target, id, prep.chainID); err != nil {
 					note += fmt.Sprintf("; CancelTask for task %s failed: %s", peerID(id), kindOrErr(err))
 				} else {

@@ -10,7 +10,8 @@ import (
 )
 
 // The tools reach peers only through these wrappers: each request is
-// audited (one record per request), a request refused with HTTP 401 by a
+// handed to the call's recorders (resolved.rec: exchanged; the audit log
+// writes one record per request), a request refused with HTTP 401 by a
 // peer whose token comes from token_file, token_command or oauth2 is tried
 // once more after the token was read or fetched again, and a refusal by a
 // peer whose card asks for OAuth 2.0 without oauth2 configured says what
@@ -30,7 +31,7 @@ func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a
 				x.taskID, x.contextID = firstNonEmpty(resp.Message.TaskID, x.taskID), firstNonEmpty(resp.Message.ContextID, x.contextID)
 			}
 		}
-		eng.audit(target, x, err)
+		target.rec.exchanged(target, x, err)
 		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -61,7 +62,7 @@ func (eng *outbound) taskCall(ctx context.Context, target *resolved, method, tas
 		if err == nil {
 			x.contextID, x.resBytes = task.ContextID, payloadSize(task)
 		}
-		eng.audit(target, x, err)
+		target.rec.exchanged(target, x, err)
 		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -116,7 +117,7 @@ func (eng *outbound) streamCall(ctx context.Context, target *resolved, method, t
 		if final && errors.Is(err, context.Canceled) {
 			audited = nil // we left after the last event (see finishLine)
 		}
-		eng.audit(target, x, audited)
+		target.rec.exchanged(target, x, audited)
 		if err != nil && events == 0 && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -143,6 +144,6 @@ func (eng *outbound) fetchCard(ctx context.Context, target *resolved) (*client.C
 	if err == nil && !info.Revalidated {
 		x.resBytes = payloadSize(info.Card)
 	}
-	eng.audit(target, x, err)
+	target.rec.exchanged(target, x, err)
 	return info, err
 }

@@ -68,7 +68,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 	if strings.TrimSpace(a.Message) == "" {
 		return errorResult("a2a_route: argument \"message\" is required: the task to route")
 	}
-	if len(t.peers) == 0 {
+	if len(t.peers.all) == 0 {
 		return errorResult("a2a_route: no A2A peers are configured (a2a_agents is empty), so there is nothing to route to")
 	}
 	var avail []candidate
@@ -106,7 +106,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 		fmt.Fprintf(&b, "To send it: a2a_call agent=%q message=\"…\" (or a2a_route with send=true).", choice.pc.Name)
 		return textResult(b.String())
 	}
-	target := &resolved{name: choice.pc.Name, conf: choice.pc, peer: choice.pc.peer.For(ci.org.call())}
+	target := t.peers.target(choice.pc, &ci.rec)
 	prep, res := t.prepareMessage(ci.org, ToolRoute, a.Message, "", "", nil, nil)
 	if res != nil {
 		return res
@@ -114,7 +114,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 	if res := t.admitCalls(ci.org, ToolRoute, 1); res != nil {
 		return res
 	}
-	o := t.send(ctx, ci.org, target, prep, true, t.defaultWait(target), ci.report, nil)
+	o := t.send(ctx, target, prep, true, t.defaultWait(target), ci.report, nil)
 	r := t.callResult(target, prep, o)
 	r.Content = b.String() + r.Content
 	return r

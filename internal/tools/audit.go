@@ -46,7 +46,7 @@ type auditRecorder struct {
 	now      func() time.Time
 }
 
-func (r *auditRecorder) exchanged(_ *callRecord, target *resolved, x *peerRequest, err error) {
+func (r *auditRecorder) exchanged(_ *callRecord, target *resolved, x peerRequest, err error) {
 	rec := security.AuditRecord{
 		Time: x.start, Direction: security.AuditOutbound, Method: x.method, Peer: target.name,
 		TaskID: x.taskID, ContextID: x.contextID, Outcome: auditOutcome(err), Code: auditCode(err),

@@ -20,7 +20,7 @@ import (
 // sendMessage calls SendMessage.
 func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: "SendMessage", start: eng.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
+		x := peerRequest{method: "SendMessage", start: eng.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
 		resp, err := target.peer.SendMessage(ctx, req)
 		if err == nil {
 			x.resBytes = payloadSize(resp)
@@ -44,7 +44,7 @@ func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a
 // that tree).
 func (eng *outbound) taskCall(ctx context.Context, target *resolved, method, taskID, chainID string) (*a2a.Task, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: eng.now(), taskID: taskID}
+		x := peerRequest{method: method, start: eng.now(), taskID: taskID}
 		var task *a2a.Task
 		var err error
 		if method == "CancelTask" {
@@ -99,7 +99,7 @@ func (eng *outbound) subscribe(ctx context.Context, target *resolved, taskID str
 func (eng *outbound) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
 	run func(func(client.Event) error) error, fn func(client.Event) error) error {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: eng.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
+		x := peerRequest{method: method, start: eng.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
 		events, final := 0, false
 		err := run(func(ev client.Event) error {
 			events++
@@ -139,7 +139,7 @@ func (eng *outbound) card(ctx context.Context, target *resolved) (*client.CardIn
 // fetchCard fetches the card now (a conditional request when a copy is
 // cached) and audits the request.
 func (eng *outbound) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
-	x := &peerRequest{method: "card", start: eng.now()}
+	x := peerRequest{method: "card", start: eng.now()}
 	info, err := target.peer.Refresh(ctx)
 	if err == nil && !info.Revalidated {
 		x.resBytes = payloadSize(info.Card)

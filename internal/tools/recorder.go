@@ -34,7 +34,7 @@ import (
 type recorder interface {
 	// exchanged: one request to the peer ended; x says what was asked and
 	// answered, err how it ended.
-	exchanged(c *callRecord, target *resolved, x *peerRequest, err error)
+	exchanged(c *callRecord, target *resolved, x peerRequest, err error)
 	// ended: one operation of the call ended, after d: a delivery
 	// ("SendMessage", with its wait and follow-up), a2a_task's get
 	// ("GetTask"), wait ("SubscribeToTask") or cancel ("CancelTask"), a
@@ -58,7 +58,7 @@ type recorder interface {
 // embeds it and implements the points it acts on.
 type recordsNothing struct{}
 
-func (recordsNothing) exchanged(*callRecord, *resolved, *peerRequest, error)                       {}
+func (recordsNothing) exchanged(*callRecord, *resolved, peerRequest, error)                        {}
 func (recordsNothing) ended(*callRecord, *resolved, string, time.Duration, error)                  {}
 func (recordsNothing) named(context.Context, *callRecord, *resolved, *a2a.Message, string, string) {}
 func (recordsNothing) sent(context.Context, *callRecord, store.ConversationEntry)                  {}
@@ -80,7 +80,7 @@ type callRecord struct {
 	buf   [maxRecorders]recorder // chain's storage: no allocation per call
 }
 
-func (c *callRecord) exchanged(target *resolved, x *peerRequest, err error) {
+func (c *callRecord) exchanged(target *resolved, x peerRequest, err error) {
 	if c == nil {
 		return
 	}
@@ -204,7 +204,7 @@ func (r *metricsRecorder) ended(_ *callRecord, target *resolved, method string, 
 // call's chain: the first, and the last to act, at its end.
 type SpanEnd func(res *pb.ToolResult, err error)
 
-func (SpanEnd) exchanged(*callRecord, *resolved, *peerRequest, error)                       {}
+func (SpanEnd) exchanged(*callRecord, *resolved, peerRequest, error)                        {}
 func (SpanEnd) ended(*callRecord, *resolved, string, time.Duration, error)                  {}
 func (SpanEnd) named(context.Context, *callRecord, *resolved, *a2a.Message, string, string) {}
 func (SpanEnd) sent(context.Context, *callRecord, store.ConversationEntry)                  {}

@@ -46,7 +46,7 @@ type loggingRecorder struct {
 	log  *hookLog
 }
 
-func (r *loggingRecorder) exchanged(*callRecord, *resolved, *peerRequest, error) {
+func (r *loggingRecorder) exchanged(*callRecord, *resolved, peerRequest, error) {
 	r.log.add(r.name + ":exchanged")
 }
 func (r *loggingRecorder) ended(*callRecord, *resolved, string, time.Duration, error) {
@@ -78,7 +78,7 @@ func TestTheChainCallsEveryRecorderOnceInItsOrder(t *testing.T) {
 	ctx := context.Background()
 	target := &resolved{name: "p", rec: c}
 	o := &outcome{}
-	c.exchanged(target, &peerRequest{}, nil)
+	c.exchanged(target, peerRequest{}, nil)
 	c.ended(target, "SendMessage", time.Second, nil)
 	c.named(ctx, target, &a2a.Message{}, "task-1", "ctx-1")
 	c.named(ctx, target, &a2a.Message{}, "", "ctx-1") // no task: nothing
@@ -97,7 +97,7 @@ func TestTheChainCallsEveryRecorderOnceInItsOrder(t *testing.T) {
 	}
 
 	var none *callRecord
-	none.exchanged(target, &peerRequest{}, nil)
+	none.exchanged(target, peerRequest{}, nil)
 	none.ended(target, "GetTask", 0, nil)
 	none.named(ctx, target, &a2a.Message{}, "task-1", "")
 	none.sent(ctx, store.ConversationEntry{})

@@ -12,7 +12,7 @@ import (
 
 // What a call leaves behind outside the peer — its side effects — is one
 // ordered chain of recorders, built once per call from the call's origin
-// and the toolset's Deps (Toolset.recording), in this order:
+// and the toolset's Deps (sinks.recording, from CallFrom), in this order:
 //
 //  1. the tool call's span (Deps.Span: the app's; it also decides the
 //     trace the call continues),

@@ -48,11 +48,11 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	prep, res := t.prepareMessage(ci.org, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
+	prep, res := t.prepareMessage(ci.rec.org, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
 	if res != nil {
 		return res
 	}
-	if res := t.admitCalls(ci.org, ToolCall, 1); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolCall, 1); res != nil {
 		return res
 	}
 	wait := a.Wait == nil || *a.Wait

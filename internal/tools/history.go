@@ -34,7 +34,7 @@ func (t *Toolset) history(ctx context.Context, ci *callInfo) *result {
 	if t.deps.Store == nil {
 		return errorResult("a2a_history: no conversation store is available in this plugin instance")
 	}
-	entries, err := store.ConversationsOf(t.deps.Store, ci.org.Agent).Conversation(ctx, cid, limit)
+	entries, err := store.ConversationsOf(t.deps.Store, ci.rec.org.Agent).Conversation(ctx, cid, limit)
 	if err != nil {
 		return errorResult("a2a_history: could not read conversation %s: %v", cid, err)
 	}

@@ -42,7 +42,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		b.WriteString("Agents may also be called by URL (loopback/private addresses only if the operator allows them).\n")
 	}
 	if t.deps.Store != nil {
-		convs, err := store.ConversationsOf(t.deps.Store, ci.org.Agent).Conversations(ctx, 20)
+		convs, err := store.ConversationsOf(t.deps.Store, ci.rec.org.Agent).Conversations(ctx, 20)
 		switch {
 		case err != nil:
 			fmt.Fprintf(&b, "Conversations: could not be read (%v)\n", err)
@@ -60,7 +60,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 			}
 		}
 	}
-	snap := t.metrics.SnapshotFor(ci.org.Agent)
+	snap := t.metrics.SnapshotFor(ci.rec.org.Agent)
 	if len(snap) == 0 {
 		b.WriteString("Call metrics: no calls yet.\n")
 	} else {

@@ -76,7 +76,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 	default:
 		return errorResult("a2a_orchestrate: argument \"mode\" must be \"all\", \"first\" or \"best\", not %q", a.Mode)
 	}
-	prep, res := t.prepareMessage(ci.org, ToolOrchestrate, a.Message, "", "", nil, nil)
+	prep, res := t.prepareMessage(ci.rec.org, ToolOrchestrate, a.Message, "", "", nil, nil)
 	if res != nil {
 		return res
 	}
@@ -87,7 +87,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 
 	var picked []*peerConf
 	var skipped []string
-	for _, c := range t.cards(ctx, ci.org) {
+	for _, c := range t.cards(ctx, ci.rec.org) {
 		switch {
 		case c.err != nil:
 			skipped = append(skipped, fmt.Sprintf("%s (card unavailable: %s)", c.pc.Name, kindOrErr(c.err)))
@@ -103,7 +103,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 		return errorResult("%s Use a2a_list to see the peers' skills.", msg)
 	}
 
-	if res := t.admitCalls(ci.org, ToolOrchestrate, len(picked)); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolOrchestrate, len(picked)); res != nil {
 		return res
 	}
 

@@ -73,7 +73,7 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 	}
 	var avail []candidate
 	var skipped []string
-	for _, c := range t.cards(ctx, ci.org) {
+	for _, c := range t.cards(ctx, ci.rec.org) {
 		if c.err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s (card unavailable: %s)", c.pc.Name, kindOrErr(c.err)))
 			continue
@@ -107,11 +107,11 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 		return textResult(b.String())
 	}
 	target := t.peers.target(choice.pc, &ci.rec)
-	prep, res := t.prepareMessage(ci.org, ToolRoute, a.Message, "", "", nil, nil)
+	prep, res := t.prepareMessage(ci.rec.org, ToolRoute, a.Message, "", "", nil, nil)
 	if res != nil {
 		return res
 	}
-	if res := t.admitCalls(ci.org, ToolRoute, 1); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolRoute, 1); res != nil {
 		return res
 	}
 	o := t.send(ctx, target, prep, true, t.defaultWait(target), ci.report, nil)

@@ -74,9 +74,9 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
 		target.rec.received(ctx, target, o)
-		d := t.memory.remembered(ci.org, target.name, taskID)
+		d := t.memory.remembered(ci.rec.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
-			chain, err := t.chainFor(ctx, ci.org, target, taskID)
+			chain, err := t.chainFor(ctx, ci.rec.org, target, taskID)
 			if err != nil {
 				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
 			}
@@ -95,7 +95,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		return textResult(b.String())
 	case "cancel":
 		var chainID string
-		if d := t.memory.remembered(ci.org, target.name, taskID); d != nil {
+		if d := t.memory.remembered(ci.rec.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
 		task, err := t.out.cancelTask(ctx, target, taskID, chainID)

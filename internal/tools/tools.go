@@ -335,13 +335,11 @@ type handler func(t *Toolset, ctx context.Context, call *callInfo) *result
 // callInfo is what a tool handler gets: the call as CallTool read it from
 // the contract's request, which handlers never see.
 type callInfo struct {
-	// org is where the call comes from (CallFrom), as the span (if any)
-	// left it.
-	org      Origin
 	args     []byte
 	progress func(message string) error
-	// rec is the call's chain of recorders, built once (CallFrom); the
-	// peer handles of the call point to it.
+	// rec is the call's chain of recorders, built once (CallFrom), with
+	// the call's origin (rec.org: where the call comes from, as the span,
+	// if any, left it); the peer handles of the call point to it.
 	rec callRecord
 }
 
@@ -387,17 +385,18 @@ func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progres
 // req.trace, else the inbound turn's — and req.trace is not read here
 // again.
 func (t *Toolset) CallFrom(ctx context.Context, org Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	ci := &callInfo{org: org}
+	ci := &callInfo{}
+	ci.rec.org = org // decided here, then only read
 	var span recorder
 	if t.deps.Span != nil {
-		if end := t.deps.Span(ctx, &ci.org, req); end != nil {
+		if end := t.deps.Span(ctx, &ci.rec.org, req); end != nil {
 			span = end
 		}
 	}
-	if ci.org.Platform == "" && ci.org.ChatID == "" {
-		ci.org.Platform, ci.org.ChatID = req.GetPlatform(), req.GetChatId()
+	if o := &ci.rec.org; o.Platform == "" && o.ChatID == "" {
+		o.Platform, o.ChatID = req.GetPlatform(), req.GetChatId()
 	}
-	t.sinks.recording(&ci.rec, ci.org, span)
+	t.sinks.recording(&ci.rec, ci.rec.org, span)
 	h, ok := handlers[req.GetName()]
 	if !ok {
 		err := plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))

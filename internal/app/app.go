@@ -440,5 +440,5 @@ func (a *App) CallTool(ctx context.Context, req *pb.CallToolRequest, progress pl
 		}
 		org.Trace, _ = br.TraceFor(req.GetChatId())
 	}
-	return p.tracedCall(ctx, org, req, progress)
+	return p.callTool(ctx, org, req, progress)
 }

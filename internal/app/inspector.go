@@ -98,7 +98,7 @@ func (p *parts) inspectorPeers(ctx context.Context) []inspector.Peer {
 // call continues no inbound turn). The contract's request and result
 // types stay here; the inspector knows none.
 func (p *parts) inspectorCall(ctx context.Context, tool, argumentsJSON string, progress func(string) error) (inspector.ToolResult, error) {
-	res, err := p.tracedCall(ctx, tools.Origin{}, &pb.CallToolRequest{Name: tool, ArgumentsJson: argumentsJSON},
+	res, err := p.callTool(ctx, tools.Origin{}, &pb.CallToolRequest{Name: tool, ArgumentsJson: argumentsJSON},
 		func(pr *pb.ToolProgress) error { return progress(pr.GetMessage()) })
 	if err != nil {
 		return inspector.ToolResult{}, err

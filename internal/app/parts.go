@@ -171,7 +171,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 		return nil, fmt.Errorf("a2a plugin: %w", err)
 	}
 	p.tools, err = tools.New(tcfg, tools.Deps{Store: st, Host: host, Logger: log.Named("tools"), Metrics: p.metrics, Audit: p.audit, HostRPCs: hostRPCs,
-		Delegations: p.cascade})
+		Delegations: p.cascade, Span: p.toolSpan})
 	if err != nil {
 		return nil, fmt.Errorf("a2a plugin: a2a_agents: %w", err)
 	}
@@ -404,45 +404,38 @@ func (p *parts) callTool(ctx context.Context, org tools.Origin, req *pb.CallTool
 	return p.tools.CallFrom(ctx, org, req, progress)
 }
 
-// toolTrace sets the trace that the outbound calls of a tool call
-// continue in org — the one place a tool call's trace is decided: the
-// host's own (req.trace), else the trace the host got with the inbound
-// turn it is answering (org.Trace on entry, from the bridge), else a new
-// trace, so a chain of agents is one trace from its first hop on. With
-// export on, the tool call is a span, child of that trace, and the calls
-// carry it; the caller ends the returned span.
-func (p *parts) toolTrace(ctx context.Context, org *tools.Origin, req *pb.CallToolRequest) (context.Context, tracing.Span) {
+// toolSpan is the first recorder of every tool call's chain
+// (tools.Deps.Span). It sets the trace that the outbound calls of the
+// call continue in org — the one place a tool call's trace is decided:
+// the host's own (req.trace), else the trace the host got with the
+// inbound turn it is answering (org.Trace on entry, from the bridge),
+// else a new trace, so a chain of agents is one trace from its first hop
+// on. With export on, the tool call is a span, child of that trace, which
+// the calls carry; the returned recorder ends it with the call's result.
+// The span travels in that recorder, not in the call's context.
+func (p *parts) toolSpan(ctx context.Context, org *tools.Origin, req *pb.CallToolRequest) tools.SpanEnd {
 	tc := bridge.TraceFromProto(req.GetTrace())
 	if !tc.Valid() {
 		tc = org.Trace
 	}
 	if p.tracer.Enabled() {
-		ctx, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc)
+		_, span := p.tracer.Start(ctx, "a2a.tool "+req.GetName(), tracing.KindClient, tc)
 		span.SetString("a2a.tool", req.GetName())
 		span.SetString("a2a.host.platform", req.GetPlatform())
 		span.SetString("a2a.host.chat_id", req.GetChatId())
 		org.Trace, org.TraceIsSpan = span.Context(), true
-		return ctx, span
+		return func(res *pb.ToolResult, err error) {
+			if res.GetIsError() {
+				span.Fail("the tool answered with an error")
+			}
+			span.End(err)
+		}
 	}
 	if !tc.Valid() {
 		tc = tracing.Context{Traceparent: tracing.NewRoot()}
 	}
 	org.Trace, org.TraceIsSpan = tc, false
-	return ctx, tracing.Span{}
-}
-
-// tracedCall runs a tool for org in a span that continues org.Trace (a
-// new trace when it is empty) and records how the call ended.
-func (p *parts) tracedCall(ctx context.Context, org tools.Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
-	ctx, span := p.toolTrace(ctx, &org, req)
-	res, err := p.callTool(ctx, org, req, progress)
-	if span.Recording() {
-		if res.GetIsError() {
-			span.Fail("the tool answered with an error")
-		}
-		span.End(err)
-	}
-	return res, err
+	return nil
 }
 
 // pprofHandler serves net/http/pprof's index, profiles and traces under

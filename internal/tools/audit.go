@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/hashicorp/go-hclog"
 )
 
 // peerRequest is one outbound request to a peer (an "exchange" in the
@@ -35,24 +36,28 @@ func payloadSize(v any) int64 {
 	return int64(len(b))
 }
 
-// audit writes one outbound record for x (a no-op without an audit log).
-// The record names the peer, method, ids, outcome, code, sizes and
-// duration; the log redacts the error text.
-func (eng *outbound) audit(target *resolved, x *peerRequest, err error) {
-	if eng.auditLog == nil {
-		return
-	}
+// auditRecorder writes one outbound record per request to a peer
+// (Deps.Audit): peer, method, ids, outcome, code, sizes and duration; the
+// log redacts the error text. A record that cannot be written is logged.
+type auditRecorder struct {
+	recordsNothing
+	log      hclog.Logger
+	auditLog *security.AuditLog
+	now      func() time.Time
+}
+
+func (r *auditRecorder) exchanged(_ *callRecord, target *resolved, x peerRequest, err error) {
 	rec := security.AuditRecord{
 		Time: x.start, Direction: security.AuditOutbound, Method: x.method, Peer: target.name,
 		TaskID: x.taskID, ContextID: x.contextID, Outcome: auditOutcome(err), Code: auditCode(err),
 		RequestBytes: x.reqBytes, ResponseBytes: x.resBytes,
-		DurationMS: float64(eng.now().Sub(x.start).Microseconds()) / 1000,
+		DurationMS: float64(r.now().Sub(x.start).Microseconds()) / 1000,
 	}
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	if lerr := eng.auditLog.Log(rec); lerr != nil {
-		eng.log.Warn("could not write the audit log", "peer", target.name, "task_id", x.taskID, "error", lerr)
+	if lerr := r.auditLog.Log(rec); lerr != nil {
+		r.log.Warn("could not write the audit log", "peer", target.name, "task_id", x.taskID, "error", lerr)
 	}
 }
 

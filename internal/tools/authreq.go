@@ -28,7 +28,7 @@ func needsAuth(o *outcome) bool {
 // asks again is reported as it is. Without such a source, or when
 // refreshing fails, o is returned with a note, and the result says how to
 // resume by hand.
-func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resolved, o *outcome, chain security.Chain, remaining time.Duration, progress func(string) bool) *outcome {
+func (t *Toolset) resumeAfterAuth(ctx context.Context, target *resolved, o *outcome, chain security.Chain, remaining time.Duration, progress func(string) bool) *outcome {
 	if !needsAuth(o) || target.conf == nil || target.conf.tokens == nil {
 		return o
 	}
@@ -48,9 +48,9 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 	msg.TaskID, msg.ContextID = o.tr.taskID, o.tr.contextID
 	msg.Metadata = applyChain(nil, chain)
 	wait := remaining > 0
-	r := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
+	r := t.out.deliver(ctx, sendSpec{target: target, msg: msg, wait: wait, waitFor: max(remaining, 0), progress: progress})
 	if r.err == nil || r.tr.taskID != "" {
-		t.rec.record(ctx, org, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
+		target.rec.sent(ctx, store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: o.tr.taskID, MessageID: msg.MessageID, Text: AuthResumeText, Parts: msg.Parts, Time: t.now().Add(-r.elapsed)})
 	}
 	if r.err != nil {
@@ -73,7 +73,7 @@ func (t *Toolset) resumeAfterAuth(ctx context.Context, org Origin, target *resol
 		r.receipt, r.why = !r.tr.done(), "the wait was used up before the credentials were refreshed"
 	}
 	r.authResumed = true
-	t.rec.recordReceived(ctx, org, target.name, r)
+	target.rec.received(ctx, target, r)
 	return r
 }
 

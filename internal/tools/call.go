@@ -44,15 +44,15 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolCall, ci.args, &a, "agent", "message", "context_id", "task_id", "wait", "timeout_s", "files", "data"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, ci.org, a.Agent, "agent")
+	target, err := t.peers.resolve(ctx, &ci.rec, a.Agent, "agent")
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	prep, res := t.prepareMessage(ci.org, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
+	prep, res := t.prepareMessage(ci.rec.org, ToolCall, a.Message, a.ContextID, a.TaskID, a.Files, a.Data)
 	if res != nil {
 		return res
 	}
-	if res := t.admitCalls(ci.org, ToolCall, 1); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolCall, 1); res != nil {
 		return res
 	}
 	wait := a.Wait == nil || *a.Wait
@@ -60,7 +60,7 @@ func (t *Toolset) call(ctx context.Context, ci *callInfo) *result {
 	if err != nil {
 		return errorResult("a2a_call: %v", err)
 	}
-	o := t.send(ctx, ci.org, target, prep, wait, waitFor, ci.report, nil)
+	o := t.send(ctx, target, prep, wait, waitFor, ci.report, nil)
 	if errors.Is(ctx.Err(), context.Canceled) && o.tr.taskID != "" && !o.tr.done() {
 		t.cancelAbandoned(ctx, target, o.tr.taskID, prep.chainID)
 	}
@@ -190,14 +190,17 @@ func guessType(mt, name string) string {
 	return "application/octet-stream"
 }
 
-// send delivers a prepared message and records the conversation (what went each way, for a2a_history). A task that
+// send delivers a prepared message to target, for the call whose
+// recorders target.rec are: they are told what went out and what came
+// back (the conversation a2a_history reads), and that the call is done
+// with the delegation (the host's memory, when it ended). A task that
 // stops at AUTH_REQUIRED is resumed once with refreshed credentials when
-// the peer's configuration allows it (see resumeAfterAuth). When the
-// delegation ended, the host's memory is told (RecordDelegation). stop, if
-// not nil, ends the wait early (see sendSpec).
-func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
+// the peer's configuration allows it (see resumeAfterAuth). stop, if not
+// nil, ends the wait early (see sendSpec).
+func (t *Toolset) send(ctx context.Context, target *resolved, prep *prepared, wait bool, waitFor time.Duration, progress func(string) bool, stop <-chan struct{}) *outcome {
 	started := t.now()
-	o := t.out.deliver(ctx, sendSpec{org: org, target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
+	org := target.rec.org
+	o := t.out.deliver(ctx, sendSpec{target: target, msg: prep.msg, wait: wait, waitFor: waitFor, progress: progress, stop: stop})
 	d := delegationInfo{chain: security.Chain{ID: prep.chainID, Depth: prep.depth}, request: prep.text, origin: org}
 	t.memory.remember(org, target.name, o.tr.taskID, d)
 	contextID := o.tr.contextID
@@ -205,15 +208,15 @@ func (t *Toolset) send(ctx context.Context, org Origin, target *resolved, prep *
 		contextID = prep.msg.ContextID
 	}
 	if contextID != "" && (o.err == nil || o.tr.taskID != "") {
-		t.rec.record(ctx, org, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
+		target.rec.sent(ctx, store.ConversationEntry{ContextID: contextID, Peer: target.name, Direction: store.DirectionSent,
 			TaskID: firstNonEmpty(o.tr.taskID, prep.msg.TaskID), MessageID: prep.msg.MessageID, Text: prep.text, Parts: prep.msg.Parts,
 			Time: t.now().Add(-o.elapsed)})
 	}
-	t.rec.recordReceived(ctx, org, target.name, o)
+	target.rec.received(ctx, target, o)
 	if wait && needsAuth(o) {
-		o = t.resumeAfterAuth(ctx, org, target, o, d.chain, waitFor-t.now().Sub(started), progress)
+		o = t.resumeAfterAuth(ctx, target, o, d.chain, waitFor-t.now().Sub(started), progress)
 	}
-	t.rec.recordDelegation(ctx, org, target.name, d, o)
+	target.rec.settled(ctx, target, d, o)
 	return o
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/hashicorp/go-hclog"
 )
 
 // maxCancelError bounds the text of a failed cancel (it goes into the
@@ -29,7 +32,7 @@ const maxCancelError = 400
 // turn), does not know it, or refuses this agent's credentials. The error
 // text is redacted and cut for the task metadata it is shown in.
 func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID string) (a2a.TaskState, bool, error) {
-	target, err := t.resolvePeer(ctx, Origin{}, peer, "agent")
+	target, err := t.peers.resolve(ctx, t.sinks.record(Origin{}), peer, "agent")
 	if err != nil {
 		return "", false, cancelError(fmt.Errorf("%s can no longer be called: %v", peer, err))
 	}
@@ -38,7 +41,7 @@ func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID st
 		return "", true, cancelError(fmt.Errorf("no credential for %s: %v", target.name, err))
 	}
 	task, err := t.out.cancelTask(ctx, target, taskID, chainID)
-	t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
+	target.rec.ended(target, "CancelTask", t.now().Sub(start), err)
 	if err == nil {
 		if st := task.Status.State; !st.Terminal() {
 			// The peer took the cancel but the task has not stopped (or it
@@ -80,4 +83,31 @@ func (t *Toolset) CancelDelegation(ctx context.Context, peer, taskID, chainID st
 func cancelError(err error) error {
 	s, _ := security.Redact(errLine(err, maxCancelError))
 	return errors.New(s)
+}
+
+// cascadeRecorder keeps every remote task a call starts or continues for
+// an inbound task (Origin.Task; the chain of a call made for none leaves
+// it out) under that task, with the delegation chain its message carried,
+// so that the end of that task reaches the remote one (internal/cascade).
+// It records even when the call is being given up: the cancel of the
+// inbound task may be what stops the call.
+type cascadeRecorder struct {
+	recordsNothing
+	log     hclog.Logger
+	cascade DelegationRecorder
+}
+
+func (r *cascadeRecorder) named(ctx context.Context, c *callRecord, target *resolved, msg *a2a.Message, taskID, contextID string) {
+	turn := c.org
+	if turn.Task == "" {
+		return
+	}
+	chain, _ := security.ChainFromMetadata(msg.Metadata)
+	d := store.Delegation{ParentTaskID: turn.Task, ChainID: chain.ID, Peer: target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.cascade.Record(rctx, d); err != nil {
+		r.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
+			"task_id", turn.Task, "peer", target.name, "remote_task_id", taskID, "error", err)
+	}
 }

@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/a2a-plugin/a2a-plugin/plugin"
 	pb "github.com/a2a-plugin/a2a-plugin/proto/agentplugin/v1"
+	"github.com/hashicorp/go-hclog"
 )
 
 // Bounds of what the host's memory is told about a delegation.
@@ -74,31 +76,48 @@ func (m *delegationMemory) remembered(org Origin, peer, taskID string) *delegati
 	return nil
 }
 
-// hostRecordsDelegations reports whether the host may be told about
-// delegations: it has a callback service, did not say it lacks
-// RecordDelegation and has not answered it with Unimplemented.
-func (rec *recorder) hostRecordsDelegations() bool {
-	if rec.host == nil || rec.noDelegations.Load() {
-		return false
-	}
-	return rec.hostRPCs == nil || slices.Contains(rec.hostRPCs, "RecordDelegation")
+// hostMemory is the recorder that tells the host's memory that a
+// delegation ended (RecordDelegation), once per delegation, when the host
+// offers it (best effort, bounded).
+type hostMemory struct {
+	recordsNothing
+	log hclog.Logger
+	// host and hostRPCs are Deps.Host and Deps.HostRPCs.
+	host     plugin.Host
+	hostRPCs []string
+
+	mu       sync.Mutex
+	recorded *seenSet // delegations already told (bounded)
+	// noDelegations is set once the host answered RecordDelegation with
+	// Unimplemented (or said it lacks it).
+	noDelegations atomic.Bool
 }
 
-// recordDelegation tells the host's memory that a delegation ended — the
-// peer's task reached a terminal state or it replied with a message — once
-// per task, when the host offers RecordDelegation (best effort, bounded).
-// The summaries are redacted and truncated.
-func (rec *recorder) recordDelegation(ctx context.Context, org Origin, peer string, d delegationInfo, o *outcome) {
-	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !rec.hostRecordsDelegations() {
+// recordsDelegations reports whether the host may be told about
+// delegations: it did not say it lacks RecordDelegation and has not
+// answered it with Unimplemented.
+func (h *hostMemory) recordsDelegations() bool {
+	if h.noDelegations.Load() {
+		return false
+	}
+	return h.hostRPCs == nil || slices.Contains(h.hostRPCs, "RecordDelegation")
+}
+
+// settled tells the host's memory that a delegation ended — the peer's
+// task reached a terminal state or it replied with a message — once per
+// task. The summaries are redacted and truncated.
+func (h *hostMemory) settled(ctx context.Context, c *callRecord, target *resolved, d delegationInfo, o *outcome) {
+	if o.err != nil || (o.tr.message == nil && !o.tr.state.Terminal()) || !h.recordsDelegations() {
 		return
 	}
+	org, peer := c.org, target.name
 	key := "delegation|" + peer + "|" + o.tr.taskID
 	if o.tr.message != nil {
 		key = "delegation|" + peer + "|msg|" + o.tr.message.MessageID
 	}
-	rec.mu.Lock()
-	seen := rec.recorded.add(key)
-	rec.mu.Unlock()
+	h.mu.Lock()
+	seen := h.recorded.add(key)
+	h.mu.Unlock()
 	if seen {
 		return
 	}
@@ -117,13 +136,13 @@ func (rec *recorder) recordDelegation(ctx context.Context, org Origin, peer stri
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	if _, err := rec.host.RecordDelegation(cctx, req); err != nil {
+	if _, err := h.host.RecordDelegation(cctx, req); err != nil {
 		if errors.Is(err, plugin.ErrUnimplemented) {
-			rec.noDelegations.Store(true)
-			rec.log.Debug("the host does not record delegations; not asking again")
+			h.noDelegations.Store(true)
+			h.log.Debug("the host does not record delegations; not asking again")
 			return
 		}
-		rec.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
+		h.log.Debug("host did not record the delegation", "task_id", o.tr.taskID, "context_id", o.tr.contextID, "peer", peer, "error", err)
 	}
 }
 

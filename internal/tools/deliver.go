@@ -10,8 +10,6 @@ import (
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
-	"github.com/a2a-plugin/a2a-plugin/internal/security"
-	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
 // Delivering a message to a peer: over a stream when the peer streams,
@@ -37,7 +35,7 @@ func (eng *outbound) deliver(ctx context.Context, spec sendSpec) *outcome {
 	o := eng.newOutcome(spec.target)
 	defer func() {
 		o.elapsed = eng.now().Sub(start)
-		eng.metrics.Outbound(spec.target.name, "SendMessage", o.elapsed, o.err)
+		spec.target.rec.ended(spec.target, "SendMessage", o.elapsed, o.err)
 	}()
 	if err := eng.ensureToken(ctx, spec.target); err != nil {
 		o.err = err
@@ -52,7 +50,7 @@ func (eng *outbound) deliver(ctx context.Context, spec sendSpec) *outcome {
 	if spec.msg.TaskID != "" {
 		// A message on a task the peer already has: it is this turn's
 		// delegation now.
-		eng.delegated(ctx, &spec, spec.msg.TaskID, spec.msg.ContextID)
+		spec.target.rec.named(ctx, spec.target, &spec.msg, spec.msg.TaskID, spec.msg.ContextID)
 	}
 	if spec.wait && info.Card.Capabilities.SupportsStreaming() {
 		return eng.deliverStreamed(ctx, &spec, o, deadline)
@@ -128,7 +126,7 @@ func (eng *outbound) deliverSent(ctx context.Context, spec *sendSpec, o *outcome
 		return o
 	}
 	if spec.msg.TaskID == "" {
-		eng.delegated(ctx, spec, resp.Task.ID, resp.Task.ContextID)
+		spec.target.rec.named(ctx, spec.target, &spec.msg, resp.Task.ID, resp.Task.ContextID)
 	}
 	o.tr.applyTask(resp.Task)
 	switch {
@@ -182,7 +180,7 @@ func (eng *outbound) deliverStreamed(ctx context.Context, spec *sendSpec, o *out
 		line := o.tr.apply(ev)
 		if !noted && o.tr.taskID != "" {
 			noted = true
-			eng.delegated(ctx, spec, o.tr.taskID, o.tr.contextID)
+			spec.target.rec.named(ctx, spec.target, &spec.msg, o.tr.taskID, o.tr.contextID)
 		}
 		if o.tr.over {
 			return errTooMuchOutput
@@ -367,24 +365,3 @@ var (
 	// call keeps (maxCallBytes).
 	errTooMuchOutput = errors.New("too much output")
 )
-
-// delegated records that the call started (or continued) the peer's task
-// taskID on behalf of the inbound task the tool call works for
-// (Origin.Task),
-// if any, so that the end of that task reaches the remote one
-// (internal/cascade). It is recorded even when the call is being given up:
-// the cancel of the inbound task may be what stops the call.
-func (eng *outbound) delegated(ctx context.Context, spec *sendSpec, taskID, contextID string) {
-	turn := spec.org
-	if turn.Task == "" || eng.cascade == nil || taskID == "" {
-		return
-	}
-	chain, _ := security.ChainFromMetadata(spec.msg.Metadata)
-	d := store.Delegation{ParentTaskID: turn.Task, ChainID: chain.ID, Peer: spec.target.name, RemoteTaskID: taskID, RemoteContextID: contextID}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := eng.cascade.Record(rctx, d); err != nil {
-		eng.log.Warn("could not record a delegated task: the end of the task it works for will not cancel it",
-			"task_id", turn.Task, "peer", spec.target.name, "remote_task_id", taskID, "error", err)
-	}
-}

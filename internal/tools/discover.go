@@ -24,7 +24,7 @@ func (t *Toolset) discover(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolDiscover, ci.args, &a, "url", "refresh"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, ci.org, a.URL, "url")
+	target, err := t.peers.resolve(ctx, &ci.rec, a.URL, "url")
 	if err != nil {
 		return errorResult("a2a_discover: %v", err)
 	}

@@ -34,7 +34,7 @@ func (t *Toolset) history(ctx context.Context, ci *callInfo) *result {
 	if t.deps.Store == nil {
 		return errorResult("a2a_history: no conversation store is available in this plugin instance")
 	}
-	entries, err := t.rec.conversations(ci.org).Conversation(ctx, cid, limit)
+	entries, err := store.ConversationsOf(t.deps.Store, ci.rec.org.Agent).Conversation(ctx, cid, limit)
 	if err != nil {
 		return errorResult("a2a_history: could not read conversation %s: %v", cid, err)
 	}
@@ -60,7 +60,7 @@ func (t *Toolset) history(ctx context.Context, ci *callInfo) *result {
 			fmt.Fprintf(&b, " (%s)", strings.Join(meta, ", "))
 		}
 		if e.Direction == store.DirectionReceived {
-			fmt.Fprintf(&b, ":\n%s\n", t.voiceOfName(e.Peer).textOr(e.Text, noAnswer))
+			fmt.Fprintf(&b, ":\n%s\n", t.peers.voiceOf(e.Peer).textOr(e.Text, noAnswer))
 			continue
 		}
 		fmt.Fprintf(&b, ": %s\n", clip(orNone(e.Text)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/client"
+	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
 
 // reachTimeout bounds each peer's reachability check in a2a_list.
@@ -19,16 +20,16 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		return errorResult("%v", err)
 	}
 	var b strings.Builder
-	if len(t.peers) == 0 {
+	if len(t.peers.all) == 0 {
 		b.WriteString("No A2A peers are configured (a2a_agents is empty).")
 		if t.cfg.AllowUnconfigured {
 			b.WriteString(" Agents can still be called by URL.")
 		}
 		b.WriteString("\n")
 	} else {
-		reach := t.checkReachability(ctx, ci.org)
-		fmt.Fprintf(&b, "Configured peers (%d):\n", len(t.peers))
-		for _, pc := range t.peers {
+		reach := t.checkReachability(ctx, &ci.rec)
+		fmt.Fprintf(&b, "Configured peers (%d):\n", len(t.peers.all))
+		for _, pc := range t.peers.all {
 			fmt.Fprintf(&b, "- %s (%s, trust %s): %s\n", pc.Name, pc.URL, pc.Trust, reach[pc.Name].status())
 			if info := pc.peer.CachedCard(); info != nil {
 				c := info.Card
@@ -41,7 +42,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 		b.WriteString("Agents may also be called by URL (loopback/private addresses only if the operator allows them).\n")
 	}
 	if t.deps.Store != nil {
-		convs, err := t.rec.conversations(ci.org).Conversations(ctx, 20)
+		convs, err := store.ConversationsOf(t.deps.Store, ci.rec.org.Agent).Conversations(ctx, 20)
 		switch {
 		case err != nil:
 			fmt.Fprintf(&b, "Conversations: could not be read (%v)\n", err)
@@ -59,7 +60,7 @@ func (t *Toolset) list(ctx context.Context, ci *callInfo) *result {
 			}
 		}
 	}
-	snap := t.metrics.SnapshotFor(ci.org.Agent)
+	snap := t.metrics.SnapshotFor(ci.rec.org.Agent)
 	if len(snap) == 0 {
 		b.WriteString("Call metrics: no calls yet.\n")
 	} else {
@@ -93,18 +94,18 @@ func (r reachability) status() string {
 // each within reachTimeout. The request is real on every call — a cached
 // card says nothing about whether the peer is up now — and cheap: a
 // conditional GET (If-None-Match / If-Modified-Since) that an unchanged
-// card answers with 304 Not Modified.
-func (t *Toolset) checkReachability(ctx context.Context, org Origin) map[string]reachability {
-	out := make(map[string]reachability, len(t.peers))
+// card answers with 304 Not Modified. Each fetch is the call rec's.
+func (t *Toolset) checkReachability(ctx context.Context, rec *callRecord) map[string]reachability {
+	out := make(map[string]reachability, len(t.peers.all))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, pc := range t.peers {
+	for _, pc := range t.peers.all {
 		wg.Add(1)
 		go func(pc *peerConf) {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, reachTimeout)
 			defer cancel()
-			_, err := t.out.fetchCard(cctx, &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())})
+			_, err := t.out.fetchCard(cctx, t.peers.target(pc, rec))
 			r := reachability{ok: err == nil, rateLimited: errors.Is(err, client.ErrRateLimited), checked: t.now()}
 			if err != nil {
 				r.err = reachStatus(err)

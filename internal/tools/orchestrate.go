@@ -29,9 +29,9 @@ type candidate struct {
 // cards fetches every configured peer's card in parallel, for the call
 // org.
 func (t *Toolset) cards(ctx context.Context, org Origin) []candidate {
-	out := make([]candidate, len(t.peers))
+	out := make([]candidate, len(t.peers.all))
 	var wg sync.WaitGroup
-	for i, pc := range t.peers {
+	for i, pc := range t.peers.all {
 		wg.Add(1)
 		go func(i int, pc *peerConf) {
 			defer wg.Done()
@@ -76,7 +76,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 	default:
 		return errorResult("a2a_orchestrate: argument \"mode\" must be \"all\", \"first\" or \"best\", not %q", a.Mode)
 	}
-	prep, res := t.prepareMessage(ci.org, ToolOrchestrate, a.Message, "", "", nil, nil)
+	prep, res := t.prepareMessage(ci.rec.org, ToolOrchestrate, a.Message, "", "", nil, nil)
 	if res != nil {
 		return res
 	}
@@ -87,7 +87,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 
 	var picked []*peerConf
 	var skipped []string
-	for _, c := range t.cards(ctx, ci.org) {
+	for _, c := range t.cards(ctx, ci.rec.org) {
 		switch {
 		case c.err != nil:
 			skipped = append(skipped, fmt.Sprintf("%s (card unavailable: %s)", c.pc.Name, kindOrErr(c.err)))
@@ -103,7 +103,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 		return errorResult("%s Use a2a_list to see the peers' skills.", msg)
 	}
 
-	if res := t.admitCalls(ci.org, ToolOrchestrate, len(picked)); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolOrchestrate, len(picked)); res != nil {
 		return res
 	}
 
@@ -116,19 +116,18 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 	var stopOnce sync.Once
 	finished := make(chan int, len(picked))
 	var wg sync.WaitGroup
-	org := ci.org
 	for i, pc := range picked {
 		wg.Add(1)
 		go func(i int, pc *peerConf) {
 			defer wg.Done()
 			p := *prep
 			p.msg.MessageID = a2a.NewID()
-			target := &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}
+			target := t.peers.target(pc, &ci.rec)
 			var peerStop <-chan struct{}
 			if mode == "first" {
 				peerStop = stop
 			}
-			results[i] = t.send(ctx, org, target, &p, true, waitFor, nil, peerStop)
+			results[i] = t.send(ctx, target, &p, true, waitFor, nil, peerStop)
 			finished <- i
 		}(i, pc)
 	}
@@ -157,7 +156,7 @@ func (t *Toolset) orchestrate(ctx context.Context, ci *callInfo) *result {
 			}
 			note := pc.Name + " (request cancelled"
 			if id := o.tr.taskID; id != "" {
-				target := &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}
+				target := t.peers.target(pc, &ci.rec)
 				if err := t.cancelRemote(ctx, target, id, prep.chainID); err != nil {
 					note += fmt.Sprintf("; CancelTask for task %s failed: %s", peerID(id), kindOrErr(err))
 				} else {

@@ -3,27 +3,21 @@ package tools
 import (
 	"time"
 
-	"github.com/a2a-plugin/a2a-plugin/internal/metrics"
-	"github.com/a2a-plugin/a2a-plugin/internal/security"
 	"github.com/hashicorp/go-hclog"
 )
 
 // outbound is the outbound engine: what one call to a peer needs beyond
 // the tool that asked for it — the credentials and their refresh
 // (token.go, oauth.go: explainAuth), the card (peercalls.go), delivery
-// with its wait (deliver.go) and following the task (follow.go), each
-// request audited (audit.go) and counted. The seven tools are its
-// front-ends: they parse their arguments, resolve the peer, hand the
-// engine a sendSpec and render the outcome. It knows no tool, no host
-// and no conversation store.
+// with its wait (deliver.go) and following the task (follow.go). The
+// seven tools are its front-ends: they parse their arguments, resolve the
+// peer, hand the engine a sendSpec and render the outcome. It knows no
+// tool, no host and no sink: what a call leaves behind (audit, metrics,
+// the cascade's record, conversations, the host's memory) it hands to the
+// call's recorders (recorder.go) at the points they name — each request
+// (exchanged), each delivery (ended), each task the peer names (named).
 type outbound struct {
-	log     hclog.Logger
-	metrics *metrics.Metrics
-	// auditLog receives one record per request (Deps.Audit); nil: none.
-	auditLog *security.AuditLog
-	// cascade keeps the remote tasks started for an inbound task
-	// (Deps.Delegations); nil: none.
-	cascade DelegationRecorder
+	log hclog.Logger
 	// clock is Deps.Now (nil: the system clock).
 	clock func() time.Time
 	// ackGrace is how long a call may wait past its wait for the peer to

@@ -19,8 +19,7 @@ const maxProgressChars = 300
 
 // sendSpec is one message to deliver to one peer.
 type sendSpec struct {
-	// org is the tool call the send is made for.
-	org     Origin
+	// target is the peer, with the recorders of the call (target.rec).
 	target  *resolved
 	msg     a2a.Message
 	wait    bool

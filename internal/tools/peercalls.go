@@ -10,7 +10,8 @@ import (
 )
 
 // The tools reach peers only through these wrappers: each request is
-// audited (one record per request), a request refused with HTTP 401 by a
+// handed to the call's recorders (resolved.rec: exchanged; the audit log
+// writes one record per request), a request refused with HTTP 401 by a
 // peer whose token comes from token_file, token_command or oauth2 is tried
 // once more after the token was read or fetched again, and a refusal by a
 // peer whose card asks for OAuth 2.0 without oauth2 configured says what
@@ -19,7 +20,7 @@ import (
 // sendMessage calls SendMessage.
 func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: "SendMessage", start: eng.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
+		x := peerRequest{method: "SendMessage", start: eng.now(), taskID: req.Message.TaskID, contextID: req.Message.ContextID, reqBytes: payloadSize(req)}
 		resp, err := target.peer.SendMessage(ctx, req)
 		if err == nil {
 			x.resBytes = payloadSize(resp)
@@ -30,7 +31,7 @@ func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a
 				x.taskID, x.contextID = firstNonEmpty(resp.Message.TaskID, x.taskID), firstNonEmpty(resp.Message.ContextID, x.contextID)
 			}
 		}
-		eng.audit(target, x, err)
+		target.rec.exchanged(target, x, err)
 		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -43,7 +44,7 @@ func (eng *outbound) sendMessage(ctx context.Context, target *resolved, req *a2a
 // that tree).
 func (eng *outbound) taskCall(ctx context.Context, target *resolved, method, taskID, chainID string) (*a2a.Task, error) {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: eng.now(), taskID: taskID}
+		x := peerRequest{method: method, start: eng.now(), taskID: taskID}
 		var task *a2a.Task
 		var err error
 		if method == "CancelTask" {
@@ -61,7 +62,7 @@ func (eng *outbound) taskCall(ctx context.Context, target *resolved, method, tas
 		if err == nil {
 			x.contextID, x.resBytes = task.ContextID, payloadSize(task)
 		}
-		eng.audit(target, x, err)
+		target.rec.exchanged(target, x, err)
 		if err != nil && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -98,7 +99,7 @@ func (eng *outbound) subscribe(ctx context.Context, target *resolved, taskID str
 func (eng *outbound) streamCall(ctx context.Context, target *resolved, method, taskID, contextID string, reqBytes int64,
 	run func(func(client.Event) error) error, fn func(client.Event) error) error {
 	for retried := false; ; retried = true {
-		x := &peerRequest{method: method, start: eng.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
+		x := peerRequest{method: method, start: eng.now(), taskID: taskID, contextID: contextID, reqBytes: reqBytes}
 		events, final := 0, false
 		err := run(func(ev client.Event) error {
 			events++
@@ -116,7 +117,7 @@ func (eng *outbound) streamCall(ctx context.Context, target *resolved, method, t
 		if final && errors.Is(err, context.Canceled) {
 			audited = nil // we left after the last event (see finishLine)
 		}
-		eng.audit(target, x, audited)
+		target.rec.exchanged(target, x, audited)
 		if err != nil && events == 0 && !retried && eng.refreshOn401(ctx, target, err) {
 			continue
 		}
@@ -138,11 +139,11 @@ func (eng *outbound) card(ctx context.Context, target *resolved) (*client.CardIn
 // fetchCard fetches the card now (a conditional request when a copy is
 // cached) and audits the request.
 func (eng *outbound) fetchCard(ctx context.Context, target *resolved) (*client.CardInfo, error) {
-	x := &peerRequest{method: "card", start: eng.now()}
+	x := peerRequest{method: "card", start: eng.now()}
 	info, err := target.peer.Refresh(ctx)
 	if err == nil && !info.Revalidated {
 		x.resBytes = payloadSize(info.Card)
 	}
-	eng.audit(target, x, err)
+	target.rec.exchanged(target, x, err)
 	return info, err
 }

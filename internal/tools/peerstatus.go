@@ -38,12 +38,12 @@ type PeerStatus struct {
 // reachability the way a2a_list does (in parallel, bounded by a short
 // timeout, cached for a minute).
 func (t *Toolset) Peers(ctx context.Context) []PeerStatus {
-	if len(t.peers) == 0 {
+	if len(t.peers.all) == 0 {
 		return nil
 	}
-	reach := t.checkReachability(ctx, Origin{})
-	out := make([]PeerStatus, 0, len(t.peers))
-	for _, pc := range t.peers {
+	reach := t.checkReachability(ctx, t.sinks.record(Origin{}))
+	out := make([]PeerStatus, 0, len(t.peers.all))
+	for _, pc := range t.peers.all {
 		r := reach[pc.Name]
 		ps := PeerStatus{Name: pc.Name, URL: pc.URL, Trust: pc.Trust, Signed: pc.Signed || len(pc.CardKeys) > 0,
 			Reachable: r.ok, RateLimited: r.rateLimited, Error: r.err, Checked: r.checked, Card: pc.peer.CachedCard()}

@@ -2,35 +2,48 @@ package tools
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
+	"github.com/hashicorp/go-hclog"
 )
 
-// What a call sent and received is kept in the store's conversations, for
-// a2a_history.
+// conversationLog is the recorder of what a call sent and received, kept
+// in the store's conversations of the agent whose turn makes the call
+// (Origin.Agent) for a2a_history. What came back is written once per task
+// and state (recorded). An entry that cannot be written is logged.
+type conversationLog struct {
+	recordsNothing
+	log   hclog.Logger
+	store store.Conversations // Deps.Store
+	now   func() time.Time
 
-// conversations is the store of the conversations of the agent whose turn
-// makes the tool call (Origin.Agent).
-func (rec *recorder) conversations(org Origin) store.Conversations {
-	return store.ConversationsOf(rec.store, org.Agent)
+	mu       sync.Mutex
+	recorded *seenSet // replies already written (bounded)
 }
 
-// record writes a conversation entry, logging (not failing) on error.
-func (rec *recorder) record(ctx context.Context, org Origin, e store.ConversationEntry) {
-	if rec.store == nil || e.ContextID == "" {
+// sent writes what went out.
+func (l *conversationLog) sent(ctx context.Context, c *callRecord, e store.ConversationEntry) {
+	l.write(ctx, c.org, e)
+}
+
+// write writes a conversation entry, logging (not failing) on error.
+func (l *conversationLog) write(ctx context.Context, org Origin, e store.ConversationEntry) {
+	if e.ContextID == "" {
 		return
 	}
 	if e.Time.IsZero() {
-		e.Time = rec.now()
+		e.Time = l.now()
 	}
-	if _, err := rec.conversations(org).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
-		rec.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
+	if _, err := store.ConversationsOf(l.store, org.Agent).AppendConversation(context.WithoutCancel(ctx), &e); err != nil {
+		l.log.Warn("could not record conversation entry", "task_id", e.TaskID, "context_id", e.ContextID, "peer", e.Peer, "error", err)
 	}
 }
 
-// recordReceived writes what came back once per task and state.
-func (rec *recorder) recordReceived(ctx context.Context, org Origin, peer string, o *outcome) {
+// received writes what came back once per task and state.
+func (l *conversationLog) received(ctx context.Context, c *callRecord, target *resolved, o *outcome) {
 	if o.err != nil || o.tr.contextID == "" {
 		return
 	}
@@ -41,9 +54,9 @@ func (rec *recorder) recordReceived(ctx context.Context, org Origin, peer string
 	if o.receipt && !o.tr.done() {
 		return // nothing final came back yet
 	}
-	rec.mu.Lock()
-	seen := rec.recorded.add(key)
-	rec.mu.Unlock()
+	l.mu.Lock()
+	seen := l.recorded.add(key)
+	l.mu.Unlock()
 	if seen {
 		return
 	}
@@ -51,7 +64,7 @@ func (rec *recorder) recordReceived(ctx context.Context, org Origin, peer string
 	if o.tr.state == a2a.TaskStateInputRequired {
 		text = o.tr.question()
 	}
-	e := store.ConversationEntry{ContextID: o.tr.contextID, Peer: peer, Direction: store.DirectionReceived, TaskID: o.tr.taskID, Text: text}
+	e := store.ConversationEntry{ContextID: o.tr.contextID, Peer: target.name, Direction: store.DirectionReceived, TaskID: o.tr.taskID, Text: text}
 	if o.tr.message != nil {
 		e.MessageID = o.tr.message.MessageID
 		e.Parts = o.tr.message.Parts
@@ -61,5 +74,5 @@ func (rec *recorder) recordReceived(ctx context.Context, org Origin, peer string
 			e.Parts = append(e.Parts, a.Parts...)
 		}
 	}
-	rec.record(ctx, org, e)
+	l.write(ctx, c.org, e)
 }

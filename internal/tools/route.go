@@ -68,12 +68,12 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 	if strings.TrimSpace(a.Message) == "" {
 		return errorResult("a2a_route: argument \"message\" is required: the task to route")
 	}
-	if len(t.peers) == 0 {
+	if len(t.peers.all) == 0 {
 		return errorResult("a2a_route: no A2A peers are configured (a2a_agents is empty), so there is nothing to route to")
 	}
 	var avail []candidate
 	var skipped []string
-	for _, c := range t.cards(ctx, ci.org) {
+	for _, c := range t.cards(ctx, ci.rec.org) {
 		if c.err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s (card unavailable: %s)", c.pc.Name, kindOrErr(c.err)))
 			continue
@@ -106,15 +106,15 @@ func (t *Toolset) route(ctx context.Context, ci *callInfo) *result {
 		fmt.Fprintf(&b, "To send it: a2a_call agent=%q message=\"…\" (or a2a_route with send=true).", choice.pc.Name)
 		return textResult(b.String())
 	}
-	target := &resolved{name: choice.pc.Name, conf: choice.pc, peer: choice.pc.peer.For(ci.org.call())}
-	prep, res := t.prepareMessage(ci.org, ToolRoute, a.Message, "", "", nil, nil)
+	target := t.peers.target(choice.pc, &ci.rec)
+	prep, res := t.prepareMessage(ci.rec.org, ToolRoute, a.Message, "", "", nil, nil)
 	if res != nil {
 		return res
 	}
-	if res := t.admitCalls(ci.org, ToolRoute, 1); res != nil {
+	if res := t.admitCalls(ci.rec.org, ToolRoute, 1); res != nil {
 		return res
 	}
-	o := t.send(ctx, ci.org, target, prep, true, t.defaultWait(target), ci.report, nil)
+	o := t.send(ctx, target, prep, true, t.defaultWait(target), ci.report, nil)
 	r := t.callResult(target, prep, o)
 	r.Content = b.String() + r.Content
 	return r

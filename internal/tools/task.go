@@ -24,7 +24,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	if err := decodeArgs(ToolTask, ci.args, &a, "agent", "task_id", "action", "timeout_s"); err != nil {
 		return errorResult("%v", err)
 	}
-	target, err := t.resolvePeer(ctx, ci.org, a.Agent, "agent")
+	target, err := t.peers.resolve(ctx, &ci.rec, a.Agent, "agent")
 	if err != nil {
 		return errorResult("a2a_task: %v", err)
 	}
@@ -41,7 +41,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 	switch action {
 	case "get":
 		task, err := t.out.getTask(ctx, target, taskID)
-		t.metrics.Outbound(target.name, "GetTask", t.now().Sub(start), err)
+		target.rec.ended(target, "GetTask", t.now().Sub(start), err)
 		if err != nil {
 			return errorResult("a2a_task get on %s failed: %s", target.name, v.errText(err))
 		}
@@ -51,7 +51,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 			return errorResult("a2a_task get on %s failed: %v", target.name, o.err)
 		}
 		o.receipt, o.why = !o.tr.done(), "current state"
-		t.rec.recordReceived(ctx, ci.org, target.name, o)
+		target.rec.received(ctx, target, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
@@ -66,21 +66,21 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		waitCtx, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
 		o = t.out.follow(ctx, target, o, waitCtx, ci.report, true)
-		t.metrics.Outbound(target.name, "SubscribeToTask", t.now().Sub(start), o.err)
+		target.rec.ended(target, "SubscribeToTask", t.now().Sub(start), o.err)
 		if o.err != nil {
 			return errorResult("a2a_task wait on %s failed: %s", target.name, v.errText(o.err))
 		}
 		if o.receipt {
 			o.why = fmt.Sprintf("stopped waiting after %s", roundDur(waitFor))
 		}
-		t.rec.recordReceived(ctx, ci.org, target.name, o)
-		d := t.memory.remembered(ci.org, target.name, taskID)
+		target.rec.received(ctx, target, o)
+		d := t.memory.remembered(ci.rec.org, target.name, taskID)
 		if needsAuth(o) && o.refreshable {
-			chain, err := t.chainFor(ctx, ci.org, target, taskID)
+			chain, err := t.chainFor(ctx, ci.rec.org, target, taskID)
 			if err != nil {
 				return errorResult("a2a_task wait: task %s on %s needs authentication, and resuming it is refused: %v", taskID, target.name, err)
 			}
-			o = t.resumeAfterAuth(ctx, ci.org, target, o, chain, waitFor-t.now().Sub(start), ci.report)
+			o = t.resumeAfterAuth(ctx, target, o, chain, waitFor-t.now().Sub(start), ci.report)
 			if d == nil {
 				d = &delegationInfo{chain: chain}
 			}
@@ -88,18 +88,18 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		if d == nil {
 			d = &delegationInfo{}
 		}
-		t.rec.recordDelegation(ctx, ci.org, target.name, *d, o)
+		target.rec.settled(ctx, target, *d, o)
 		var b strings.Builder
 		writeOutcome(&b, target.name, o)
 		writeJSONLine(&b, target.name, o)
 		return textResult(b.String())
 	case "cancel":
 		var chainID string
-		if d := t.memory.remembered(ci.org, target.name, taskID); d != nil {
+		if d := t.memory.remembered(ci.rec.org, target.name, taskID); d != nil {
 			chainID = d.chain.ID // the tree the task was delegated in
 		}
 		task, err := t.out.cancelTask(ctx, target, taskID, chainID)
-		t.metrics.Outbound(target.name, "CancelTask", t.now().Sub(start), err)
+		target.rec.ended(target, "CancelTask", t.now().Sub(start), err)
 		if err != nil {
 			if re, ok := client.RPCError(err); ok && re.Code == a2a.CodeTaskNotCancelable {
 				return errorResult("a2a_task cancel: task %s on %s has already finished and cannot be canceled (%q). Use action=\"get\" to see its result.", peerID(taskID), target.name, peerLine(re.Message, 300))
@@ -108,7 +108,7 @@ func (t *Toolset) task(ctx context.Context, ci *callInfo) *result {
 		}
 		o := t.out.newOutcome(target)
 		o.tr.applyTask(task)
-		t.rec.recordReceived(ctx, ci.org, target.name, o)
+		target.rec.received(ctx, target, o)
 		msg := fmt.Sprintf("Asked %s to cancel task %s; its state is now %s.", target.name, peerID(taskID), stateName(task.Status.State))
 		if !task.Status.State.Terminal() {
 			msg += fmt.Sprintf(" The cancellation may take a moment: check with a2a_task agent=%q task_id=%s action=\"get\".", target.name, peerID(taskID))

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -107,6 +106,11 @@ type Deps struct {
 	// means the host did not say: an optional RPC is tried until the host
 	// answers Unimplemented.
 	HostRPCs []string
+	// Span, when set, starts the span of every tool call CallFrom runs
+	// (App: its OpenTelemetry span, which also decides the trace the call
+	// continues); what it returns is the first recorder of the call's
+	// chain (recorder.go). nil: no span, and the trace is the origin's.
+	Span StartSpan
 
 	// clientOptions replaces the options of the outbound A2A client, its
 	// HTTP transport among them (tests only).
@@ -126,20 +130,21 @@ type DelegationRecorder interface {
 
 // Toolset implements plugin.Toolset with the a2a_* tools.
 //
-// It has many methods (60 at this writing) on purpose: one per tool (discover,
-// call, task, list, history, orchestrate, route), one per step of a call
-// (resolve the peer, prepare the message, deliver, follow, record, audit,
-// render), and one per request to a peer (peercalls.go), all sharing the
-// same state — the configured peers, the client, the store, the delegation
-// bounds, the clock. They are grouped by file, one file per tool or step;
-// a type per tool would pass that state around instead of naming it once.
+// Its methods (28 at this writing) are the seven tools (discover, call,
+// task, list, history, orchestrate, route), the steps they share (prepare
+// a message, send it, resume after AUTH_REQUIRED, render), the entry points
+// (CallTool, CallFrom, ListTools, CancelDelegation, Peers). The rest is
+// other types': the configured peers and the resolving of an agent
+// argument (peerSet), the outbound engine (outbound: credentials, card,
+// delivery, following), each call's side effects (callRecord, a chain of
+// recorders: audit, metrics, cascade, conversations, the host's memory),
+// the attachment roots (attachments) and what a2a_task resumes
+// (delegationMemory).
 type Toolset struct {
 	cfg     Config
 	deps    Deps
 	log     hclog.Logger
-	client  *client.Client
-	peers   []*peerConf // config order
-	byName  map[string]*peerConf
+	peers   *peerSet
 	metrics *metrics.Metrics
 
 	// memory is what a2a_task needs of the delegations earlier calls
@@ -147,9 +152,8 @@ type Toolset struct {
 	memory *delegationMemory
 	// out is the outbound engine the tools are front-ends of.
 	out *outbound
-	// rec records what a call leaves behind (conversations, the host's
-	// memory).
-	rec *recorder
+	// sinks are the recorders every call's chain shares (recording).
+	sinks sinks
 	// files are the attachment roots, opened (attach.go).
 	files *attachments
 	// delegations bounds the calls made on behalf of inbound tasks.
@@ -220,17 +224,27 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		cfg:     cfg,
 		deps:    deps,
 		log:     deps.Logger,
-		byName:  map[string]*peerConf{},
+		peers:   &peerSet{cfg: cfg, byName: map[string]*peerConf{}},
 		metrics: deps.Metrics,
 		memory:  &delegationMemory{tasks: map[string]*delegationInfo{}},
 	}
 	if t.log == nil {
 		t.log = hclog.NewNullLogger()
 	}
-	t.out = &outbound{log: t.log, metrics: t.metrics, auditLog: deps.Audit, cascade: deps.Delegations, clock: deps.Now,
-		ackGrace: ackGrace, maxCallBytes: maxCallBytes}
-	t.rec = &recorder{log: t.log, store: deps.Store, host: deps.Host, hostRPCs: deps.HostRPCs, clock: deps.Now,
-		recorded: newSeenSet(maxRemembered)}
+	t.out = &outbound{log: t.log, clock: deps.Now, ackGrace: ackGrace, maxCallBytes: maxCallBytes}
+	t.sinks.metrics = &metricsRecorder{m: t.metrics}
+	if deps.Audit != nil {
+		t.sinks.audit = &auditRecorder{log: t.log, auditLog: deps.Audit, now: t.now}
+	}
+	if deps.Delegations != nil {
+		t.sinks.cascade = &cascadeRecorder{log: t.log, cascade: deps.Delegations}
+	}
+	if deps.Store != nil {
+		t.sinks.convs = &conversationLog{log: t.log, store: deps.Store, now: t.now, recorded: newSeenSet(maxRemembered)}
+	}
+	if deps.Host != nil {
+		t.sinks.host = &hostMemory{log: t.log, host: deps.Host, hostRPCs: deps.HostRPCs, recorded: newSeenSet(maxRemembered)}
+	}
 	perTask, perMinute := cfg.MaxCallsPerTask, cfg.MaxCallsPerMinute
 	if perTask == 0 {
 		perTask = security.DefaultMaxCallsPerTask
@@ -264,7 +278,7 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 	if t.files.roots, err = openRoots(cfg.AttachmentRoots); err != nil {
 		return nil, fmt.Errorf("invalid a2a tools configuration: %w", err)
 	}
-	t.client = client.New(opts)
+	t.peers.client = client.New(opts)
 	for i, p := range cfg.Agents {
 		ep := client.Endpoint{Name: p.Name, URL: strings.TrimSpace(p.URL), Timeout: time.Duration(p.Timeout), CardKeys: keys[i], Configured: true}
 		p.Signed = keys[i] != nil
@@ -280,9 +294,9 @@ func New(cfg Config, deps Deps) (*Toolset, error) {
 		}
 		ep.Auth.HeaderName, ep.Auth.HeaderValue = p.HeaderField()
 		p.Trust = p.TrustTier()
-		pc := &peerConf{Peer: p, ep: ep, peer: t.client.Peer(ep), tokens: tokens}
-		t.peers = append(t.peers, pc)
-		t.byName[strings.ToLower(p.Name)] = pc
+		pc := &peerConf{Peer: p, ep: ep, peer: t.peers.client.Peer(ep), tokens: tokens}
+		t.peers.all = append(t.peers.all, pc)
+		t.peers.byName[strings.ToLower(p.Name)] = pc
 	}
 	return t, nil
 }
@@ -293,7 +307,7 @@ func (t *Toolset) Metrics() *metrics.Metrics { return t.metrics }
 // Close releases the HTTP client's idle connections and the attachment
 // roots.
 func (t *Toolset) Close() {
-	t.client.Close()
+	t.peers.client.Close()
 	closeRoots(t.files.roots)
 }
 
@@ -321,10 +335,12 @@ type handler func(t *Toolset, ctx context.Context, call *callInfo) *result
 // callInfo is what a tool handler gets: the call as CallTool read it from
 // the contract's request, which handlers never see.
 type callInfo struct {
-	// org is where the call comes from (CallFrom).
-	org      Origin
 	args     []byte
 	progress func(message string) error
+	// rec is the call's chain of recorders, built once (CallFrom), with
+	// the call's origin (rec.org: where the call comes from, as the span,
+	// if any, left it); the peer handles of the call point to it.
+	rec callRecord
 }
 
 // result is what a tool answers, in the contract's ToolResult at the
@@ -369,23 +385,35 @@ func (t *Toolset) CallTool(ctx context.Context, req *pb.CallToolRequest, progres
 // req.trace, else the inbound turn's — and req.trace is not read here
 // again.
 func (t *Toolset) CallFrom(ctx context.Context, org Origin, req *pb.CallToolRequest, progress plugin.ProgressFunc) (*pb.ToolResult, error) {
+	ci := &callInfo{}
+	ci.rec.org = org // decided here, then only read
+	var span recorder
+	if t.deps.Span != nil {
+		if end := t.deps.Span(ctx, &ci.rec.org, req); end != nil {
+			span = end
+		}
+	}
+	if o := &ci.rec.org; o.Platform == "" && o.ChatID == "" {
+		o.Platform, o.ChatID = req.GetPlatform(), req.GetChatId()
+	}
+	t.sinks.recording(&ci.rec, ci.rec.org, span)
 	h, ok := handlers[req.GetName()]
 	if !ok {
-		return nil, plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))
+		err := plugin.Mark(plugin.ErrUnknownTool, fmt.Errorf("unknown tool %q: this toolset provides %s", req.GetName(), strings.Join(toolNames(), ", ")))
+		ci.rec.finished(nil, err)
+		return nil, err
 	}
-	args := []byte(strings.TrimSpace(req.GetArgumentsJson()))
-	if len(args) == 0 {
-		args = []byte("{}")
+	ci.args = []byte(strings.TrimSpace(req.GetArgumentsJson()))
+	if len(ci.args) == 0 {
+		ci.args = []byte("{}")
 	}
-	if org.Platform == "" && org.ChatID == "" {
-		org.Platform, org.ChatID = req.GetPlatform(), req.GetChatId()
-	}
-	ci := &callInfo{org: org, args: args}
 	if progress != nil {
 		ci.progress = func(msg string) error { return progress(&pb.ToolProgress{Message: msg, Fraction: -1}) }
 	}
 	res := h(t, ctx, ci)
-	return &pb.ToolResult{Content: res.Content, IsError: res.IsError}, nil
+	out := &pb.ToolResult{Content: res.Content, IsError: res.IsError}
+	ci.rec.finished(out, nil)
+	return out, nil
 }
 
 // errorResult is an is_error result.
@@ -396,79 +424,6 @@ func errorResult(format string, a ...any) *result {
 // textResult is a successful result.
 func textResult(s string) *result {
 	return &result{Content: s}
-}
-
-// resolved is the target of a call: a configured peer or an ad-hoc URL.
-type resolved struct {
-	name string // configured name, or the URL
-	conf *peerConf
-	peer *client.Peer
-}
-
-// resolvePeer maps an agent argument (a configured name, or a URL when
-// allowed) to a peer, whose handle carries org's trace (org.call). The
-// error text is ready for an is_error result.
-func (t *Toolset) resolvePeer(ctx context.Context, org Origin, arg, argName string) (*resolved, error) {
-	arg = strings.TrimSpace(arg)
-	if arg == "" {
-		return nil, fmt.Errorf("argument %q is required: give a configured peer name (%s)%s", argName, t.peerNames(), t.urlHint())
-	}
-	if pc, ok := t.byName[strings.ToLower(arg)]; ok {
-		return &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}, nil
-	}
-	if !strings.Contains(arg, "://") {
-		return nil, fmt.Errorf("argument %q: no configured peer is named %q; configured peers: %s%s", argName, arg, t.peerNames(), t.urlHint())
-	}
-	if err := config.CheckPeerURL(arg); err != nil {
-		return nil, fmt.Errorf("argument %q: %v", argName, err)
-	}
-	// A URL of a configured peer is that peer (with its credentials).
-	for _, pc := range t.peers {
-		if sameURL(pc.URL, arg) {
-			return &resolved{name: pc.Name, conf: pc, peer: pc.peer.For(org.call())}, nil
-		}
-	}
-	if !t.cfg.AllowUnconfigured {
-		return nil, fmt.Errorf("argument %q: calling agents by URL is disabled (allow_unconfigured_urls, A2A_ALLOW_UNCONFIGURED_URLS, is off); use a configured peer: %s", argName, t.peerNames())
-	}
-	if err := checkUnconfiguredURL(ctx, t.cfg, arg); err != nil {
-		return nil, fmt.Errorf("argument %q: %s is refused by the SSRF guard: %v", argName, arg, err)
-	}
-	p := t.client.Peer(client.Endpoint{URL: arg}).For(org.call())
-	return &resolved{name: arg, peer: p}, nil
-}
-
-// sameURL compares two URLs ignoring case of scheme/host and a trailing
-// slash.
-func sameURL(a, b string) bool {
-	norm := func(s string) string {
-		u, err := url.Parse(strings.TrimSpace(s))
-		if err != nil {
-			return s
-		}
-		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + strings.TrimSuffix(u.Path, "/")
-	}
-	return norm(a) == norm(b)
-}
-
-// peerNames lists the configured peer names for messages.
-func (t *Toolset) peerNames() string {
-	if len(t.peers) == 0 {
-		return "none configured"
-	}
-	names := make([]string, len(t.peers))
-	for i, p := range t.peers {
-		names[i] = p.Name
-	}
-	return strings.Join(names, ", ")
-}
-
-// urlHint says whether a URL may be used instead of a name.
-func (t *Toolset) urlHint() string {
-	if t.cfg.AllowUnconfigured {
-		return ", or an agent URL such as https://agent.example.com"
-	}
-	return ""
 }
 
 // clampWait turns timeout_s into a wait duration, bounded by MaxWait.

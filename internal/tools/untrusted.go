@@ -38,13 +38,6 @@ func voiceOf(target *resolved) peerVoice {
 	return peerVoice{name: target.name, trusted: target.conf != nil && target.conf.Trust == config.TrustTrusted}
 }
 
-// voiceOfName is the voice of a peer named in a stored conversation: a
-// configured peer's name, else the URL an agent was called by.
-func (t *Toolset) voiceOfName(name string) peerVoice {
-	pc := t.byName[strings.ToLower(name)]
-	return peerVoice{name: name, trusted: pc != nil && pc.Trust == config.TrustTrusted}
-}
-
 // text prepares a text the peer wrote for a tool result: framed for an
 // untrusted peer, defanged for a trusted one. The frame ends on its own
 // line; text is expected to be clipped already.

@@ -85,9 +85,11 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 			return d.store.CompleteDelivery(ctx, del.ID, false, "")
 		})
 	case err != nil:
-		if ctx.Err() == nil {
-			log.Error("cannot read the push config; trying again later", "error", err)
+		if ctx.Err() != nil {
+			d.giveBack(ctx, del)
+			return time.Time{}, false
 		}
+		log.Error("cannot read the push config; trying again later", "error", err)
 		return d.now().Add(d.base), true
 	}
 	cfg := pc.Config
@@ -110,6 +112,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	}
 	switch out.verdict {
 	case aborted:
+		d.giveBack(ctx, del)
 		return time.Time{}, false
 	case delivered:
 		d.obs.Delivered(out.took)
@@ -136,6 +139,24 @@ func (d *Dispatcher) deliver(ctx context.Context, del *store.Delivery) (next tim
 	return d.record(ctx, log, func(ctx context.Context) error {
 		return d.store.CompleteDelivery(ctx, del.ID, true, out.reason)
 	})
+}
+
+// giveBack returns a delivery this replica claimed and started but
+// abandoned because it is stopping (its POST cut off, its config not yet
+// read) to the shared outbox as it was, so another replica sends it now
+// rather than once the claim lapses. The receiver may have got the POST
+// that was cut off; it gets it again either way (at-least-once, the
+// delivery id the same). A single process's outbox holds no claims: what
+// it did not finish is sent again at its next start.
+func (d *Dispatcher) giveBack(ctx context.Context, del *store.Delivery) {
+	if d.replica == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := d.store.RetryDelivery(ctx, del.ID, del.Attempts, del.NextTry, del.LastError); err != nil {
+		d.log.Warn("cannot give back a claimed notification; it is sent once the claim lapses", "task_id", del.TaskID, "config_id", del.ConfigID, "error", err)
+	}
 }
 
 // auditAttempt writes the audit record of one delivery attempt (none for

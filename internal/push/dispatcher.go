@@ -317,11 +317,7 @@ func (d *Dispatcher) newRunner() (*jobs.Runner[store.Delivery, configKey], error
 		// next (unless the claim may lapse mid-POST), and one claimed as
 		// the dispatcher stops is given back as it was.
 		o.Leased, o.MaxHold = true, d.claimLease/2
-		o.Release = func(ctx context.Context, del store.Delivery) {
-			if err := d.store.RetryDelivery(ctx, del.ID, del.Attempts, del.NextTry, del.LastError); err != nil {
-				d.log.Warn("cannot give back a claimed notification; it is sent once the claim lapses", "task_id", del.TaskID, "config_id", del.ConfigID, "error", err)
-			}
-		}
+		o.Release = func(ctx context.Context, del store.Delivery) { d.giveBack(ctx, &del) }
 	}
 	return jobs.New(o)
 }

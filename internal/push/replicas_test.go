@@ -209,3 +209,48 @@ func TestAStopDuringAClaimGivesTheNotificationsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAStopMidPOSTGivesTheNotificationBack: a replica that stops while a
+// webhook is still answering its POST gives the notification back as it
+// was, so another replica can send it at once, not an hour later when the
+// claim lapses.
+func TestAStopMidPOSTGivesTheNotificationBack(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	posted := make(chan struct{}, 1)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) int {
+		posted <- struct{}{}
+		<-r.Context().Done() // answers only once the sender gave up
+		return http.StatusServiceUnavailable
+	})
+	stopping, other := openReplica(t, dsn, "stopping"), openReplica(t, dsn, "other")
+	f := newFixture(t, stopping, nil)
+	f.config("t1", "a", rc.URL+"/a")
+	f.enqueue("t1", "a", "1")
+	d, err := New(Options{Store: stopping, Guard: loopback(), Replica: "stopping", ClaimLease: time.Hour, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx) }()
+	select {
+	case <-posted:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dispatcher posted nothing")
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_ = d.Close()
+	due, err := other.ClaimDeliveries(context.Background(), "other", time.Now(), time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 1 {
+		t.Fatalf("another replica could claim %d notifications, want the 1 cut off mid-POST", len(due))
+	}
+	if due[0].Attempts != 0 || due[0].LastError != "" {
+		t.Errorf("the notification given back reads attempts %d, last error %q; want it as it was", due[0].Attempts, due[0].LastError)
+	}
+}

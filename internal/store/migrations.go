@@ -229,6 +229,14 @@ ALTER TABLE conversations_by_agent RENAME TO conversations;
 CREATE INDEX conversations_by_last ON conversations (agent, last_at DESC, last_entry DESC);
 CREATE INDEX conversations_stale   ON conversations (last_at);
 `,
+	// 6: the writer keeps the task counts of saves itself (writer.
+	// saveTaskRow): the insert and update triggers made SQLite keep a
+	// statement journal for every save. Deletes (Prune) still count by
+	// trigger.
+	`
+DROP TRIGGER tasks_count_insert;
+DROP TRIGGER tasks_count_update;
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

@@ -86,7 +86,8 @@ func agentCountSQL(v int) string {
 
 // countSQL counts the rows of all pages (with a StatusAfter bound or
 // not). Without a context or StatusAfter filter the count is read from
-// the counters the triggers keep.
+// the counters (task_counts, task_state_counts) the writer keeps with
+// every save and a trigger with every delete.
 func countSQL(v int, after bool) string {
 	if !after && v&filterContext == 0 {
 		switch v {

@@ -282,7 +282,7 @@ func TestFailedWriteDoesNotSinkItsBatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[i] = s.write(ctx, func(w *writer) error {
-				if _, err := w.upsertTask.Exec(fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"`+fmt.Sprint(i)+`","status":{"state":"TASK_STATE_WORKING"}}`), ""); err != nil {
+				if err := w.saveTaskRow([]any{fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"` + fmt.Sprint(i) + `","status":{"state":"TASK_STATE_WORKING"}}`), ""}); err != nil {
 					return err
 				}
 				if i%10 == 3 {
@@ -311,6 +311,15 @@ func TestFailedWriteDoesNotSinkItsBatch(t *testing.T) {
 			if err != nil || gerr != nil {
 				t.Errorf("write %d: %v, get %v; want it stored", i, err, gerr)
 			}
+		}
+	}
+	// The counts the writer keeps for the saves (ListTasks' totalSize)
+	// took in the stored tasks only, whatever batch they shared with a
+	// failed one.
+	for _, q := range []TaskQuery{{}, {Owner: "o"}, {State: a2a.TaskStateWorking}, {Owner: "o", State: a2a.TaskStateWorking}} {
+		page, err := s.ListTasks(ctx, q)
+		if err != nil || page.TotalSize != 32 {
+			t.Errorf("ListTasks(%+v) totalSize = %d, %v; want the 32 stored tasks", q, page.TotalSize, err)
 		}
 	}
 }

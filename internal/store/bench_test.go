@@ -264,6 +264,8 @@ func BenchmarkListTasks(b *testing.B) {
 					{"owner", TaskQuery{Owner: "peer:3"}},
 					{"state", TaskQuery{State: a2a.TaskStateCompleted}},
 					{"owner+state", TaskQuery{Owner: "peer:3", State: a2a.TaskStateCompleted}},
+					{"failed", TaskQuery{State: a2a.TaskStateFailed}},
+					{"owner+failed", TaskQuery{Owner: "peer:1", State: a2a.TaskStateFailed}},
 					{"owner+context", TaskQuery{Owner: "peer:3", ContextID: fmt.Sprintf("ctx-%d", mid/5)}},
 					{"owner+after", TaskQuery{Owner: "peer:3", StatusAfter: base.Add(time.Duration(mid) * time.Millisecond)}},
 					{"deep", TaskQuery{PageToken: encodePageToken(midKey)}},

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
 // The ListTasks filter combinations: which of owner, context and state
@@ -13,8 +15,18 @@ const (
 	filterOwner = 1 << iota
 	filterContext
 	filterState
+	// filterCompleted marks a state filter of COMPLETED (with
+	// filterState): the state indexes leave completed tasks out
+	// (migration 7), so these lists walk another index.
+	filterCompleted
 	listVariants = 1 << iota
 )
+
+// usedVariant reports whether v is a filter combination listVariant
+// makes (filterCompleted comes only with filterState).
+func usedVariant(v int) bool {
+	return v&filterCompleted == 0 || v&filterState != 0
+}
 
 // listVariant is the filter combination of p.
 func listVariant(p listPlan) int {
@@ -27,6 +39,9 @@ func listVariant(p listPlan) int {
 	}
 	if p.state != "" {
 		v |= filterState
+		if p.state == string(a2a.TaskStateCompleted) {
+			v |= filterCompleted
+		}
 	}
 	return v
 }
@@ -36,7 +51,11 @@ func listVariant(p listPlan) int {
 // when after is false). Equality filters come first so that SQLite picks
 // the index with those columns in front; with a context the state is
 // written "+state" (no index use), which keeps the planner on the context
-// index (few rows) rather than the state index (possibly very many).
+// index (few rows) rather than the state index (possibly very many). The
+// state indexes hold no COMPLETED task: a filter of COMPLETED is "+state"
+// too, read from the rows met walking the owner or status-time index
+// (most are completed), and any other state repeats the index's own
+// condition so that the planner may use it.
 func listWhere(v int, after bool) string {
 	var c []string
 	if v&filterOwner != 0 {
@@ -46,10 +65,10 @@ func listWhere(v int, after bool) string {
 		c = append(c, "context_id = ?2")
 	}
 	if v&filterState != 0 {
-		if v&filterContext != 0 {
+		if v&(filterContext|filterCompleted) != 0 {
 			c = append(c, "+state = ?3")
 		} else {
-			c = append(c, "state = ?3")
+			c = append(c, "state = ?3 AND state <> 'TASK_STATE_COMPLETED'")
 		}
 	}
 	if after {
@@ -66,8 +85,19 @@ func listWhere(v int, after bool) string {
 // in index order, newest status first, ties by id, and the scan stops
 // after ?7 rows.
 func listSQL(v int) string {
-	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM ` + listFrom(v) + listWhere(v, true) +
 		` AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+}
+
+// listFrom is the table a list reads, with the index it must use where
+// the planner would pick another: with an owner and a state other than
+// COMPLETED it otherwise walks all owners' tasks in that state (both
+// indexes are partial, and it weighs them alike).
+func listFrom(v int) string {
+	if v == filterOwner|filterState {
+		return "tasks INDEXED BY tasks_by_owner_state"
+	}
+	return "tasks"
 }
 
 // agentListSQL and agentCountSQL are listSQL and the count of one
@@ -90,7 +120,7 @@ func agentCountSQL(v int) string {
 // every save and a trigger with every delete.
 func countSQL(v int, after bool) string {
 	if !after && v&filterContext == 0 {
-		switch v {
+		switch v &^ filterCompleted {
 		case 0:
 			return `SELECT coalesce(sum(n), 0) FROM task_state_counts`
 		case filterState:
@@ -167,6 +197,9 @@ func (r *reader) statements() []struct {
 		{&r.anyCancelDue, `SELECT 1 FROM delegations WHERE state = 'cancel' AND next_try <= ?1 LIMIT 1`},
 	}
 	for v := range listVariants {
+		if !usedVariant(v) {
+			continue
+		}
 		s = append(s, struct {
 			dst  **sql.Stmt
 			text string

@@ -249,6 +249,16 @@ DROP INDEX tasks_by_owner_state;
 CREATE INDEX tasks_by_state       ON tasks (state, status_ts DESC, id)        WHERE state <> 'TASK_STATE_COMPLETED';
 CREATE INDEX tasks_by_owner_state ON tasks (owner, state, status_ts DESC, id) WHERE state <> 'TASK_STATE_COMPLETED';
 `,
+	// 8: the agent indexes hold only the tasks of named agents. A host
+	// without agents saves every task as agent '', whose lists never
+	// filter by agent; its saves no longer insert into two indexes that
+	// repeated tasks_by_ts and tasks_by_owner entry for entry.
+	`
+DROP INDEX tasks_by_agent;
+DROP INDEX tasks_by_agent_owner;
+CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id)        WHERE agent <> '';
+CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id) WHERE agent <> '';
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

@@ -101,17 +101,44 @@ func listFrom(v int) string {
 }
 
 // agentListSQL and agentCountSQL are listSQL and the count of one
-// agent's tasks (?8), both with all eight parameters of listSQL and the
-// agent: the StatusAfter bound is always applied (math.MinInt64 admits
-// everything), and the count has the cursor and limit as no-op terms so
-// that it numbers its parameters up to ?8 too.
+// agent's tasks (?8, never ”), both with all eight parameters of listSQL
+// and the agent: the StatusAfter bound is always applied (math.MinInt64
+// admits everything), and the count has the cursor and limit as no-op
+// terms so that it numbers its parameters up to ?8 too. Both repeat the
+// condition of the agent indexes (agent <> ”, migration 8) so that the
+// planner may use them.
 func agentListSQL(v int) string {
-	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
-		` AND agent = ?8 AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks INDEXED BY ` + agentIndex(v) + listWhere(v, true) +
+		` AND agent = ?8 AND agent <> '' AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
 }
 
 func agentCountSQL(v int) string {
-	return `SELECT count(*) FROM tasks` + listWhere(v, true) + ` AND agent = ?8 AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7`
+	return `SELECT count(*) FROM tasks INDEXED BY ` + agentIndex(v) + listWhere(v, true) +
+		` AND agent = ?8 AND agent <> '' AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7`
+}
+
+// agentIndex is the index one agent's list walks, named because the
+// planner, weighing the partial indexes alike, took the agent index for
+// lists of an owner or a context too. A list of the agent alone or of an
+// agent and an owner (with a state of COMPLETED or none) walks the agent
+// indexes; any other walks the index of the same filters without an
+// agent, which has fewer entries to skip, and reads the agent from the
+// row.
+func agentIndex(v int) string {
+	stateIndexed := v&filterState != 0 && v&filterCompleted == 0
+	switch {
+	case v&filterContext != 0 && v&filterOwner != 0:
+		return "tasks_by_owner_ctx"
+	case v&filterContext != 0:
+		return "tasks_by_ctx"
+	case stateIndexed && v&filterOwner != 0:
+		return "tasks_by_owner_state"
+	case stateIndexed:
+		return "tasks_by_state"
+	case v&filterOwner != 0:
+		return "tasks_by_agent_owner"
+	}
+	return "tasks_by_agent"
 }
 
 // countSQL counts the rows of all pages (with a StatusAfter bound or

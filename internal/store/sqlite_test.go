@@ -112,6 +112,42 @@ func TestQueriesUseIndexes(t *testing.T) {
 			}
 		}
 	}
+	// One agent's lists (a host with agents): the agent indexes hold
+	// named agents' tasks only (migration 8); a list of an agent alone or
+	// of an agent and an owner walks them, any other the index of its
+	// other filters.
+	wantAgentIndex := map[int]string{
+		0:                             "tasks_by_agent",
+		filterOwner:                   "tasks_by_agent_owner",
+		filterState | filterCompleted: "tasks_by_agent",
+		filterOwner | filterState | filterCompleted: "tasks_by_agent_owner",
+		filterState:                 "tasks_by_state",
+		filterOwner | filterState:   "tasks_by_owner_state",
+		filterContext:               "tasks_by_ctx",
+		filterOwner | filterContext: "tasks_by_owner_ctx",
+	}
+	for v := range listVariants {
+		if !usedVariant(v) {
+			continue
+		}
+		state := "TASK_STATE_WORKING"
+		if v&filterCompleted != 0 {
+			state = "TASK_STATE_COMPLETED"
+		}
+		args := []any{"o", "c", state, int64(math.MinInt64), int64(math.MaxInt64), "", 51, "a"}
+		for _, q := range []string{agentListSQL(v), agentCountSQL(v)} {
+			plan := queryPlan(t, db, q, args...)
+			t.Logf("agent, variant %04b: %s", v, plan)
+			want := wantAgentIndex[v]
+			if v&filterContext != 0 {
+				want = wantAgentIndex[v&(filterOwner|filterContext)]
+			}
+			if strings.Contains(plan, "TEMP B-TREE") || !strings.HasPrefix(plan, "SEARCH tasks USING ") ||
+				(want != "" && !strings.Contains(plan, "INDEX "+want+" ")) {
+				t.Errorf("agent, variant %04b: %s\n plan: %s\n want an index search (%s) without a sort", v, q, plan, want)
+			}
+		}
+	}
 	for name, q := range map[string]struct {
 		sql  string
 		args []any

@@ -227,11 +227,11 @@ func (w *writer) flushCounts() error {
 		}
 		byState[k.state] += d
 		if _, err := w.addCount.Exec(k.owner, k.state, d); err != nil {
-			return fmt.Errorf("store: count tasks: %w", err)
+			return err
 		}
 		if d < 0 {
 			if _, err := w.dropCount.Exec(k.owner, k.state); err != nil {
-				return fmt.Errorf("store: count tasks: %w", err)
+				return err
 			}
 		}
 	}
@@ -240,7 +240,7 @@ func (w *writer) flushCounts() error {
 			continue
 		}
 		if _, err := w.addStateCount.Exec(state, d); err != nil {
-			return fmt.Errorf("store: count tasks: %w", err)
+			return err
 		}
 	}
 	return nil
@@ -400,7 +400,7 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 		if len(reqs) > 1 {
 			return false
 		}
-		setAll(fmt.Errorf("store: %w on %s", err, s.path))
+		setAll(fmt.Errorf("store: count tasks on %s: %w", s.path, err))
 		return true
 	}
 	if _, err := w.commit.Exec(); err != nil {

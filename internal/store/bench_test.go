@@ -264,6 +264,8 @@ func BenchmarkListTasks(b *testing.B) {
 					{"owner", TaskQuery{Owner: "peer:3"}},
 					{"state", TaskQuery{State: a2a.TaskStateCompleted}},
 					{"owner+state", TaskQuery{Owner: "peer:3", State: a2a.TaskStateCompleted}},
+					{"failed", TaskQuery{State: a2a.TaskStateFailed}},
+					{"owner+failed", TaskQuery{Owner: "peer:1", State: a2a.TaskStateFailed}},
 					{"owner+context", TaskQuery{Owner: "peer:3", ContextID: fmt.Sprintf("ctx-%d", mid/5)}},
 					{"owner+after", TaskQuery{Owner: "peer:3", StatusAfter: base.Add(time.Duration(mid) * time.Millisecond)}},
 					{"deep", TaskQuery{PageToken: encodePageToken(midKey)}},
@@ -332,6 +334,65 @@ func BenchmarkGetTask(b *testing.B) {
 				reportCPU(b, cpu0)
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 			})
+		})
+	}
+}
+
+// BenchmarkSQLiteWriterTxn runs transactions of 10 saves directly on the
+// writer, one goroutine, no waiting for a batch to fill: its instruction
+// count per save (callgrind; docs/performance.md, "Store cost per save")
+// is steady on a shared machine where CPU time is not. insert: 10 new
+// COMPLETED tasks per op (a blocking send's save); lifecycle: 10 new
+// WORKING tasks, then the same 10 COMPLETED (a stream's two saves).
+func BenchmarkSQLiteWriterTxn(b *testing.B) {
+	ctx := context.Background()
+	rowArgs := func(rec *TaskRecord) []any {
+		blob, err := a2a.Marshal(&rec.Task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return []any{rec.Task.ID, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
+			rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, rec.Agent}
+	}
+	txn := func(s *SQLite, rows [][]any) {
+		err := s.write(ctx, func(w *writer) error {
+			for _, a := range rows {
+				if err := w.saveTaskRow(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, mode := range []string{"insert", "lifecycle"} {
+		b.Run(mode, func(b *testing.B) {
+			s := openTestSQLite(b, SQLiteOptions{})
+			defer s.Close()
+			tmpl := benchTask("", "peer:bench", "ctx", a2a.TaskStateCompleted, time.Now())
+			b.ReportAllocs()
+			for range b.N {
+				var ins, upd [][]any
+				for range 10 {
+					rec := *tmpl
+					rec.Task.ID, rec.Task.ContextID = a2a.NewID(), a2a.NewID()
+					if mode == "lifecycle" {
+						rec.Task.Status.State = a2a.TaskStateWorking
+						ins = append(ins, rowArgs(&rec))
+						rec.Task.Status.State = a2a.TaskStateCompleted
+						rec.UpdatedAt = rec.UpdatedAt.Add(time.Millisecond)
+						upd = append(upd, rowArgs(&rec))
+					} else {
+						ins = append(ins, rowArgs(&rec))
+					}
+				}
+				txn(s, ins)
+				if upd != nil {
+					txn(s, upd)
+				}
+			}
 		})
 	}
 }

@@ -229,6 +229,36 @@ ALTER TABLE conversations_by_agent RENAME TO conversations;
 CREATE INDEX conversations_by_last ON conversations (agent, last_at DESC, last_entry DESC);
 CREATE INDEX conversations_stale   ON conversations (last_at);
 `,
+	// 6: the writer keeps the task counts of saves itself (writer.
+	// saveTaskRow): the insert and update triggers made SQLite keep a
+	// statement journal for every save. Deletes (Prune) still count by
+	// trigger.
+	`
+DROP TRIGGER tasks_count_insert;
+DROP TRIGGER tasks_count_update;
+`,
+	// 7: the state indexes leave out COMPLETED tasks, most of the stored
+	// ones: a blocking send saves its task once, completed, and now
+	// inserts it into two indexes fewer. ListTasks of COMPLETED tasks
+	// walks the status-time index of its other filters instead (owner or
+	// none) and reads the state from the row: most rows it meets are
+	// completed, and it reads the rows of its page anyway.
+	`
+DROP INDEX tasks_by_state;
+DROP INDEX tasks_by_owner_state;
+CREATE INDEX tasks_by_state       ON tasks (state, status_ts DESC, id)        WHERE state <> 'TASK_STATE_COMPLETED';
+CREATE INDEX tasks_by_owner_state ON tasks (owner, state, status_ts DESC, id) WHERE state <> 'TASK_STATE_COMPLETED';
+`,
+	// 8: the agent indexes hold only the tasks of named agents. A host
+	// without agents saves every task as agent '', whose lists never
+	// filter by agent; its saves no longer insert into two indexes that
+	// repeated tasks_by_ts and tasks_by_owner entry for entry.
+	`
+DROP INDEX tasks_by_agent;
+DROP INDEX tasks_by_agent_owner;
+CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id)        WHERE agent <> '';
+CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id) WHERE agent <> '';
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

@@ -373,7 +373,7 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, rec.Agent}
 	now := time.Now().UnixMilli()
 	return s.write(ctx, func(w *writer) error {
-		if _, err := w.upsertTask.Exec(args...); err != nil {
+		if err := w.saveTaskRow(args); err != nil {
 			return fmt.Errorf("store: save task %s: %w", id, err)
 		}
 		for i := range deliveries {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
 // The ListTasks filter combinations: which of owner, context and state
@@ -13,8 +15,18 @@ const (
 	filterOwner = 1 << iota
 	filterContext
 	filterState
+	// filterCompleted marks a state filter of COMPLETED (with
+	// filterState): the state indexes leave completed tasks out
+	// (migration 7), so these lists walk another index.
+	filterCompleted
 	listVariants = 1 << iota
 )
+
+// usedVariant reports whether v is a filter combination listVariant
+// makes (filterCompleted comes only with filterState).
+func usedVariant(v int) bool {
+	return v&filterCompleted == 0 || v&filterState != 0
+}
 
 // listVariant is the filter combination of p.
 func listVariant(p listPlan) int {
@@ -27,6 +39,9 @@ func listVariant(p listPlan) int {
 	}
 	if p.state != "" {
 		v |= filterState
+		if p.state == string(a2a.TaskStateCompleted) {
+			v |= filterCompleted
+		}
 	}
 	return v
 }
@@ -36,7 +51,11 @@ func listVariant(p listPlan) int {
 // when after is false). Equality filters come first so that SQLite picks
 // the index with those columns in front; with a context the state is
 // written "+state" (no index use), which keeps the planner on the context
-// index (few rows) rather than the state index (possibly very many).
+// index (few rows) rather than the state index (possibly very many). The
+// state indexes hold no COMPLETED task: a filter of COMPLETED is "+state"
+// too, read from the rows met walking the owner or status-time index
+// (most are completed), and any other state repeats the index's own
+// condition so that the planner may use it.
 func listWhere(v int, after bool) string {
 	var c []string
 	if v&filterOwner != 0 {
@@ -46,10 +65,10 @@ func listWhere(v int, after bool) string {
 		c = append(c, "context_id = ?2")
 	}
 	if v&filterState != 0 {
-		if v&filterContext != 0 {
+		if v&(filterContext|filterCompleted) != 0 {
 			c = append(c, "+state = ?3")
 		} else {
-			c = append(c, "state = ?3")
+			c = append(c, "state = ?3 AND state <> 'TASK_STATE_COMPLETED'")
 		}
 	}
 	if after {
@@ -66,30 +85,69 @@ func listWhere(v int, after bool) string {
 // in index order, newest status first, ties by id, and the scan stops
 // after ?7 rows.
 func listSQL(v int) string {
-	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM ` + listFrom(v) + listWhere(v, true) +
 		` AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
 }
 
+// listFrom is the table a list reads, with the index it must use where
+// the planner would pick another: with an owner and a state other than
+// COMPLETED it otherwise walks all owners' tasks in that state (both
+// indexes are partial, and it weighs them alike).
+func listFrom(v int) string {
+	if v == filterOwner|filterState {
+		return "tasks INDEXED BY tasks_by_owner_state"
+	}
+	return "tasks"
+}
+
 // agentListSQL and agentCountSQL are listSQL and the count of one
-// agent's tasks (?8), both with all eight parameters of listSQL and the
-// agent: the StatusAfter bound is always applied (math.MinInt64 admits
-// everything), and the count has the cursor and limit as no-op terms so
-// that it numbers its parameters up to ?8 too.
+// agent's tasks (?8, never ”), both with all eight parameters of listSQL
+// and the agent: the StatusAfter bound is always applied (math.MinInt64
+// admits everything), and the count has the cursor and limit as no-op
+// terms so that it numbers its parameters up to ?8 too. Both repeat the
+// condition of the agent indexes (agent <> ”, migration 8) so that the
+// planner may use them.
 func agentListSQL(v int) string {
-	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks` + listWhere(v, true) +
-		` AND agent = ?8 AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
+	return `SELECT id, owner, agent, created_at, status_ts, task FROM tasks INDEXED BY ` + agentIndex(v) + listWhere(v, true) +
+		` AND agent = ?8 AND agent <> '' AND status_ts <= ?5 AND (status_ts < ?5 OR id > ?6) ORDER BY status_ts DESC, id LIMIT ?7`
 }
 
 func agentCountSQL(v int) string {
-	return `SELECT count(*) FROM tasks` + listWhere(v, true) + ` AND agent = ?8 AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7`
+	return `SELECT count(*) FROM tasks INDEXED BY ` + agentIndex(v) + listWhere(v, true) +
+		` AND agent = ?8 AND agent <> '' AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7`
+}
+
+// agentIndex is the index one agent's list walks, named because the
+// planner, weighing the partial indexes alike, took the agent index for
+// lists of an owner or a context too. A list of the agent alone or of an
+// agent and an owner (with a state of COMPLETED or none) walks the agent
+// indexes; any other walks the index of the same filters without an
+// agent, which has fewer entries to skip, and reads the agent from the
+// row.
+func agentIndex(v int) string {
+	stateIndexed := v&filterState != 0 && v&filterCompleted == 0
+	switch {
+	case v&filterContext != 0 && v&filterOwner != 0:
+		return "tasks_by_owner_ctx"
+	case v&filterContext != 0:
+		return "tasks_by_ctx"
+	case stateIndexed && v&filterOwner != 0:
+		return "tasks_by_owner_state"
+	case stateIndexed:
+		return "tasks_by_state"
+	case v&filterOwner != 0:
+		return "tasks_by_agent_owner"
+	}
+	return "tasks_by_agent"
 }
 
 // countSQL counts the rows of all pages (with a StatusAfter bound or
 // not). Without a context or StatusAfter filter the count is read from
-// the counters the triggers keep.
+// the counters (task_counts, task_state_counts) the writer keeps with
+// every save and a trigger with every delete.
 func countSQL(v int, after bool) string {
 	if !after && v&filterContext == 0 {
-		switch v {
+		switch v &^ filterCompleted {
 		case 0:
 			return `SELECT coalesce(sum(n), 0) FROM task_state_counts`
 		case filterState:
@@ -166,6 +224,9 @@ func (r *reader) statements() []struct {
 		{&r.anyCancelDue, `SELECT 1 FROM delegations WHERE state = 'cancel' AND next_try <= ?1 LIMIT 1`},
 	}
 	for v := range listVariants {
+		if !usedVariant(v) {
+			continue
+		}
 		s = append(s, struct {
 			dst  **sql.Stmt
 			text string

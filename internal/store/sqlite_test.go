@@ -72,9 +72,21 @@ func TestQueriesUseIndexes(t *testing.T) {
 		filterOwner | filterState:   "tasks_by_owner_state",
 		filterContext | filterState: "tasks_by_ctx",
 		filterOwner | filterContext | filterState: "tasks_by_owner_ctx",
+		// COMPLETED tasks are in no state index (migration 7).
+		filterState | filterCompleted:                               "tasks_by_ts",
+		filterOwner | filterState | filterCompleted:                 "tasks_by_owner",
+		filterContext | filterState | filterCompleted:               "tasks_by_ctx",
+		filterOwner | filterContext | filterState | filterCompleted: "tasks_by_owner_ctx",
 	}
-	listArgs := []any{"o", "c", "TASK_STATE_COMPLETED", int64(math.MinInt64), int64(math.MaxInt64), "", 51}
 	for v := range listVariants {
+		if !usedVariant(v) {
+			continue
+		}
+		state := "TASK_STATE_WORKING"
+		if v&filterCompleted != 0 {
+			state = "TASK_STATE_COMPLETED"
+		}
+		listArgs := []any{"o", "c", state, int64(math.MinInt64), int64(math.MaxInt64), "", 51}
 		for _, q := range []struct {
 			sql  string
 			args []any
@@ -97,6 +109,42 @@ func TestQueriesUseIndexes(t *testing.T) {
 			}
 			if strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "INDEX "+wantIndex[v]+" ") {
 				t.Errorf("variant %03b: %s\n plan: %s\n want a search of %s without a sort", v, q.sql, plan, wantIndex[v])
+			}
+		}
+	}
+	// One agent's lists (a host with agents): the agent indexes hold
+	// named agents' tasks only (migration 8); a list of an agent alone or
+	// of an agent and an owner walks them, any other the index of its
+	// other filters.
+	wantAgentIndex := map[int]string{
+		0:                             "tasks_by_agent",
+		filterOwner:                   "tasks_by_agent_owner",
+		filterState | filterCompleted: "tasks_by_agent",
+		filterOwner | filterState | filterCompleted: "tasks_by_agent_owner",
+		filterState:                 "tasks_by_state",
+		filterOwner | filterState:   "tasks_by_owner_state",
+		filterContext:               "tasks_by_ctx",
+		filterOwner | filterContext: "tasks_by_owner_ctx",
+	}
+	for v := range listVariants {
+		if !usedVariant(v) {
+			continue
+		}
+		state := "TASK_STATE_WORKING"
+		if v&filterCompleted != 0 {
+			state = "TASK_STATE_COMPLETED"
+		}
+		args := []any{"o", "c", state, int64(math.MinInt64), int64(math.MaxInt64), "", 51, "a"}
+		for _, q := range []string{agentListSQL(v), agentCountSQL(v)} {
+			plan := queryPlan(t, db, q, args...)
+			t.Logf("agent, variant %04b: %s", v, plan)
+			want := wantAgentIndex[v]
+			if v&filterContext != 0 {
+				want = wantAgentIndex[v&(filterOwner|filterContext)]
+			}
+			if strings.Contains(plan, "TEMP B-TREE") || !strings.HasPrefix(plan, "SEARCH tasks USING ") ||
+				(want != "" && !strings.Contains(plan, "INDEX "+want+" ")) {
+				t.Errorf("agent, variant %04b: %s\n plan: %s\n want an index search (%s) without a sort", v, q, plan, want)
 			}
 		}
 	}
@@ -282,7 +330,7 @@ func TestFailedWriteDoesNotSinkItsBatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[i] = s.write(ctx, func(w *writer) error {
-				if _, err := w.upsertTask.Exec(fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"`+fmt.Sprint(i)+`","status":{"state":"TASK_STATE_WORKING"}}`), ""); err != nil {
+				if err := w.saveTaskRow([]any{fmt.Sprint(i), "c", "o", "TASK_STATE_WORKING", false, i, i, []byte(`{"id":"` + fmt.Sprint(i) + `","status":{"state":"TASK_STATE_WORKING"}}`), ""}); err != nil {
 					return err
 				}
 				if i%10 == 3 {
@@ -311,6 +359,15 @@ func TestFailedWriteDoesNotSinkItsBatch(t *testing.T) {
 			if err != nil || gerr != nil {
 				t.Errorf("write %d: %v, get %v; want it stored", i, err, gerr)
 			}
+		}
+	}
+	// The counts the writer keeps for the saves (ListTasks' totalSize)
+	// took in the stored tasks only, whatever batch they shared with a
+	// failed one.
+	for _, q := range []TaskQuery{{}, {Owner: "o"}, {State: a2a.TaskStateWorking}, {Owner: "o", State: a2a.TaskStateWorking}} {
+		page, err := s.ListTasks(ctx, q)
+		if err != nil || page.TotalSize != 32 {
+			t.Errorf("ListTasks(%+v) totalSize = %d, %v; want the 32 stored tasks", q, page.TotalSize, err)
 		}
 	}
 }

@@ -40,7 +40,9 @@ type writer struct {
 
 	begin, commit, rollback *sql.Stmt
 
-	upsertTask, insertOutbox, taskExists               *sql.Stmt
+	insertTask, taskCounted, updateTask                *sql.Stmt
+	addCount, dropCount, addStateCount                 *sql.Stmt
+	insertOutbox, taskExists                           *sql.Stmt
 	upsertPushConfig, deletePushConfig, deleteOutboxOf *sql.Stmt
 	retryDelivery, failDelivery, deleteDelivery        *sql.Stmt
 	insertEntry, upsertConversation                    *sql.Stmt
@@ -49,7 +51,15 @@ type writer struct {
 	insertDelegation, endDelegations, dueCancels       *sql.Stmt
 	claimCancel, updateDelegation, pruneDelegations    *sql.Stmt
 	adoptTasks, adoptConversations, adoptEntries       *sql.Stmt
+
+	// counts are the changes to the task counts (task_counts,
+	// task_state_counts) made by the saves of the current transaction,
+	// written just before it commits (flushCounts).
+	counts map[countKey]int64
 }
+
+// countKey is one row of task_counts.
+type countKey struct{ owner, state string }
 
 // statements lists what the writer prepares, by field.
 func (w *writer) statements() []struct {
@@ -63,11 +73,18 @@ func (w *writer) statements() []struct {
 		{&w.begin, `BEGIN IMMEDIATE`},
 		{&w.commit, `COMMIT`},
 		{&w.rollback, `ROLLBACK`},
-		{&w.upsertTask, `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task, agent)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-			ON CONFLICT (id) DO UPDATE SET context_id = excluded.context_id, owner = excluded.owner, agent = excluded.agent,
-				state = excluded.state, terminal = excluded.terminal, status_ts = excluded.status_ts,
-				created_at = excluded.created_at, task = excluded.task`},
+		// A save is an insert, or when the task is stored already a
+		// lookup of what it was counted as and an update (saveTaskRow).
+		{&w.insertTask, `INSERT INTO tasks (id, context_id, owner, state, terminal, status_ts, created_at, task, agent)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO NOTHING`},
+		{&w.taskCounted, `SELECT owner, state FROM tasks WHERE id = ?1`},
+		{&w.updateTask, `UPDATE tasks SET context_id = ?2, owner = ?3, state = ?4, terminal = ?5, status_ts = ?6,
+				created_at = ?7, task = ?8, agent = ?9 WHERE id = ?1`},
+		{&w.addCount, `INSERT INTO task_counts (owner, state, n) VALUES (?1, ?2, ?3)
+			ON CONFLICT (owner, state) DO UPDATE SET n = n + excluded.n`},
+		{&w.dropCount, `DELETE FROM task_counts WHERE owner = ?1 AND state = ?2 AND n = 0`},
+		{&w.addStateCount, `INSERT INTO task_state_counts (state, n) VALUES (?1, ?2)
+			ON CONFLICT (state) DO UPDATE SET n = n + excluded.n`},
 		{&w.insertOutbox, `INSERT INTO outbox (task_id, config_id, body, attempts, next_try, last_error, created_at,
 				context_id, traceparent, tracestate)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`},
@@ -154,6 +171,79 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// saveTaskRow stores one task row; args are those of insertTask (id,
+// context, owner, state, terminal, status time, creation time, task,
+// agent). The task counts are kept here, not by triggers: a trigger on
+// tasks makes SQLite keep a statement journal for every save (a copy of
+// each page the statement touches, in case it must undo just that
+// statement), which cost more than the save's own B-tree work. The
+// writer rolls the whole transaction back when a statement fails, so it
+// never needs a statement undone on its own.
+func (w *writer) saveTaskRow(args []any) error {
+	owner, state := args[2].(string), args[3].(string)
+	n, err := w.exec(w.insertTask, args...)
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		w.count(owner, state, 1)
+		return nil
+	}
+	var oldOwner, oldState string
+	if err := w.taskCounted.QueryRow(args[0]).Scan(&oldOwner, &oldState); err != nil {
+		return err
+	}
+	if _, err := w.updateTask.Exec(args...); err != nil {
+		return err
+	}
+	if oldOwner != owner || oldState != state {
+		w.count(oldOwner, oldState, -1)
+		w.count(owner, state, 1)
+	}
+	return nil
+}
+
+// count records a change of the number of tasks of owner in state.
+func (w *writer) count(owner, state string, d int64) {
+	if w.counts == nil {
+		w.counts = make(map[countKey]int64)
+	}
+	w.counts[countKey{owner, state}] += d
+}
+
+// flushCounts writes the count changes of the transaction (a few rows per
+// group commit however many saves it carries) and forgets them.
+func (w *writer) flushCounts() error {
+	if len(w.counts) == 0 {
+		return nil
+	}
+	defer clear(w.counts)
+	byState := make(map[string]int64, 2)
+	for k, d := range w.counts {
+		if d == 0 {
+			continue
+		}
+		byState[k.state] += d
+		if _, err := w.addCount.Exec(k.owner, k.state, d); err != nil {
+			return err
+		}
+		if d < 0 {
+			if _, err := w.dropCount.Exec(k.owner, k.state); err != nil {
+				return err
+			}
+		}
+	}
+	for state, d := range byState {
+		if d == 0 {
+			continue
+		}
+		if _, err := w.addStateCount.Exec(state, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exec runs a prepared statement and returns the number of rows changed.
@@ -278,12 +368,14 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 			r.err = err
 		}
 	}
+	clear(w.counts)
 	if _, err := w.begin.Exec(); err != nil {
 		setAll(fmt.Errorf("store: begin write transaction on %s: %w", s.path, err))
 		return true
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			clear(w.counts)
 			_, _ = w.rollback.Exec()
 			if len(reqs) > 1 {
 				ok = false
@@ -299,8 +391,17 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 		if r.err == nil || errors.As(r.err, &ce) {
 			continue
 		}
+		clear(w.counts)
 		_, _ = w.rollback.Exec()
 		return len(reqs) <= 1
+	}
+	if err := w.flushCounts(); err != nil {
+		_, _ = w.rollback.Exec()
+		if len(reqs) > 1 {
+			return false
+		}
+		setAll(fmt.Errorf("store: count tasks on %s: %w", s.path, err))
+		return true
 	}
 	if _, err := w.commit.Exec(); err != nil {
 		_, _ = w.rollback.Exec()

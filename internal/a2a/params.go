@@ -42,8 +42,10 @@ func DecodeParams(op Operation, v03 bool, params json.RawMessage) (any, *Error) 
 	switch op {
 	case OpSendMessage, OpSendStreamingMessage:
 		var r SendMessageRequest
-		if e := decode(&r); e != nil {
-			return nil, e
+		if !decodeSendFast(normalizeKeys(params), &r) {
+			if e := decode(&r); e != nil {
+				return nil, e
+			}
 		}
 		return validated(&r)
 	case OpGetTask:

@@ -5,8 +5,8 @@ import "encoding/json"
 // SendMessage's params are decoded on every send, so their common shape
 // takes a hand-written path, like parts and the send configuration do
 // (scan.go): encoding/json's reflection over the request and its message
-// cost about as much as the rest of the request's decoding together
-// (docs/performance.md). Anything unusual — a key seen twice, a key that
+// was most of a send's decoding (docs/performance.md, "The plugin's CPU
+// outside the store"). Anything unusual — a key seen twice, a key that
 // matches a field only case-insensitively, a value of an unexpected type —
 // goes to encoding/json, which also produces every error; the fast path
 // never reports one of its own. FuzzSendRequestFastDecoding checks that both

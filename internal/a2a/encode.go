@@ -8,14 +8,14 @@ import (
 
 // The types every answer and stream event carries (Task, Message, Part,
 // Artifact, the status and artifact updates) are encoded here field by
-// field instead of by encoding/json's reflection, which cost about as much
-// as the rest of a response's encoding together (docs/performance.md, "The
-// durable path"). The output is byte for byte what encoding/json writes for
-// the same value with HTML escaping off (TestFastEncodingMatchesEncodingJSON
-// and FuzzFastEncoding compare them): the fields in declaration order,
-// omitempty as encoding/json reads it, map keys sorted. Free-form values
-// (metadata other than strings, a data part's JSON) still go through
-// encoding/json.
+// field instead of by encoding/json's reflection, at about a third of its
+// cost (docs/performance.md, "The plugin's CPU outside the store"). The
+// output is byte for byte what encoding/json writes for the same value
+// with HTML escaping off (TestFastEncodingMatchesEncodingJSON and
+// FuzzFastEncoding compare them): the fields in declaration order,
+// omitempty as encoding/json reads it, enums by their MarshalText, map keys
+// sorted. Free-form values (metadata other than strings, a data part's
+// JSON) still go through encoding/json.
 
 // appendFast appends the encoding of v if v is one of the types above and
 // reports whether it did; otherwise dst is returned unchanged.

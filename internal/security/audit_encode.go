@@ -10,7 +10,8 @@ import (
 // appendAuditRecord appends rec as one JSON line, byte for byte what
 // json.Encoder (HTML escaping off) writes for it, without reflection: an
 // audit record is written for every exchange, and encoding/json took
-// about half of the audit log's CPU (docs/performance.md). ok is false for
+// about half of the audit log's CPU (docs/performance.md, "The plugin's
+// CPU outside the store"). ok is false for
 // the values encoding/json writes differently or refuses (a year outside
 // 0–9999, a duration that is not finite or needs an exponent); the caller
 // then uses encoding/json. TestAuditRecordEncodingMatchesEncodingJSON and

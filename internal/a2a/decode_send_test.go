@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -120,5 +121,22 @@ func BenchmarkDecodeSendParams(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSendRequestFastDecodingKnowsEveryField fails when SendMessageRequest
+// or Message gains a field: decode_send.go must then read it too.
+func TestSendRequestFastDecodingKnowsEveryField(t *testing.T) {
+	for typ, keys := range map[reflect.Type][]string{
+		reflect.TypeFor[SendMessageRequest](): sendRequestKeys[:],
+		reflect.TypeFor[Message]():            messageKeys[:],
+	} {
+		var tags []string
+		for i := range typ.NumField() {
+			tags = append(tags, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+		}
+		if got, want := strings.Join(tags, " "), strings.Join(keys, " "); got != want {
+			t.Errorf("%s has the keys %q; the fast path reads %q", typ.Name(), got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +176,30 @@ func BenchmarkEncodeTaskFastVsReflect(b *testing.B) {
 			_ = enc.Encode(task)
 		}
 	})
+}
+
+// TestFastEncodingKnowsEveryField fails when one of the hand-encoded types
+// gains a field: encode.go must then write it too (and this list, and the
+// samples above, must name it).
+func TestFastEncodingKnowsEveryField(t *testing.T) {
+	for v, want := range map[reflect.Type]string{
+		reflect.TypeFor[Task]():                    "ID ContextID Status Artifacts History Metadata",
+		reflect.TypeFor[TaskStatus]():              "State Message Timestamp",
+		reflect.TypeFor[Message]():                 "MessageID ContextID TaskID Role Parts Metadata Extensions ReferenceTaskIDs",
+		reflect.TypeFor[Part]():                    "Text Raw URL Data MediaType Filename Metadata",
+		reflect.TypeFor[Artifact]():                "ArtifactID Name Description Parts Metadata Extensions",
+		reflect.TypeFor[TaskStatusUpdateEvent]():   "TaskID ContextID Status Metadata",
+		reflect.TypeFor[TaskArtifactUpdateEvent](): "TaskID ContextID Artifact Append LastChunk Metadata",
+		reflect.TypeFor[SendMessageResponse]():     "Task Message",
+		reflect.TypeFor[StreamResponse]():          "Task Message StatusUpdate ArtifactUpdate",
+	} {
+		typ := v
+		var names []string
+		for i := range typ.NumField() {
+			names = append(names, typ.Field(i).Name)
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("%s has fields %q; encode.go writes %q", typ.Name(), got, want)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,4 +92,18 @@ func FuzzAuditRecordEncoding(f *testing.F) {
 			t.Fatalf("\n got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// TestAuditRecordEncodingKnowsEveryField fails when AuditRecord gains a
+// field: appendAuditRecord must then write it too.
+func TestAuditRecordEncodingKnowsEveryField(t *testing.T) {
+	typ := reflect.TypeFor[AuditRecord]()
+	var names []string
+	for i := range typ.NumField() {
+		names = append(names, typ.Field(i).Name)
+	}
+	want := "Time Direction Identity Tier Method TaskID ContextID Peer Agent Outcome Code RequestBytes ResponseBytes DurationMS Error"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("AuditRecord has fields %q; appendAuditRecord writes %q", got, want)
+	}
 }

@@ -49,8 +49,40 @@ var encoderPool = sync.Pool{New: func() any {
 	return e
 }}
 
+// fastRoom is the free capacity of dst above which appendPlain encodes
+// the hand-encoded types (encode.go) straight into it.
+const fastRoom = 1024
+
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// appendFastRoomy is appendFast for a dst of any capacity: with little
+// room in dst (Marshal's nil), it encodes into a pooled scratch buffer and
+// copies once, so that the result is allocated at its size.
+func appendFastRoomy(dst []byte, v any) ([]byte, bool, error) {
+	if cap(dst)-len(dst) >= fastRoom {
+		out, ok, err := appendFast(dst, v)
+		if err != nil {
+			return dst, ok, err
+		}
+		return out, ok, nil
+	}
+	sp := scratchPool.Get().(*[]byte)
+	out, ok, err := appendFast((*sp)[:0], v)
+	if ok && err == nil {
+		dst = append(dst, out...)
+	}
+	if cap(out) <= 1<<20 {
+		*sp = out[:0]
+		scratchPool.Put(sp)
+	}
+	return dst, ok, err
+}
+
 // appendPlain appends the JSON encoding of v (without HTML escaping) to dst.
 func appendPlain(dst []byte, v any) ([]byte, error) {
+	if out, ok, err := appendFastRoomy(dst, v); ok {
+		return out, err
+	}
 	e := encoderPool.Get().(*encoder)
 	e.buf.Reset()
 	err := e.enc.Encode(v)

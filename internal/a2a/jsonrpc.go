@@ -395,8 +395,14 @@ func ParseResponse(body []byte) (*Response, error) {
 // EncodeResult encodes a success response with the given request id
 // (nil → null) and result.
 func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
+	return AppendResult(make([]byte, 0, 256), id, result)
+}
+
+// AppendResult is EncodeResult appending to dst, so that a caller with a
+// reused buffer encodes a response without allocating one.
+func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
 	r := Response{ID: id, Result: result}
-	return r.appendJSON(make([]byte, 0, 256))
+	return r.appendJSON(dst)
 }
 
 // EncodeError encodes an error response with the given request id

@@ -37,8 +37,10 @@ func DecodeParams(op Operation, params json.RawMessage) (any, *Error) {
 	switch op {
 	case OpSendMessage, OpSendStreamingMessage:
 		var r SendMessageRequest
-		if e := decode(&r); e != nil {
-			return nil, e
+		if !decodeSendFast(normalizeKeys(params), &r) {
+			if e := decode(&r); e != nil {
+				return nil, e
+			}
 		}
 		return validated(&r)
 	case OpGetTask:

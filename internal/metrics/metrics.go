@@ -55,6 +55,47 @@ type Metrics struct {
 	mu      sync.Mutex
 	streams func() float64
 	calls   map[callKey]*callStats
+
+	// The series every exchange and task transition touches, looked up
+	// once per label set: a vec's WithLabelValues hashes the labels and
+	// takes the vec's lock on every call (a few per request).
+	exchangeSeries sync.Map // exchangeKey → *exchangeSeries
+	stateSeries    sync.Map // a2a.TaskState → *stateSeries
+}
+
+type exchangeKey struct{ method, outcome, peer, agent string }
+
+type exchangeSeries struct {
+	requests prometheus.Counter
+	seconds  prometheus.Observer
+}
+
+type stateSeries struct {
+	tasks       prometheus.Gauge
+	transitions prometheus.Counter
+}
+
+// exchange returns the inbound series of one label set.
+func (m *Metrics) exchange(k exchangeKey) *exchangeSeries {
+	if s, ok := m.exchangeSeries.Load(k); ok {
+		return s.(*exchangeSeries)
+	}
+	s := &exchangeSeries{
+		requests: m.requests.WithLabelValues("inbound", k.method, k.outcome, k.peer, k.agent),
+		seconds:  m.requestSeconds.WithLabelValues("inbound", k.method),
+	}
+	v, _ := m.exchangeSeries.LoadOrStore(k, s)
+	return v.(*exchangeSeries)
+}
+
+// state returns the series of one task state.
+func (m *Metrics) state(st a2a.TaskState) *stateSeries {
+	if s, ok := m.stateSeries.Load(st); ok {
+		return s.(*stateSeries)
+	}
+	s := &stateSeries{tasks: m.tasks.WithLabelValues(string(st)), transitions: m.transitions.WithLabelValues(string(st))}
+	v, _ := m.stateSeries.LoadOrStore(st, s)
+	return v.(*stateSeries)
 }
 
 // callKey names one row of a2a_list's figures: inbound rows belong to the
@@ -233,9 +274,10 @@ func PeerLabel(identity string) string {
 func (m *Metrics) Exchange(rec security.AuditRecord) {
 	method := methodLabel(rec.Method)
 	peer := PeerLabel(rec.Identity)
-	m.requests.WithLabelValues("inbound", method, rec.Outcome, peer, rec.Agent).Inc()
+	series := m.exchange(exchangeKey{method, rec.Outcome, peer, rec.Agent})
+	series.requests.Inc()
 	d := rec.DurationMS / 1000
-	m.requestSeconds.WithLabelValues("inbound", method).Observe(d)
+	series.seconds.Observe(d)
 	if rec.Outcome == "rate-limited" {
 		m.rateLimited.Inc()
 	}
@@ -278,13 +320,14 @@ func (m *Metrics) observeCall(k callKey, seconds float64, failed bool) {
 // TaskTransition implements tasks.Observer.
 func (m *Metrics) TaskTransition(from, to a2a.TaskState) {
 	if from != "" && !from.Terminal() {
-		m.tasks.WithLabelValues(string(from)).Dec()
+		m.state(from).tasks.Dec()
 	}
 	if to == "" {
 		return // a provisional task dropped after a direct reply
 	}
-	m.tasks.WithLabelValues(string(to)).Inc()
-	m.transitions.WithLabelValues(string(to)).Inc()
+	s := m.state(to)
+	s.tasks.Inc()
+	s.transitions.Inc()
 }
 
 // HostCall implements bridge.Observer.

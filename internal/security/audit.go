@@ -87,6 +87,7 @@ type AuditLog struct {
 	size   int64
 	buf    bytes.Buffer
 	enc    *json.Encoder
+	line   []byte // appendAuditRecord's buffer, reused
 	closed bool
 }
 
@@ -146,20 +147,28 @@ func (l *AuditLog) Log(rec AuditRecord) error {
 	rec.Error = truncate(rec.Error, auditMaxError)
 	rec.Peer, _ = Redact(rec.Peer)
 	rec.Peer = truncate(rec.Peer, auditMaxField)
-	for _, s := range []*string{&rec.Direction, &rec.Identity, &rec.Tier, &rec.Method, &rec.TaskID, &rec.ContextID, &rec.Outcome} {
-		*s = truncate(*s, auditMaxField)
-	}
+	rec.Direction = truncate(rec.Direction, auditMaxField)
+	rec.Identity = truncate(rec.Identity, auditMaxField)
+	rec.Tier = truncate(rec.Tier, auditMaxField)
+	rec.Method = truncate(rec.Method, auditMaxField)
+	rec.TaskID = truncate(rec.TaskID, auditMaxField)
+	rec.ContextID = truncate(rec.ContextID, auditMaxField)
+	rec.Outcome = truncate(rec.Outcome, auditMaxField)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrAuditClosed
 	}
-	l.buf.Reset()
-	if err := l.enc.Encode(&rec); err != nil {
-		return fmt.Errorf("security: encode audit record: %w", err)
+	line, ok := appendAuditRecord(l.line[:0], &rec)
+	if ok {
+		l.line = line
+	} else {
+		var err error
+		if line, err = l.encodeSlow(rec); err != nil {
+			return err
+		}
 	}
-	line := l.buf.Bytes()
 	if l.maxBytes > 0 && l.size > 0 && l.size+int64(len(line)) > l.maxBytes {
 		if err := l.rotate(); err != nil {
 			return err
@@ -171,6 +180,17 @@ func (l *AuditLog) Log(rec AuditRecord) error {
 		return fmt.Errorf("security: write audit log: %w", err)
 	}
 	return nil
+}
+
+// encodeSlow encodes rec with encoding/json (see appendAuditRecord); rec
+// is a copy so that only this path moves a record to the heap. Called
+// with l.mu held.
+func (l *AuditLog) encodeSlow(rec AuditRecord) ([]byte, error) {
+	l.buf.Reset()
+	if err := l.enc.Encode(&rec); err != nil {
+		return nil, fmt.Errorf("security: encode audit record: %w", err)
+	}
+	return l.buf.Bytes(), nil
 }
 
 // rotate shifts the old files up by one and starts a new file. Called with

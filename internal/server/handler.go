@@ -248,6 +248,17 @@ type Sink interface {
 	Fail(r *Refusal)
 }
 
+// heldSink is a Sink that can write an event without sending it yet
+// (sseSink): Stream.Run uses it while more events are already queued, so
+// that events produced together (a task's snapshot and its WORKING
+// update, an answer's artifact and its COMPLETED status) leave in one
+// write instead of one system call each. The last queued event is always
+// written with Event, which sends everything; nothing waits for an event
+// that is not already there.
+type heldSink interface {
+	EventHeld(ev *tasks.Event) error
+}
+
 // invoke runs the operation of c with decoded params, one of the request
 // types a2a.DecodeParams returns: it is the dispatch of the bindings that
 // decode requests generically (JSON-RPC and HTTP+JSON). A streaming

@@ -557,7 +557,12 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 			if s.c.ContextID == "" {
 				s.c.ContextID = ev.Response.ContextID()
 			}
-			err := sink.Event(&ev)
+			var err error
+			if hs, ok := sink.(heldSink); ok && len(events) > 0 {
+				err = hs.EventHeld(&ev)
+			} else {
+				err = sink.Event(&ev)
+			}
 			s.c.Events++
 			if errors.Is(err, errEncoding) {
 				s.fail(sink, refusal(errInternal()))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -118,13 +119,21 @@ func (b *jsonrpcBinding) serve(ctx context.Context, w http.ResponseWriter, r *ht
 	if c.V03 {
 		res = v03Result(res)
 	}
-	body, encErr := a2a.EncodeResult(ex.id, res)
+	// The answer is encoded into a pooled buffer: w.Write has copied or
+	// sent it by the time it returns.
+	out, release := pooledBody()
+	defer release()
+	body, encErr := a2a.AppendResult(out.AvailableBuffer(), ex.id, res)
 	if encErr != nil {
 		b.log.Error("encoding a response failed", c.logArgs("error", encErr)...)
 		b.refuse(w, ex, refusal(errInternal()))
 		return
 	}
 	b.writeBody(w, http.NewResponseController(w), c, nil, body)
+	if cap(body) > out.Cap() {
+		// It grew past the pooled buffer: keep the larger one for next time.
+		*out = *bytes.NewBuffer(body[:0])
+	}
 }
 
 // refuse answers with a JSON-RPC error (0.3 data shape for a 0.3 method),

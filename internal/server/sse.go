@@ -55,7 +55,13 @@ type sseSink struct {
 }
 
 // Event implements Sink.
-func (s *sseSink) Event(ev *tasks.Event) error {
+func (s *sseSink) Event(ev *tasks.Event) error { return s.event(ev, true) }
+
+// EventHeld implements heldSink: the event is written but not flushed,
+// as another one is queued right behind it.
+func (s *sseSink) EventHeld(ev *tasks.Event) error { return s.event(ev, false) }
+
+func (s *sseSink) event(ev *tasks.Event, flush bool) error {
 	c := s.c
 	resp := &ev.Response
 	var result []byte
@@ -100,7 +106,7 @@ func (s *sseSink) Event(ev *tasks.Event) error {
 		b = append(b, result...)
 		b = append(b, "}\n\n"...)
 	}
-	err := s.write(b)
+	err := s.writeThen(b, flush)
 	if cap(b) <= 64<<10 {
 		*bp = b
 		eventPool.Put(bp)
@@ -137,7 +143,11 @@ func (s *sseSink) Fail(r *Refusal) {
 // write writes and flushes b under the write deadline, so a peer that
 // stopped reading is cut instead of holding the handler (the task itself
 // never waits for a stream).
-func (s *sseSink) write(b []byte) error {
+func (s *sseSink) write(b []byte) error { return s.writeThen(b, true) }
+
+// writeThen is write, flushing only when flush is set (the next write
+// flushes what it leaves in the response's buffer).
+func (s *sseSink) writeThen(b []byte, flush bool) error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.b.limits.WriteTimeout))
 	if len(b) > 0 {
 		n, err := s.w.Write(b)
@@ -145,6 +155,9 @@ func (s *sseSink) write(b []byte) error {
 		if err != nil {
 			return err
 		}
+	}
+	if !flush {
+		return nil
 	}
 	return s.rc.Flush()
 }

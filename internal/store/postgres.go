@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +57,15 @@ type Postgres struct {
 	// so deployments sharing a database never wake each other.
 	channel string
 	schema  string
+
+	// Task count folding (postgres_counts.go): saves counts this
+	// handle's saves, folding is set while a fold it started runs, folds
+	// tracks that goroutine and foldCtx (cancelled by Close) bounds it.
+	saves      atomic.Int64
+	folding    atomic.Bool
+	folds      sync.WaitGroup
+	foldCtx    context.Context
+	foldCancel context.CancelFunc
 }
 
 var _ Store = (*Postgres)(nil)
@@ -91,6 +102,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*Postg
 		return nil, fmt.Errorf("store: connect to PostgreSQL at %s: %w", where, err)
 	}
 	s := &Postgres{pool: pool, replica: opts.Replica, pruneBatch: opts.PruneBatch}
+	s.foldCtx, s.foldCancel = context.WithCancel(context.Background())
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
@@ -135,8 +147,13 @@ func (s *Postgres) Channel(name string) string {
 // notifies "<task id> <last seq>".
 func (s *Postgres) EventsChannel() string { return s.channel }
 
-// Close closes the pool (waiting for connections in use).
+// Close closes the pool (waiting for connections in use), stopping a
+// fold of the task counts in progress first.
 func (s *Postgres) Close() error {
+	if s.foldCancel != nil {
+		s.foldCancel()
+	}
+	s.folds.Wait()
 	s.pool.Close()
 	return nil
 }
@@ -239,6 +256,7 @@ func (s *Postgres) SaveTaskEvents(ctx context.Context, rec *TaskRecord, deliveri
 		}
 		return pgErr(err, "store: save task %s", id)
 	}
+	s.countedSave()
 	return nil
 }
 
@@ -307,7 +325,9 @@ func (w *pgWhere) sql() string {
 }
 
 // ListTasks implements Store. The count and the page are one statement, so
-// they see the same snapshot and TotalSize agrees with the pages.
+// they see the same snapshot and TotalSize agrees with the pages. The
+// count comes from the task counters when they can serve the filter
+// (pgCountSQL).
 func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 	p, err := planQuery(q)
 	if err != nil {
@@ -336,8 +356,8 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	}
 	n := len(w.args)
 	args := append(w.args, cts, cid, p.size+1)
-	query := `SELECT c.n, p.id, p.owner, p.agent, p.created_at, p.status_ts, p.task
-		FROM (SELECT count(*) AS n FROM tasks WHERE ` + where + `) c
+	query := `SELECT c.n, c.d, p.id, p.owner, p.agent, p.created_at, p.status_ts, p.task
+		FROM (` + pgCountSQL(p, where) + `) c
 		LEFT JOIN LATERAL (SELECT id, owner, agent, created_at, status_ts, task FROM tasks WHERE ` + where +
 		fmt.Sprintf(` AND status_ts <= $%d AND (status_ts < $%d OR id > $%d) ORDER BY status_ts DESC, id LIMIT $%d`, n+1, n+1, n+2, n+3) +
 		`) p ON TRUE`
@@ -347,8 +367,9 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	}
 	defer rows.Close()
 	var (
-		page TaskPage
-		last taskKey
+		page   TaskPage
+		last   taskKey
+		deltas int64
 	)
 	for rows.Next() {
 		var (
@@ -357,7 +378,7 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 			created, ts      *int64
 			blob             []byte
 		)
-		if err := rows.Scan(&total, &id, &owner, &agent, &created, &ts, &blob); err != nil {
+		if err := rows.Scan(&total, &deltas, &id, &owner, &agent, &created, &ts, &blob); err != nil {
 			return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
 		}
 		page.TotalSize = int(total)
@@ -377,6 +398,9 @@ func (s *Postgres) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error)
 	}
 	if err := rows.Err(); err != nil {
 		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	if deltas > pgFoldAtRead {
+		s.startFold()
 	}
 	return page, nil
 }
@@ -401,6 +425,9 @@ func (s *Postgres) AdoptTasks(ctx context.Context, agent string) (int, error) {
 		SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM e)`, agent).Scan(&n, new(int64))
 	if err != nil {
 		return 0, fmt.Errorf("store: give the tasks and conversations of no agent to agent %q: %w", agent, err)
+	}
+	if n > 0 {
+		s.startFold()
 	}
 	return int(n), nil
 }
@@ -664,6 +691,12 @@ func (s *Postgres) Prune(ctx context.Context, cutoff time.Time) (tasks, entries 
 		if tag.RowsAffected() < int64(batch) {
 			break
 		}
+	}
+	if tasks > 0 {
+		if _, err := s.foldTaskCounts(ctx); err != nil {
+			return tasks, entries, err
+		}
+		s.vacuumDeltas(ctx)
 	}
 	for {
 		var convs, n int64

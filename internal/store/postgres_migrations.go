@@ -17,9 +17,12 @@ import (
 // Differences from SQLite, on purpose:
 //   - Text columns use the "C" collation, so ids order byte by byte as in
 //     SQLite (and Go), whatever the database's default collation.
-//   - No trigger-maintained task counts: a counter row per owner and state
-//     would serialise every concurrent save on its row lock across
-//     replicas. ListTasks counts matching index entries instead.
+//   - Task counts without a hot row (step 5): a counter row per owner and
+//     state would serialise every concurrent save on its row lock across
+//     replicas, so a trigger appends a delta row per change instead
+//     (inserts only, which never wait on each other), and foldTaskCounts
+//     sums the deltas into the counter tables now and then. ListTasks
+//     adds the counters and the deltas not yet folded.
 //   - The columns and tables replicas coordinate through: tasks.replica
 //     (which replica last wrote the task), tasks.seq (how many events the
 //     task has published), outbox claims, replicas (leases), task_watch and
@@ -214,6 +217,59 @@ ALTER TABLE conversations ADD PRIMARY KEY (agent, context_id);
 DROP INDEX conversations_by_last;
 CREATE INDEX conversations_by_last ON conversations (agent, last_at DESC, last_entry DESC);
 CREATE INDEX conversations_stale   ON conversations (last_at);
+`,
+	// 5: task counts for ListTasks' totalSize, the counterpart of the
+	// SQLite schema's task_counts, shaped for replicas. A change of a
+	// task's owner, agent or state (or its insert or delete) appends
+	// delta rows to task_count_deltas in the same transaction; nothing
+	// is updated in place, so concurrent saves never wait on a counter
+	// row. foldTaskCounts (one replica at a time) moves the deltas into
+	// task_counts (per owner, agent and state) and task_agent_counts
+	// (per agent and state, for queries without an owner) in one
+	// transaction, so any snapshot sees each change exactly once. The
+	// CREATE TRIGGER waits for saves in flight and holds off others
+	// until this step commits, so the backfill counts exactly the tasks
+	// the trigger will not.
+	`
+CREATE TABLE task_count_deltas (
+	owner TEXT COLLATE "C" NOT NULL,
+	agent TEXT COLLATE "C" NOT NULL,
+	state TEXT COLLATE "C" NOT NULL,
+	n     BIGINT NOT NULL
+);
+CREATE INDEX task_count_deltas_by_owner ON task_count_deltas (owner, agent, state);
+CREATE TABLE task_counts (
+	owner TEXT COLLATE "C" NOT NULL,
+	agent TEXT COLLATE "C" NOT NULL,
+	state TEXT COLLATE "C" NOT NULL,
+	n     BIGINT NOT NULL,
+	PRIMARY KEY (owner, agent, state)
+);
+CREATE TABLE task_agent_counts (
+	agent TEXT COLLATE "C" NOT NULL,
+	state TEXT COLLATE "C" NOT NULL,
+	n     BIGINT NOT NULL,
+	PRIMARY KEY (agent, state)
+);
+CREATE FUNCTION a2a_task_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO task_count_deltas (owner, agent, state, n) VALUES (NEW.owner, NEW.agent, NEW.state, 1);
+	ELSIF TG_OP = 'DELETE' THEN
+		INSERT INTO task_count_deltas (owner, agent, state, n) VALUES (OLD.owner, OLD.agent, OLD.state, -1);
+	ELSE
+		INSERT INTO task_count_deltas (owner, agent, state, n)
+			VALUES (OLD.owner, OLD.agent, OLD.state, -1), (NEW.owner, NEW.agent, NEW.state, 1);
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER tasks_count AFTER INSERT OR DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION a2a_task_count();
+CREATE TRIGGER tasks_count_update AFTER UPDATE OF owner, agent, state ON tasks FOR EACH ROW
+	WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.agent IS DISTINCT FROM NEW.agent OR OLD.state IS DISTINCT FROM NEW.state)
+	EXECUTE FUNCTION a2a_task_count();
+INSERT INTO task_counts (owner, agent, state, n) SELECT owner, agent, state, count(*) FROM tasks GROUP BY owner, agent, state;
+INSERT INTO task_agent_counts (agent, state, n) SELECT agent, state, count(*) FROM tasks GROUP BY agent, state;
 `,
 }
 

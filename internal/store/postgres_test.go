@@ -289,3 +289,270 @@ func TestPostgresPublishesEventsToFollowers(t *testing.T) {
 		t.Fatalf("seq = %d, %v; want 3", seq, err)
 	}
 }
+
+// pgCountModel is what ListTasks' totalSize must say: the tasks by id.
+type pgCountModel map[string]struct{ owner, agent, state string }
+
+func (m pgCountModel) count(q store.TaskQuery) int {
+	n := 0
+	for _, t := range m {
+		if (q.Owner == "" || t.owner == q.Owner) && (q.Agent == "" || t.agent == q.Agent) && (q.State == "" || t.state == string(q.State)) {
+			n++
+		}
+	}
+	return n
+}
+
+// pgCountQueries are the filters the counters serve.
+func pgCountQueries() []store.TaskQuery {
+	qs := []store.TaskQuery{{}}
+	for _, st := range []a2a.TaskState{"", a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateFailed} {
+		for _, owner := range []string{"", "peer:a", "peer:b", "peer:none"} {
+			for _, agent := range []string{"", "x", "y"} {
+				if st != "" || owner != "" || agent != "" {
+					qs = append(qs, store.TaskQuery{Owner: owner, Agent: agent, State: st})
+				}
+			}
+		}
+	}
+	return qs
+}
+
+// checkTotals compares every filter's totalSize with the model.
+func checkTotals(t *testing.T, s store.Store, m pgCountModel, when string) {
+	t.Helper()
+	for _, q := range pgCountQueries() {
+		page, err := s.ListTasks(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := m.count(q); page.TotalSize != want {
+			t.Fatalf("%s: totalSize of owner=%q agent=%q state=%q is %d, want %d", when, q.Owner, q.Agent, q.State, page.TotalSize, want)
+		}
+	}
+}
+
+// TestPostgresTotalSizeFollowsEveryChange keeps a model of the tasks while
+// inserting, changing state, owner and agent, and deleting them, folding
+// the count deltas at some steps and not at others: totalSize matches the
+// model for every filter after every step.
+func TestPostgresTotalSizeFollowsEveryChange(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	s := openTestPostgres(t, dsn, "r1")
+	defer s.Close()
+	m := pgCountModel{}
+	old := time.Now().Add(-48 * time.Hour)
+	save := func(id, owner, agent string, st a2a.TaskState, at time.Time) {
+		t.Helper()
+		rec := pgTask(id, st)
+		rec.Owner, rec.Agent, rec.UpdatedAt = owner, agent, at
+		if err := s.SaveTask(ctx, rec, nil); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = struct{ owner, agent, state string }{owner, agent, string(st)}
+	}
+	fold := func() {
+		t.Helper()
+		if _, err := store.FoldTaskCounts(s, ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkTotals(t, s, m, "empty")
+	owners, agents := []string{"peer:a", "peer:b"}, []string{"", "x", "y"}
+	for i := range 30 {
+		save(fmt.Sprintf("t%02d", i), owners[i%2], agents[i%3], a2a.TaskStateWorking, time.Now())
+	}
+	checkTotals(t, s, m, "after inserts, unfolded")
+	fold()
+	checkTotals(t, s, m, "after inserts, folded")
+	// State changes, a save that changes nothing counted, an owner change.
+	for i := range 30 {
+		switch i % 3 {
+		case 0:
+			save(fmt.Sprintf("t%02d", i), owners[i%2], agents[i%3], a2a.TaskStateCompleted, old)
+		case 1:
+			save(fmt.Sprintf("t%02d", i), owners[i%2], agents[i%3], a2a.TaskStateWorking, time.Now())
+		}
+	}
+	save("t05", "peer:a", "y", a2a.TaskStateFailed, old)
+	checkTotals(t, s, m, "after state changes, unfolded")
+	fold()
+	checkTotals(t, s, m, "after state changes, folded")
+	// Adopting the tasks of no agent moves them to agent x.
+	if _, err := s.AdoptTasks(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	for id, r := range m {
+		if r.agent == "" {
+			r.agent = "x"
+			m[id] = r
+		}
+	}
+	checkTotals(t, s, m, "after adopting")
+	// Prune deletes the finished tasks (and folds); then everything goes
+	// back to WORKING and away again, leaving counters at zero.
+	if n, _, err := s.Prune(ctx, time.Now().Add(-time.Hour)); err != nil || n != 11 {
+		t.Fatalf("pruned %d tasks, %v; want 11", n, err)
+	}
+	for id, r := range m {
+		if r.state != string(a2a.TaskStateWorking) {
+			delete(m, id)
+		}
+	}
+	checkTotals(t, s, m, "after prune")
+	for id, r := range m {
+		save(id, r.owner, r.agent, a2a.TaskStateCanceled, old)
+	}
+	if _, _, err := s.Prune(ctx, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	clear(m)
+	checkTotals(t, s, m, "after pruning everything")
+	fold()
+	var rows int
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM task_counts) + (SELECT count(*) FROM task_agent_counts) + (SELECT count(*) FROM task_count_deltas)`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("%d counter and delta rows left with no tasks (%v); want none", rows, err)
+	}
+	save("again", "peer:a", "x", a2a.TaskStateWorking, time.Now())
+	checkTotals(t, s, m, "after a new insert")
+}
+
+// TestPostgresTotalSizeWithTwoReplicas has two store handles on one
+// database (two replicas) save, finish and fold concurrently while readers
+// check that each page agrees with its totalSize; at the end every
+// filter's totalSize is exact.
+func TestPostgresTotalSizeWithTwoReplicas(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	r1, r2 := openTestPostgres(t, dsn, "r1"), openTestPostgres(t, dsn, "r2")
+	defer r1.Close()
+	defer r2.Close()
+	const perWriter = 60 // each writer's owner has fewer tasks than a page of 100
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		m    = pgCountModel{}
+		done = make(chan struct{})
+	)
+	for w := range 4 {
+		s := []*store.Postgres{r1, r2}[w%2]
+		owner, agent := []string{"peer:a", "peer:b"}[w/2], []string{"x", "y"}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				id := fmt.Sprintf("w%d-%03d", w, i)
+				states := []a2a.TaskState{a2a.TaskStateWorking}
+				if i%2 == 0 {
+					states = append(states, a2a.TaskStateCompleted)
+				}
+				for _, st := range states {
+					rec := pgTask(id, st)
+					rec.Owner, rec.Agent = owner, agent
+					if err := s.SaveTask(ctx, rec, nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				mu.Lock()
+				m[id] = struct{ owner, agent, state string }{owner, agent, string(states[len(states)-1])}
+				mu.Unlock()
+				if i%15 == 0 {
+					if _, err := store.FoldTaskCounts(s, ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	var readers sync.WaitGroup
+	var reads int
+	for _, s := range []*store.Postgres{r1, r2} {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, q := range []store.TaskQuery{{Owner: "peer:a", Agent: "x"}, {Owner: "peer:b", Agent: "y"},
+					{Owner: "peer:a", Agent: "y", State: a2a.TaskStateCompleted}, {Agent: "x", State: a2a.TaskStateWorking}} {
+					q.PageSize = 100
+					page, err := s.ListTasks(ctx, q)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					reads++
+					mu.Unlock()
+					if len(page.Tasks) != page.TotalSize {
+						t.Errorf("owner=%q agent=%q state=%q: a page of %d tasks said totalSize %d", q.Owner, q.Agent, q.State, len(page.Tasks), page.TotalSize)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	if t.Failed() {
+		return
+	}
+	if reads == 0 {
+		t.Fatal("no read ran while the replicas wrote")
+	}
+	checkTotals(t, r1, m, "replica 1, after the writers")
+	checkTotals(t, r2, m, "replica 2, after the writers")
+	if _, err := store.FoldTaskCounts(r2, ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, r1, m, "replica 1, folded")
+	if got := m.count(store.TaskQuery{}); got != 4*perWriter {
+		t.Fatalf("the model holds %d tasks, want %d", got, 4*perWriter)
+	}
+}
+
+// TestPostgresCountMigrationBackfills opens a database of schema version 4
+// (before the task counters) that holds tasks: the migration counts them,
+// and later changes are counted on top.
+func TestPostgresCountMigrationBackfills(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	s := openTestPostgres(t, dsn, "")
+	m := pgCountModel{}
+	for i := range 25 {
+		rec := pgTask(fmt.Sprintf("t%02d", i), []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateFailed}[i%3])
+		rec.Owner, rec.Agent = []string{"peer:a", "peer:b"}[i%2], []string{"", "x", "y"}[i%3]
+		if err := s.SaveTask(ctx, rec, nil); err != nil {
+			t.Fatal(err)
+		}
+		m[rec.Task.ID] = struct{ owner, agent, state string }{rec.Owner, rec.Agent, string(rec.Task.Status.State)}
+	}
+	// Back to version 4: the step-5 objects go, the tasks stay.
+	if _, err := s.Pool().Exec(ctx, `DROP TRIGGER tasks_count ON tasks; DROP TRIGGER tasks_count_update ON tasks;
+		DROP FUNCTION a2a_task_count(); DROP TABLE task_count_deltas, task_counts, task_agent_counts;
+		UPDATE a2a_schema SET version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openTestPostgres(t, dsn, "")
+	defer s.Close()
+	var v int
+	if err := s.Pool().QueryRow(ctx, `SELECT version FROM a2a_schema`).Scan(&v); err != nil || v != store.PostgresSchemaVersion {
+		t.Fatalf("schema version %d (%v), want %d", v, err, store.PostgresSchemaVersion)
+	}
+	checkTotals(t, s, m, "after the migration")
+	rec := pgTask("t00", a2a.TaskStateCanceled)
+	rec.Owner, rec.Agent = "peer:a", ""
+	if err := s.SaveTask(ctx, rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	m["t00"] = struct{ owner, agent, state string }{"peer:a", "", string(a2a.TaskStateCanceled)}
+	checkTotals(t, s, m, "after a change on the migrated database")
+}

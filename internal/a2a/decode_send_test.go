@@ -48,7 +48,7 @@ func decodeSendBoth(t *testing.T, params string) {
 	if params == "" || params == "null" {
 		return // DecodeParams reads these as {}
 	}
-	got, gotErr := DecodeParams(OpSendMessage, false, json.RawMessage(params))
+	got, gotErr := DecodeParams(OpSendMessage, json.RawMessage(params))
 	var want SendMessageRequest
 	var wantErr *Error
 	if err := Unmarshal([]byte(params), &want); err != nil {
@@ -104,7 +104,7 @@ func BenchmarkDecodeSendParams(b *testing.B) {
 		b.Run(c.name+"/fast", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, e := DecodeParams(OpSendMessage, false, c.params); e != nil {
+				if _, e := DecodeParams(OpSendMessage, c.params); e != nil {
 					b.Fatal(e)
 				}
 			}

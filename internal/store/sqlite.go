@@ -791,7 +791,7 @@ func (s *SQLite) Prune(ctx context.Context, cutoff time.Time) (tasks, entries in
 		var n int64
 		err := s.write(ctx, func(w *writer) error {
 			var err error
-			n, err = w.exec(w.pruneTasks, c, batch)
+			n, err = w.pruneTaskRows(c, batch)
 			if err != nil {
 				return fmt.Errorf("store: prune tasks: %w", err)
 			}

@@ -205,6 +205,18 @@ func (w *writer) saveTaskRow(args []any) error {
 	return nil
 }
 
+// pruneTaskRows deletes up to batch terminal tasks whose status is older
+// than cutoff (Unix ms). The count changes of saves earlier in the same
+// transaction are written first: the delete trigger subtracts from the
+// stored counters, which must already hold what it deletes (else a task
+// saved and pruned in one group commit stays counted).
+func (w *writer) pruneTaskRows(cutoff int64, batch int) (int64, error) {
+	if err := w.flushCounts(); err != nil {
+		return 0, err
+	}
+	return w.exec(w.pruneTasks, cutoff, batch)
+}
+
 // count records a change of the number of tasks of owner in state.
 func (w *writer) count(owner, state string, d int64) {
 	if w.counts == nil {

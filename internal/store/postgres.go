@@ -60,12 +60,16 @@ type Postgres struct {
 
 	// Task count folding (postgres_counts.go): saves counts this
 	// handle's saves, folding is set while a fold it started runs, folds
-	// tracks that goroutine and foldCtx (cancelled by Close) bounds it.
-	saves      atomic.Int64
-	folding    atomic.Bool
-	folds      sync.WaitGroup
-	foldCtx    context.Context
-	foldCancel context.CancelFunc
+	// tracks that goroutine and foldCtx (cancelled by Close) bounds it;
+	// foldsClosed (under foldMu) stops new folds once Close waits for
+	// them (a WaitGroup must not be added to while it is waited on).
+	saves       atomic.Int64
+	folding     atomic.Bool
+	folds       sync.WaitGroup
+	foldMu      sync.Mutex
+	foldsClosed bool
+	foldCtx     context.Context
+	foldCancel  context.CancelFunc
 }
 
 var _ Store = (*Postgres)(nil)
@@ -150,6 +154,9 @@ func (s *Postgres) EventsChannel() string { return s.channel }
 // Close closes the pool (waiting for connections in use), stopping a
 // fold of the task counts in progress first.
 func (s *Postgres) Close() error {
+	s.foldMu.Lock()
+	s.foldsClosed = true
+	s.foldMu.Unlock()
 	if s.foldCancel != nil {
 		s.foldCancel()
 	}

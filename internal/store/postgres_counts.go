@@ -85,12 +85,19 @@ func (s *Postgres) foldTaskCounts(ctx context.Context) (int64, error) {
 }
 
 // startFold folds the task counts in the background unless a fold of this
-// handle is already running. Close waits for it.
+// handle is already running or the handle is closing. Close waits for it.
 func (s *Postgres) startFold() {
 	if !s.folding.CompareAndSwap(false, true) {
 		return
 	}
+	s.foldMu.Lock()
+	if s.foldsClosed {
+		s.foldMu.Unlock()
+		s.folding.Store(false)
+		return
+	}
 	s.folds.Add(1)
+	s.foldMu.Unlock()
 	go func() {
 		defer s.folds.Done()
 		defer s.folding.Store(false)

@@ -324,7 +324,17 @@ func (c Chain) Next() Chain {
 // NewChainID returns a new random chain id, for a task that starts a
 // delegation tree: every hop below it carries the id.
 func NewChainID() string {
-	return "chain-" + strings.ToLower(rand.Text())
+	// What "chain-" + strings.ToLower(rand.Text()) gives (26 characters of
+	// the base32 alphabet, lower case, about 130 random bits), built in one
+	// allocation instead of three.
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	var b [len("chain-") + 26]byte
+	n := copy(b[:], "chain-")
+	rand.Read(b[n:])
+	for i := n; i < len(b); i++ {
+		b[i] = alphabet[b[i]%32]
+	}
+	return string(b[:])
 }
 
 // Apply returns a copy of md (a new map if md is nil) with the chain's keys

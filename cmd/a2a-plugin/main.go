@@ -42,6 +42,10 @@ func main() {
 	if !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
 		runtime.MemProfileRate = 0
 	}
+	// The GC keeps Go's defaults (GOGC=100, no memory limit); GOGC and
+	// GOMEMLIMIT in the plugin's environment apply as usual. A higher GOGC
+	// saves CPU but not within the RSS budget: docs/performance.md,
+	// "Decisions the code refers to" (the GC runs with Go's defaults).
 	logger := plugin.NewLogger("a2a")
 	info := version.Get("a2a-plugin")
 	logger.Info("a2a-plugin starting", info.LogArgs()...)

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Tier is how far the plugin trusts a caller. Higher tiers may do more; see
@@ -143,6 +144,34 @@ type Authenticator struct {
 	trusted         map[string]bool
 	loopbackIsLocal bool
 	oauth           *OAuthVerifier
+	// lastAnon is the identity id of the last caller without credentials
+	// ("local:<address>" or "anon:<address>"), kept so that a run of
+	// requests from one address does not build the same string each time.
+	lastAnon atomic.Pointer[anonID]
+}
+
+// anonID is an identity id without credentials and what it was made from.
+type anonID struct {
+	remote string
+	local  bool
+	id     string
+}
+
+// anonIdentityID returns "local:"+remote or "anon:"+remote, the last one
+// made when it is the same.
+func (a *Authenticator) anonIdentityID(remote string, local bool) string {
+	if c := a.lastAnon.Load(); c != nil && c.local == local && c.remote == remote {
+		return c.id
+	}
+	c := &anonID{remote: remote, local: local, id: "anon:" + remote}
+	if local {
+		c.id = "local:" + remote
+	}
+	// remote is a slice of the request's address; the id holds a copy of
+	// it, so the entry keeps only that copy.
+	c.remote = c.id[len(c.id)-len(remote):]
+	a.lastAnon.Store(c)
+	return c.id
 }
 
 // NewAuthenticator checks cfg and builds an Authenticator. It refuses tokens
@@ -223,9 +252,9 @@ func (a *Authenticator) AuthenticateCredentials(ctx context.Context, remoteAddr 
 	values := authorization
 	if len(values) == 0 {
 		if local {
-			return Identity{ID: "local:" + remote, Tier: TierLocal, Remote: remote}, nil
+			return Identity{ID: a.anonIdentityID(remote, true), Tier: TierLocal, Remote: remote}, nil
 		}
-		return Identity{ID: "anon:" + remote, Tier: TierPublic, Remote: remote}, nil
+		return Identity{ID: a.anonIdentityID(remote, false), Tier: TierPublic, Remote: remote}, nil
 	}
 	if len(values) > 1 {
 		return Identity{}, fmt.Errorf("%w: more than one Authorization header", ErrUnauthorized)

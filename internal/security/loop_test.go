@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,5 +273,64 @@ func BenchmarkTurnGuardAdmitNewContexts(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		g.Admit(ids[i%len(ids)])
+	}
+}
+
+// TestEvictOldestCountsDeletesTheKLeastRecent checks the selection against
+// its definition: exactly k counts go, and none that stays was less
+// recently active than one that went (ties included, as many clocks give).
+func TestEvictOldestCountsDeletesTheKLeastRecent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 10, 100, 2049, 16384} {
+		for _, spread := range []int64{1, 3, 50, 1 << 40} {
+			for _, k := range []int{1, n/8 + 1, n / 2, n - 1, n, n + 5} {
+				if k <= 0 {
+					continue
+				}
+				counts := map[uint64]turnCount{}
+				for i := range n {
+					counts[uint64(i)] = turnCount{last: rng.Int64N(spread)}
+				}
+				before := maps.Clone(counts)
+				evictOldestCounts(counts, k)
+				if want := max(0, n-k); len(counts) != want {
+					t.Fatalf("n=%d k=%d spread=%d: %d counts left, want %d", n, k, spread, len(counts), want)
+				}
+				newestGone, oldestLeft := int64(math.MinInt64), int64(math.MaxInt64)
+				for key, c := range before {
+					if _, ok := counts[key]; ok {
+						oldestLeft = min(oldestLeft, c.last)
+					} else {
+						newestGone = max(newestGone, c.last)
+					}
+				}
+				if len(counts) > 0 && newestGone > oldestLeft {
+					t.Fatalf("n=%d k=%d spread=%d: evicted one active at %d, kept one at %d", n, k, spread, newestGone, oldestLeft)
+				}
+			}
+		}
+	}
+}
+
+// TestKthSmallestMatchesSorting compares the selection with a sort,
+// duplicates and sorted or reversed inputs included.
+func TestKthSmallestMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	inputs := [][]int64{{7}, {2, 1}, {5, 5, 5, 5}}
+	for _, n := range []int{10, 257, 5000} {
+		asc, desc, dup, rnd := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		for i := range n {
+			asc[i], desc[i], dup[i], rnd[i] = int64(i), int64(n-i), rng.Int64N(4), rng.Int64()
+		}
+		inputs = append(inputs, asc, desc, dup, rnd)
+	}
+	for _, in := range inputs {
+		sorted := slices.Sorted(slices.Values(in))
+		for _, k := range []int{0, len(in) / 3, len(in) / 2, len(in) - 1} {
+			v := slices.Clone(in)
+			if got := kthSmallest(v, k); got != sorted[k] {
+				t.Fatalf("len %d, k=%d: got %d, want %d", len(in), k, got, sorted[k])
+			}
+		}
 	}
 }

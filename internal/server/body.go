@@ -32,7 +32,7 @@ func (s *Server) guardBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		g := &bodyGuard{ResponseWriter: w, rc: http.NewResponseController(w), body: r.Body,
+		g := &bodyGuard{ResponseWriter: w, rc: *http.NewResponseController(w), body: r.Body,
 			deadline: time.Now().Add(s.opts.Limits.ReadTimeout)}
 		_ = g.rc.SetReadDeadline(g.deadline)
 		// A shallow copy carries the guarded body: net/http keeps looking
@@ -47,7 +47,7 @@ func (s *Server) guardBody(next http.Handler) http.Handler {
 // value, is the request body side.
 type bodyGuard struct {
 	http.ResponseWriter
-	rc       *http.ResponseController
+	rc       http.ResponseController // a value: one allocation less per request
 	body     io.ReadCloser
 	deadline time.Time
 	// read: the body was read to its end (or failed); lifted: the deadline

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -182,8 +183,28 @@ var (
 // the per-call allocations of Header.Set.
 func setJSONHeaders(h http.Header, n int) {
 	h["Content-Type"] = valJSON
-	h["Content-Length"] = []string{strconv.Itoa(n)}
+	h["Content-Length"] = contentLength(n)
 	h["Cache-Control"] = valNoStore
+}
+
+// contentLengths holds the Content-Length values of bodies shorter than
+// 4 KiB, each made the first time a body of that size is answered and
+// shared afterwards, read-only like valJSON (net/http copies the header
+// map at WriteHeader; Header.Add would reallocate a one-element slice):
+// two allocations less per answer.
+var contentLengths [4096]atomic.Pointer[[]string]
+
+// contentLength is the Content-Length header value of an n-byte body.
+func contentLength(n int) []string {
+	if n < 0 || n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v)
+	return v
 }
 
 // writeJSONRPCError writes a JSON-RPC error response with the given HTTP

@@ -82,15 +82,20 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 64 << 10
 
-// pooledBody returns an empty buffer from bodyPool and the func that
-// gives it back (dropping it when it grew past maxPooledBody).
-func pooledBody() (*bytes.Buffer, func()) {
+// pooledBody returns an empty buffer from bodyPool; releaseBody gives it
+// back. (A func returned to release it would cost an allocation per call,
+// two per JSON-RPC exchange.)
+func pooledBody() *bytes.Buffer {
 	buf := bodyPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	return buf, func() {
-		if buf.Cap() <= maxPooledBody {
-			bodyPool.Put(buf)
-		}
+	return buf
+}
+
+// releaseBody gives buf back to bodyPool, or drops it when it grew past
+// maxPooledBody.
+func releaseBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		bodyPool.Put(buf)
 	}
 }
 

@@ -65,8 +65,8 @@ func (b *restBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.Op, c.Method = rt.Op, rt.Op.String()
 	var body []byte
 	if rt.HasBody {
-		buf, release := pooledBody()
-		defer release()
+		buf := pooledBody()
+		defer releaseBody(buf)
 		if rf := b.readBody(r, buf); rf != nil {
 			b.refuse(w, c, ctype, rf)
 			return

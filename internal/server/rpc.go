@@ -37,8 +37,8 @@ func (b *jsonrpcBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	buf, release := pooledBody()
-	defer release()
+	buf := pooledBody()
+	defer releaseBody(buf)
 	if rf := b.readBody(r, buf); rf != nil {
 		b.refuse(w, ex, rf)
 		return
@@ -121,8 +121,8 @@ func (b *jsonrpcBinding) serve(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	// The answer is encoded into a pooled buffer: w.Write has copied or
 	// sent it by the time it returns.
-	out, release := pooledBody()
-	defer release()
+	out := pooledBody()
+	defer releaseBody(out)
 	body, encErr := a2a.AppendResult(out.AvailableBuffer(), ex.id, res)
 	if encErr != nil {
 		b.log.Error("encoding a response failed", c.logArgs("error", encErr)...)

@@ -39,7 +39,6 @@ func (s *service) checkMessage(m *a2a.Message) *a2a.Error {
 	}
 	for i := range m.Parts {
 		p := &m.Parts[i]
-		field := "message.parts[" + strconv.Itoa(i) + "]"
 		size := 0
 		switch {
 		case p.Text != nil:
@@ -52,11 +51,12 @@ func (s *service) checkMessage(m *a2a.Message) *a2a.Error {
 			size = len(p.Data)
 		}
 		if size > l.MaxPartBytes {
-			return a2a.ErrInvalidParams(field, fmt.Sprintf(
+			return a2a.ErrInvalidParams(partField(i), fmt.Sprintf(
 				"holds %d bytes; a part may hold at most %d: send large files by URL or split the content", size, l.MaxPartBytes))
 		}
 		mt := partMediaType(p)
 		if !s.inputModes.accepts(mt) {
+			field := partField(i)
 			e := a2a.ErrContentTypeNotSupported(mt)
 			e.Message = fmt.Sprintf("%s: media type %q is not accepted by this agent; send one of %s",
 				field, mt, strings.Join(s.opts.Card.InputModes, ", "))
@@ -65,6 +65,10 @@ func (s *service) checkMessage(m *a2a.Message) *a2a.Error {
 	}
 	return nil
 }
+
+// partField names part i of the message in an error; it is built only
+// when one is answered (a string per part per request otherwise).
+func partField(i int) string { return "message.parts[" + strconv.Itoa(i) + "]" }
 
 // partMediaType is the media type a part declares, or the one its kind
 // implies: text/plain for text, application/json for data,

@@ -32,6 +32,48 @@ func (e *echoExec) run() {
 	}
 }
 
+// benchManager is a Manager on the memory store whose turns echoExec
+// answers; it is closed when b ends.
+func benchManager(b *testing.B) *Manager {
+	ex := &echoExec{started: make(chan *Turn, 1024)}
+	m, err := NewManager(Options{Store: store.NewMemory(10_000), Executor: ex, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex.m = m
+	if _, err := m.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = m.Close(context.Background()); close(ex.started) })
+	for range 2 {
+		go ex.run()
+	}
+	return m
+}
+
+// BenchmarkStream is the task manager's share of a SendStreamingMessage
+// on the memory store: the stream's events (the task, WORKING, the
+// answer's artifact, COMPLETED) read to its end.
+func BenchmarkStream(b *testing.B) {
+	m := benchManager(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		sub, err := m.Stream(context.Background(), sendParams(alice, "hello", nil))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for range sub.Events() {
+			n++
+		}
+		if n != 4 || sub.Err() != nil {
+			b.Fatalf("%d events, %v", n, sub.Err())
+		}
+		sub.Close()
+	}
+}
+
 // BenchmarkSendBlocking is the task manager's share of a blocking
 // SendMessage on the memory store: prepare, queue, start the turn, the
 // host's answer (Apply, EndTurn), the answer. No host, no HTTP.
@@ -39,19 +81,7 @@ func BenchmarkSendBlocking(b *testing.B) {
 	// parallel: 8 senders per CPU, 16 on the 2-CPU machines we measure on.
 	for _, par := range []int{0, 8} {
 		b.Run(map[int]string{0: "serial", 8: "parallel"}[par], func(b *testing.B) {
-			ex := &echoExec{started: make(chan *Turn, 1024)}
-			m, err := NewManager(Options{Store: store.NewMemory(10_000), Executor: ex, RequestTimeout: 5 * time.Second})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ex.m = m
-			if _, err := m.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = m.Close(context.Background()); close(ex.started) }()
-			for range 2 {
-				go ex.run()
-			}
+			m := benchManager(b)
 			b.ReportAllocs()
 			send := func() {
 				resp, err := m.Send(context.Background(), sendParams(alice, "hello", nil))

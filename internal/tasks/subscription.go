@@ -161,7 +161,9 @@ func (s *Subscription) Close() {
 
 // deliver queues events without blocking. It reports false (and ends the
 // stream with ErrDropped) when the client has fallen too far behind: more
-// than limit events would be waiting for it.
+// than limit events would be waiting for it. (For the instant between the
+// pump handing an event over and taking mu again, that event counts twice:
+// a stream at exactly its limit just then is dropped one event early.)
 func (s *Subscription) deliver(events []Event) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -127,7 +127,14 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	type transition struct{ from, to a2a.TaskState }
 	var transitions []transition
 	t := &lt.rec.Task
-	events := make([]Event, 0, len(changes))
+	// An unrevealed task's events go straight onto its pending ones (whose
+	// room prepare reserved); a revealed task's are this update's alone.
+	var events []Event
+	if lt.revealed {
+		events = make([]Event, 0, len(changes))
+	} else {
+		events = lt.pending
+	}
 	now := m.now()
 	for _, c := range changes {
 		if c.artifact != nil {
@@ -167,12 +174,12 @@ func (m *Manager) applyLocked(ctx context.Context, lt *liveTask, changes []chang
 	state := t.Status.State
 	settled := state.Terminal() || state.Interrupted()
 	if settled && !lt.revealed {
-		lt.pending = append(lt.pending, events...)
+		lt.pending = events
 		observe()
 		return m.revealLocked(ctx, lt, true)
 	}
 	if !lt.revealed {
-		lt.pending = append(lt.pending, events...)
+		lt.pending = events
 		observe()
 		return nil
 	}
@@ -205,12 +212,7 @@ func (m *Manager) revealLocked(ctx context.Context, lt *liveTask, settleAfter bo
 	lt.pending = nil
 	lt.revealed = true
 	// The creation snapshot is for streams only; webhooks get the updates.
-	var pushEvents []Event
-	for _, ev := range events {
-		if ev.Response.Task == nil {
-			pushEvents = append(pushEvents, ev)
-		}
-	}
+	pushEvents := withoutSnapshots(events)
 	if err := m.persistLocked(ctx, lt, pushEvents); err != nil {
 		lt.revealed = false
 		lt.pending = events
@@ -230,6 +232,32 @@ func (m *Manager) revealLocked(ctx context.Context, lt *liveTask, settleAfter bo
 		m.settleLocked(lt)
 	}
 	return nil
+}
+
+// withoutSnapshots returns the events that are not task snapshots. The
+// snapshots usually lead (a new task's creation snapshot is its first
+// pending event): then the rest is a subslice of events, nothing copied.
+func withoutSnapshots(events []Event) []Event {
+	lead := 0
+	for lead < len(events) && events[lead].Response.Task != nil {
+		lead++
+	}
+	rest := events[lead:]
+	for i := range rest {
+		if rest[i].Response.Task != nil {
+			out := make([]Event, 0, len(rest))
+			for _, ev := range rest {
+				if ev.Response.Task == nil {
+					out = append(out, ev)
+				}
+			}
+			return out
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return rest
 }
 
 // persistLocked writes lt's record and, atomically with it, one push delivery

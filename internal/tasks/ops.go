@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
@@ -359,7 +360,7 @@ func (m *Manager) Apply(ctx context.Context, taskID string, u Update) error {
 		// status message or a history entry.
 		if u.Message != nil && len(u.Message.Parts) > 0 {
 			lt.artifactSeq++
-			art := a2a.Artifact{ArtifactID: fmt.Sprintf("%s-answer-%d", lt.rec.Task.ID, lt.artifactSeq), Name: "answer",
+			art := a2a.Artifact{ArtifactID: lt.rec.Task.ID + "-answer-" + strconv.Itoa(lt.artifactSeq), Name: "answer",
 				Parts: u.Message.Parts, Metadata: u.Message.Metadata, Extensions: u.Message.Extensions}
 			changes = append(changes, change{artifact: &art, lastChunk: true}, change{state: a2a.TaskStateCompleted})
 		} else {

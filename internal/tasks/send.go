@@ -295,7 +295,10 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 		lt.pushUnsaved = true
 	}
 	snap := lt.snapshot()
-	lt.pending = []Event{{Response: a2a.StreamResponse{Task: &snap}}}
+	// Room for what a turn usually adds before the task is revealed: its
+	// WORKING update, an answer's artifact and its final status.
+	lt.pending = make([]Event, 1, pendingRoom)
+	lt.pending[0] = Event{Response: a2a.StreamResponse{Task: &snap}}
 	turn.TaskID, turn.ContextID, turn.Message, turn.Chain = msg.TaskID, cid, msg, chain
 	lt.turn = turn
 	lt.trace = turn.Trace
@@ -304,6 +307,9 @@ func (m *Manager) prepare(ctx context.Context, p SendParams) (*liveTask, error) 
 	}
 	return lt, nil
 }
+
+// pendingRoom is the room prepare reserves for a new task's pending events.
+const pendingRoom = 4
 
 // prepareContinuation handles a message that names an existing task: it
 // must be visible to the caller, in the same context, and waiting for input.

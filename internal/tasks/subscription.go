@@ -32,6 +32,13 @@ func (ev *Event) encode() ([]byte, error) {
 // ending when the task reaches a state that ends the stream (see endsAt),
 // when the client is dropped for reading too slowly, or when Close is
 // called.
+//
+// A stream may lag up to Options.SubscriberBuffer events behind its task.
+// Its channel holds only the first few of them (subscriberChan): most
+// streams never hold more than a task's handful of events, and a channel
+// of the whole buffer cost every stream about 14 KiB (256 events) before
+// it sent anything. Events that do not fit wait in overflow, and a pump
+// goroutine, started only then, moves them into the channel in order.
 type Subscription struct {
 	m *Manager
 	// lt is the live task the stream hangs on, nil when it follows the
@@ -53,10 +60,33 @@ type Subscription struct {
 	mu   sync.Mutex
 	done bool
 	err  error
+	// limit is how many events may wait for the client (SubscriberBuffer).
+	limit int
+	// overflow holds the events that did not fit in ch, oldest first;
+	// while pumping, the pump goroutine moves them into ch (held is the
+	// one it is handing over) and every new event queues behind them.
+	overflow []Event
+	pumping  bool
+	held     int
+	// quit, made with the pump, is closed by Close: nobody reads ch any
+	// more, so the pump stops.
+	quit     chan struct{}
+	quitDone bool
+	// closed: ch is closed. It is closed once done and not pumping (the
+	// pump closes it after the last overflow event, so that nothing is
+	// sent on a closed channel).
+	closed bool
 }
 
+// subscriberChan is the capacity of a stream's channel: room for a task's
+// usual events (its snapshot, WORKING, an answer's artifact and its final
+// status) and a few more.
+const subscriberChan = 8
+
 func newSubscription(m *Manager, lt *liveTask, historyLength *int32, untilTerminal bool) *Subscription {
-	return &Subscription{m: m, lt: lt, ch: make(chan Event, m.opts.SubscriberBuffer), historyLength: historyLength, untilTerminal: untilTerminal}
+	limit := m.opts.SubscriberBuffer
+	return &Subscription{m: m, lt: lt, ch: make(chan Event, min(limit, subscriberChan)), limit: limit,
+		historyLength: historyLength, untilTerminal: untilTerminal}
 }
 
 // endsAt reports whether the stream ends when its task reaches st. Every
@@ -119,6 +149,10 @@ func (s *Subscription) Close() {
 	s.finish(nil)
 	s.mu.Lock()
 	stop := s.stop
+	if s.quit != nil && !s.quitDone {
+		s.quitDone = true
+		close(s.quit)
+	}
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -126,7 +160,10 @@ func (s *Subscription) Close() {
 }
 
 // deliver queues events without blocking. It reports false (and ends the
-// stream with ErrDropped) when the client has fallen too far behind.
+// stream with ErrDropped) when the client has fallen too far behind: more
+// than limit events would be waiting for it. (For the instant between the
+// pump handing an event over and taking mu again, that event counts twice:
+// a stream at exactly its limit just then is dropped one event early.)
 func (s *Subscription) deliver(events []Event) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,18 +175,69 @@ func (s *Subscription) deliver(events []Event) bool {
 			t := ev.Response.Task.WithHistoryLength(s.historyLength)
 			ev = Event{Response: a2a.StreamResponse{Task: &t}}
 		}
-		select {
-		case s.ch <- ev:
-		default:
+		if !s.pumping {
+			select {
+			case s.ch <- ev:
+				continue
+			default:
+			}
+		}
+		if len(s.ch)+s.held+len(s.overflow) >= s.limit {
 			s.done, s.err = true, ErrDropped
-			close(s.ch)
+			s.closeLocked()
 			return false
+		}
+		s.overflow = append(s.overflow, ev)
+		if !s.pumping {
+			s.pumping = true
+			if s.quit == nil {
+				s.quit = make(chan struct{})
+			}
+			go s.pump()
 		}
 	}
 	return true
 }
 
-// finish ends the stream with err unless it already ended.
+// pump moves the overflow into ch, oldest first, until it is empty or the
+// stream is closed; it then closes ch if the stream ended meanwhile.
+func (s *Subscription) pump() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.overflow) > 0 {
+		ev := s.overflow[0]
+		s.overflow[0] = Event{}
+		s.overflow = s.overflow[1:]
+		s.held = 1
+		s.mu.Unlock()
+		var quit bool
+		select {
+		case s.ch <- ev:
+		case <-s.quit:
+			quit = true
+		}
+		s.mu.Lock()
+		s.held = 0
+		if quit {
+			s.overflow = nil
+		}
+	}
+	s.overflow = nil
+	s.pumping = false
+	s.closeLocked()
+}
+
+// closeLocked closes ch once the stream has ended and the pump, if any, has
+// stopped. s.mu must be held.
+func (s *Subscription) closeLocked() {
+	if s.done && !s.pumping && !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// finish ends the stream with err unless it already ended. Events already
+// queued (in the channel or the overflow) are still delivered.
 func (s *Subscription) finish(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,5 +245,5 @@ func (s *Subscription) finish(err error) {
 		return
 	}
 	s.done, s.err = true, err
-	close(s.ch)
+	s.closeLocked()
 }

@@ -220,7 +220,7 @@ lint: tools lint-ts python-deps ## gofmt, go vet, staticcheck, tidy go.mod files
 # handlers, the gRPC wire conversions), the injection filter and
 # redaction. Every target still runs its seed corpus as a plain test, and
 # `make fuzz` runs them all for longer.
-FUZZ_SHORT_PKGS := ./internal/a2a ./internal/a2a/a2av03 ./internal/grpcwire ./internal/security ./internal/server
+FUZZ_SHORT_PKGS := ./internal/a2a ./internal/a2a/a2av03 ./internal/jsonenc ./internal/grpcwire ./internal/security ./internal/server
 
 fuzz-short: ## the network-facing fuzz targets for $(FUZZTIME_TEST) each
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST) FUZZ_PKGS="$(FUZZ_SHORT_PKGS)"

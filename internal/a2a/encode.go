@@ -3,7 +3,8 @@ package a2a
 import (
 	"encoding/base64"
 	"slices"
-	"unicode/utf8"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/jsonenc"
 )
 
 // The types every answer and stream event carries (Task, Message, Part,
@@ -330,60 +331,6 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString writes s as a JSON string the way encoding/json does with
-// HTML escaping off: '"', '\\' and control characters escaped (\b, \f,
-// \n, \r, \t by name, the others as \u00XX), invalid UTF-8 as \ufffd, and
-// U+2028 and U+2029 escaped (JavaScript reads them as line ends).
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// HTML escaping off (jsonenc.AppendString).
+func appendString(dst []byte, s string) []byte { return jsonenc.AppendString(dst, s) }

@@ -4,7 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/jsonenc"
 )
 
 // appendAuditRecord appends rec as one JSON line, byte for byte what
@@ -55,61 +56,6 @@ func appendAuditRecord(dst []byte, rec *AuditRecord) ([]byte, bool) {
 	return append(dst, '}', '\n'), true
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString writes s as a JSON string as encoding/json does with
-// HTML escaping off: '"', '\\' and control characters escaped (\b, \f,
-// \n, \r, \t by name, others as \u00XX), invalid UTF-8 as \ufffd, U+2028
-// and U+2029 escaped. (internal/a2a has the same function for the
-// protocol's types; this package does not depend on that one.)
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// HTML escaping off (jsonenc.AppendString).
+func appendJSONString(dst []byte, s string) []byte { return jsonenc.AppendString(dst, s) }

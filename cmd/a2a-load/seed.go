@@ -55,7 +55,11 @@ func seedMain(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctx := context.Background()
-	var st store.Store
+	// The seeder only saves tasks and closes the store.
+	var st interface {
+		store.Tasks
+		io.Closer
+	}
 	var err error
 	if *db != "" {
 		if err = os.MkdirAll(filepath.Dir(*db), 0o700); err == nil {
@@ -83,7 +87,7 @@ func seedMain(args []string, stdout, stderr io.Writer) int {
 
 // seed saves tasks from..from+n-1 with seedConcurrency savers; the last
 // one's status time is end, each earlier one a millisecond before.
-func seed(ctx context.Context, st store.Store, from, n int, end time.Time) error {
+func seed(ctx context.Context, st store.Tasks, from, n int, end time.Time) error {
 	base := end.Add(-time.Duration(n) * time.Millisecond)
 	var next atomic.Int64
 	var wg sync.WaitGroup

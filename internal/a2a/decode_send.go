@@ -131,39 +131,21 @@ func decodeMessageFast(data []byte, m *Message) bool {
 // decodePartsFast decodes a JSON array of parts through Part's own fast
 // path; ok is false if any part needs encoding/json.
 func decodePartsFast(val []byte) ([]Part, bool) {
-	if len(val) < 2 || val[0] != '[' {
-		return nil, false
-	}
 	out := []Part{}
-	i := skipWS(val, 1)
-	if i < len(val) && val[i] == ']' {
-		return out, skipWS(val, i+1) == len(val)
-	}
-	for {
-		end, ok := skipValue(val, i)
-		if !ok {
-			return nil, false
-		}
+	ok := arrayElems(val, func(v []byte) bool {
 		var p Part
-		if string(val[i:end]) != "null" {
-			if handled, err := p.decodeFast(val[i:end]); !handled || err != nil {
-				return nil, false
+		if string(v) != "null" {
+			if handled, err := p.decodeFast(v); !handled || err != nil {
+				return false
 			}
 		}
 		out = append(out, p)
-		i = skipWS(val, end)
-		if i >= len(val) {
-			return nil, false
-		}
-		switch val[i] {
-		case ',':
-			i = skipWS(val, i+1)
-		case ']':
-			return out, skipWS(val, i+1) == len(val)
-		default:
-			return nil, false
-		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
+	return out, true
 }
 
 // decodeMetadata decodes a free-form object (null: nil) with encoding/json.

@@ -152,35 +152,45 @@ func plainStrings(val []byte) ([]string, bool) {
 	if string(val) == "null" {
 		return nil, true
 	}
-	if len(val) < 2 || val[0] != '[' {
+	out := []string{}
+	ok := arrayElems(val, func(v []byte) bool {
+		str, ok := plainString(v)
+		out = append(out, str)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	out := []string{}
+	return out, true
+}
+
+// arrayElems calls elem with each element of the JSON array val, in
+// order; ok is false when val is not exactly one array (surrounding space
+// aside) or elem refuses an element.
+func arrayElems(val []byte, elem func(v []byte) bool) bool {
+	if len(val) < 2 || val[0] != '[' {
+		return false
+	}
 	i := skipWS(val, 1)
 	if i < len(val) && val[i] == ']' {
-		return out, skipWS(val, i+1) == len(val)
+		return skipWS(val, i+1) == len(val)
 	}
 	for {
 		end, ok := skipValue(val, i)
-		if !ok {
-			return nil, false
+		if !ok || !elem(val[i:end]) {
+			return false
 		}
-		s, ok := plainString(val[i:end])
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
 		i = skipWS(val, end)
 		if i >= len(val) {
-			return nil, false
+			return false
 		}
 		switch val[i] {
 		case ',':
 			i = skipWS(val, i+1)
 		case ']':
-			return out, skipWS(val, i+1) == len(val)
+			return skipWS(val, i+1) == len(val)
 		default:
-			return nil, false
+			return false
 		}
 	}
 }

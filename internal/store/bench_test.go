@@ -179,8 +179,8 @@ func BenchmarkSaveTaskLifecycle(b *testing.B) {
 // populate stores n tasks: 10 owners, contexts of 5 tasks, 80% completed,
 // 10% failed, 5% working, 5% input-required, one status timestamp per
 // millisecond with ties in threes, saved from 32 goroutines.
-func populate(b *testing.B, s Store, n int) {
-	b.Helper()
+func populate(tb testing.TB, s Store, n int) {
+	tb.Helper()
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup
@@ -216,7 +216,7 @@ func populate(b *testing.B, s Store, n int) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 

@@ -3,43 +3,17 @@ package store_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 	"github.com/a2a-plugin/a2a-plugin/internal/store"
 )
-
-// pgBenchTask is a task of about 1.6 KB of JSON, like the store's
-// benchTask.
-func pgBenchTask(id, owner, contextID string, state a2a.TaskState, ts time.Time) *store.TaskRecord {
-	return &store.TaskRecord{
-		Task: a2a.Task{
-			ID: id, ContextID: contextID,
-			Status: a2a.TaskStatus{
-				State: state, Timestamp: a2a.NewTimestamp(ts),
-				Message: &a2a.Message{MessageID: "s-" + id, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("Here is the summary you asked for.")}},
-			},
-			History: []a2a.Message{{
-				MessageID: "m-" + id, ContextID: contextID, TaskID: id, Role: a2a.RoleUser,
-				Parts: []a2a.Part{a2a.TextPart(strings.Repeat("Please summarise the quarterly report for the board. ", 6))},
-			}},
-			Artifacts: []a2a.Artifact{{
-				ArtifactID: "a-" + id, Name: "summary",
-				Parts: []a2a.Part{a2a.TextPart(strings.Repeat("Revenue grew, costs fell, and the outlook is steady. ", 16))},
-			}},
-		},
-		Owner: owner, CreatedAt: ts, UpdatedAt: ts,
-	}
-}
 
 // pgServerCPU is the processor time used so far by the PostgreSQL server
 // behind s (its postmaster and the processes it started), when the server
@@ -103,7 +77,7 @@ func BenchmarkPostgresSaveTask(b *testing.B) {
 			s := openTestPostgres(b, dsn, "r1")
 			defer s.Close()
 			srv0 := pgServerCPU(b, s)
-			tmpl := pgBenchTask("", "peer:bench", "ctx", a2a.TaskStateCompleted, time.Now())
+			tmpl := store.BenchTask("", "peer:bench", "ctx", a2a.TaskStateCompleted, time.Now())
 			save := func() error {
 				rec := *tmpl
 				rec.Task.ID, rec.Task.ContextID = a2a.NewID(), a2a.NewID()
@@ -137,51 +111,6 @@ func BenchmarkPostgresSaveTask(b *testing.B) {
 	}
 }
 
-// pgSeed saves n tasks through SaveTask from 16 goroutines: ten owners,
-// 80% COMPLETED, 10% FAILED, 5% WORKING, 5% INPUT_REQUIRED, five tasks a
-// context.
-func pgSeed(tb testing.TB, s store.Store, n int) {
-	tb.Helper()
-	ctx := context.Background()
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-		fail atomic.Value
-	)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || fail.Load() != nil {
-					return
-				}
-				state := a2a.TaskStateCompleted
-				switch i % 20 {
-				case 0, 1:
-					state = a2a.TaskStateFailed
-				case 2:
-					state = a2a.TaskStateWorking
-				case 3:
-					state = a2a.TaskStateInputRequired
-				}
-				rec := pgBenchTask(fmt.Sprintf("task-%09d", i), fmt.Sprintf("peer:%d", i%10), fmt.Sprintf("ctx-%d", i/5), state,
-					base.Add(time.Duration(i-i%3)*time.Millisecond))
-				if err := s.SaveTask(ctx, rec, nil); err != nil {
-					fail.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := fail.Load(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // BenchmarkPostgresListTasks100k times the first page of ListTasks at
 // 100,000 stored tasks (seeded once, not timed) and reports the p50 and
 // p99 of the calls (-benchtime=200x for 200 calls a filter). The page1
@@ -191,7 +120,7 @@ func BenchmarkPostgresListTasks100k(b *testing.B) {
 	s := openTestPostgres(b, pgDSN(b), "r1")
 	defer s.Close()
 	start := time.Now()
-	pgSeed(b, s, 100_000)
+	store.Populate(b, s, 100_000)
 	b.Logf("stored 100,000 tasks in %v", time.Since(start).Round(time.Millisecond))
 	if _, err := s.Pool().Exec(ctx, `VACUUM ANALYZE tasks`); err != nil {
 		b.Fatal(err)

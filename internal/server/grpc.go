@@ -394,13 +394,16 @@ func (g *grpcBinding) peer(ctx context.Context, md metadata.MD) Peer {
 // body.
 func (g *grpcBinding) recv(ss grpc.ServerStream, req *budgetedRequest) *Refusal {
 	done := make(chan error, 1)
-	go func() { done <- ss.RecvMsg(req) }()
-	timer := time.NewTimer(g.limits.ReadTimeout)
-	defer timer.Stop()
+	receivers.run(recvJob{ss: ss, msg: req, done: done})
+	timer := readTimers.get(g.limits.ReadTimeout)
 	var err error
 	select {
 	case err = <-done:
+		readTimers.put(timer)
 	case <-timer.C:
+		// The receiver still answers into done (buffered) once the RPC
+		// ends, which returning from the handler does.
+		readTimers.put(timer)
 		return refusedWith(408, errBodyTimeout(g.limits.ReadTimeout))
 	}
 	switch {

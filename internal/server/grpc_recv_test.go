@@ -56,3 +56,20 @@ func TestGRPCReadTimeoutWithPooledReceivers(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCMessageLargerThanTheWindows: the binding's flow-control windows
+// are fixed (grpcStreamWindow, grpcConnWindow); a request larger than both
+// still arrives whole, the window reopening as it is read.
+func TestGRPCMessageLargerThanTheWindows(t *testing.T) {
+	e := startedEnv(t, func(o *Options) { o.Limits.MaxBodyBytes = 4 << 20 })
+	api, _ := dialGRPC(t, e.url)
+	text := strings.Repeat("0123456789abcdef", (grpcConnWindow+grpcStreamWindow)/16)
+	res, err := api.SendMessage(callCtx(tokAlice), textRequest(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.GetTask().GetHistory()
+	if len(got) == 0 || got[0].GetParts()[0].GetText() != text {
+		t.Fatalf("the %d-byte message did not arrive whole: %d history entries", len(text), len(got))
+	}
+}

@@ -7,6 +7,7 @@ go 1.26.0
 
 require (
 	github.com/a2a-plugin/a2a-plugin v0.0.0
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/google/uuid v1.6.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.85.0

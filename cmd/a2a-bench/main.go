@@ -105,7 +105,10 @@ type config struct {
 	GrowthTasks    []int64       `json:"growth_tasks"`
 	GrowthDuration time.Duration `json:"growth_duration_ns"`
 
-	Costs        bool     `json:"costs"`
+	Costs bool `json:"costs"`
+	// Profile takes a CPU profile of the plugin in each measured run of
+	// ours and breaks it down by part (profile.go).
+	Profile      bool     `json:"profile,omitempty"`
 	CostParts    []string `json:"cost_parts"`
 	CostStores   []string `json:"cost_stores"`
 	Postgres     string   `json:"-"` // a DSN may hold a password
@@ -151,6 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&gClients, "growth-clients", "1,16,64,256", "client counts of the sweep")
 	fs.StringVar(&gTasks, "growth-tasks", "1000,10000,100000", "stored-task levels of the durable store")
 	fs.DurationVar(&c.GrowthDuration, "growth-duration", 0, "measured time of each growth run (default -duration)")
+	fs.BoolVar(&c.Profile, "profile", false, "profile the plugin's CPU in each measured run of ours (pprof: true in its settings) and break it down by part: store, security, contract, task manager, HTTP and JSON, runtime")
 	fs.BoolVar(&c.Costs, "costs", false, "measure cost growth, memory and scale (issue 32; minutes): see -cost-parts")
 	fs.StringVar(&cParts, "cost-parts", strings.Join(allCostParts, ","), "parts of -costs: "+strings.Join(allCostParts, ", "))
 	fs.StringVar(&cStores, "cost-stores", "sqlite", "stores of -costs: sqlite, postgres (needs -postgres)")

@@ -68,6 +68,7 @@ func summarize(res *Results) {
 			if runsPlugin(srv) {
 				row.PluginCPUPerOp = statOf(pcpu)
 			}
+			row.PluginParts = medianParts(runs)
 			row.FirstEventP50, row.EventsPerSec = median(fe), median(eps)
 			row.AckP50, row.PollsPerTask = median(ack), median(polls)
 			res.Summary = append(res.Summary, row)
@@ -237,6 +238,7 @@ func writeReport(w io.Writer, res *Results) {
 				r.Server, r.RPS.Median, r.RPS.Min, r.RPS.Max, r.P50.Median, r.P90.Median, r.P99.Median,
 				r.ServerCPUPerOp.Median, plug, r.LoadCPUPerOp.Median, float64(r.MaxRSSKB)/1024, r.Errors, ex)
 		}
+		writeParts(w, rows)
 		ratios := filter(res.Ratios, func(r ratioRow) bool { return r.Mode == mode })
 		if len(ratios) > 0 {
 			fmt.Fprintln(w, "  ratios, median of per-round ratios [min–max] (req/s: higher is better for ours; p99 and CPU/op: lower is better)")
@@ -327,4 +329,57 @@ func filter[T any](s []T, keep func(T) bool) []T {
 		}
 	}
 	return out
+}
+
+// medianParts is the median of each part over the runs that have a
+// breakdown (nil when none has).
+func medianParts(runs []runRecord) map[string]float64 {
+	by := map[string][]float64{}
+	n := 0
+	for _, r := range runs {
+		if r.PluginParts == nil {
+			continue
+		}
+		n++
+		for _, k := range profilePartNames() {
+			by[k] = append(by[k], r.PluginParts[k])
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(by))
+	for k, v := range by {
+		out[k] = median(v)
+	}
+	return out
+}
+
+// writeParts writes where the plugin's CPU goes, for the rows that were
+// profiled (-profile).
+func writeParts(w io.Writer, rows []summaryRow) {
+	var prof []summaryRow
+	for _, r := range rows {
+		if r.PluginParts != nil {
+			prof = append(prof, r)
+		}
+	}
+	if len(prof) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  the plugin's CPU by part, µs per operation (profile of the measured run, medians of rounds; each sample in the part of its innermost frame that has one):")
+	fmt.Fprintf(w, "    %-12s", "server")
+	for _, k := range profilePartNames() {
+		fmt.Fprintf(w, " %*s", max(8, len(k)), k)
+	}
+	fmt.Fprintf(w, " %8s\n", "total")
+	for _, r := range prof {
+		fmt.Fprintf(w, "    %-12s", r.Server)
+		var total float64
+		for _, k := range profilePartNames() {
+			total += r.PluginParts[k]
+			fmt.Fprintf(w, " %*.1f", max(8, len(k)), r.PluginParts[k])
+		}
+		fmt.Fprintf(w, " %8.1f\n", total)
+	}
 }

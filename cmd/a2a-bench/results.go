@@ -62,6 +62,9 @@ type runRecord struct {
 	ServerCPUSec     float64 `json:"server_cpu_s"`
 	ServerCPUPerOpUS float64 `json:"server_cpu_us_per_op"`
 	PluginCPUPerOpUS float64 `json:"plugin_cpu_us_per_op,omitempty"`
+	// PluginParts is the plugin's CPU per operation by part, from a
+	// profile of the measured run (-profile; profile.go).
+	PluginParts map[string]float64 `json:"plugin_parts_us_per_op,omitempty"`
 	// Mem after the run: the plugin's for ours, the server process's else.
 	Mem     memKB  `json:"mem"`
 	LoadAvg string `json:"loadavg"`
@@ -87,6 +90,8 @@ type summaryRow struct {
 	LoadCPUPerOp   stat   `json:"load_cpu_us_per_op"`
 	// PluginCPUPerOp is the a2a-plugin process alone (ours only).
 	PluginCPUPerOp stat `json:"plugin_cpu_us_per_op"`
+	// PluginParts are the medians of the runs' PluginParts (-profile).
+	PluginParts map[string]float64 `json:"plugin_parts_us_per_op,omitempty"`
 	// Mode extras (medians): stream first event and events/s, send-async
 	// ack and polls per task.
 	FirstEventP50 float64 `json:"first_event_p50_ms,omitempty"`

@@ -136,7 +136,12 @@ func (b *bench) runCompare() error {
 }
 
 func (b *bench) compareOne(round int, name string) error {
-	s, _, err := b.startReady(name, startOptions{clients: b.cfg.Clients})
+	so := startOptions{clients: b.cfg.Clients}
+	profiling := b.cfg.Profile && isOurs(name)
+	if profiling {
+		so.plugin = "    pprof: true\n"
+	}
+	s, _, err := b.startReady(name, so)
 	if err != nil {
 		return err
 	}
@@ -150,7 +155,20 @@ func (b *bench) compareOne(round int, name string) error {
 		if overGRPC(name) && mode != "send" {
 			continue // a2a-load drives the send mode over gRPC
 		}
+		var prof <-chan profileResult
+		if profiling {
+			prof = b.profileDuring(s)
+		}
 		res, cpuOp, plugOp, err := b.runLoad(s, loadRun{mode: mode, clients: b.cfg.Clients, duration: b.cfg.Duration, warmup: b.cfg.Warmup})
+		var parts map[string]float64
+		if prof != nil {
+			pr := <-prof
+			if pr.err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: profile: %w", name, mode, pr.err))
+			} else {
+				parts = perOp(pr.seconds, res.RPS*pr.length.Seconds())
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 			if res.OK == 0 {
@@ -159,7 +177,7 @@ func (b *bench) compareOne(round int, name string) error {
 		}
 		rec := runRecord{Round: round, Server: name, Mode: mode, Clients: b.cfg.Clients, Load: res,
 			ServerCPUSec: cpuOp * float64(res.AllOps) / 1e6, ServerCPUPerOpUS: cpuOp, PluginCPUPerOpUS: plugOp,
-			Mem: s.mem(), LoadAvg: loadAvg()}
+			PluginParts: parts, Mem: s.mem(), LoadAvg: loadAvg()}
 		b.res.Runs = append(b.res.Runs, rec)
 		b.progress("  [%d/%d] %-12s %-10s %8.0f/s  p50 %6.2f  p99 %7.2f ms  server %6.0f µs/op  load %4.0f µs/op  RSS %s  errors %d",
 			round, b.cfg.Rounds, name, mode, res.RPS, res.Latency.P50, res.Latency.P99, cpuOp, res.LoadCPUPerOp, mb(rec.Mem.RSS), res.ErrorsTotal)

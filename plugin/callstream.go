@@ -133,6 +133,10 @@ type callClient[In proto.Message, Out any, Req any, Resp callReply[Out]] struct 
 	dead     int  // streams in a row that ended without an answer
 	fallback bool // use unary RPCs from now on
 	closed   bool
+
+	// calls holds *pendingCall[Out] whose last answer was taken, for
+	// reuse (getCall, putCall).
+	calls sync.Pool
 }
 
 // streamOpening is an attempt to open a stream; done is closed when cc or
@@ -178,6 +182,23 @@ type pendingCall[Out any] struct {
 	pos  int64
 }
 
+// getCall returns an idle pendingCall: sent false, ch empty.
+func (c *callClient[In, Out, Req, Resp]) getCall() *pendingCall[Out] {
+	if p, ok := c.calls.Get().(*pendingCall[Out]); ok {
+		return p
+	}
+	return &pendingCall[Out]{ch: make(chan callResult[Out], 1)}
+}
+
+// putCall keeps p for another call. Only its caller may put it, and only
+// once nothing else can answer it: after taking its answer from ch, or
+// after taking it out of pending itself (abandon, forget), since whoever
+// takes a call out of pending answers it.
+func (c *callClient[In, Out, Req, Resp]) putCall(p *pendingCall[Out]) {
+	p.sent, p.pos = false, 0
+	c.calls.Put(p)
+}
+
 // outgoing is one envelope for the writer: a call or a cancel, of at most
 // size bytes on the stream.
 type outgoing[Req any] struct {
@@ -221,11 +242,12 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if err != nil {
 		return zero, err
 	}
-	p := &pendingCall[Out]{ch: make(chan callResult[Out], 1)}
+	p := c.getCall()
 	c.mu.Lock()
 	if cc.pending == nil {
 		// The stream ended between conn and here: nothing was sent.
 		c.mu.Unlock()
+		c.putCall(p)
 		return c.unary(ctx, in)
 	}
 	c.next++
@@ -236,6 +258,7 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	o := outgoing[Req]{id: id, env: c.wrap(id, timeoutMS(ctx), in), size: int64(size) + envelopeBytes}
 	if sent, err := c.sendDirect(cc, p, o); sent {
 		if err != nil {
+			c.putCall(p)
 			return zero, err
 		}
 		return c.await(ctx, cc, p, id, in)
@@ -245,7 +268,9 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	case <-cc.done:
 		// The stream ended first; its end answered p (below).
 	case <-ctx.Done():
-		c.abandon(cc, id)
+		if c.abandon(cc, id) {
+			c.putCall(p)
+		}
 		return zero, contextError(ctx)
 	}
 	return c.await(ctx, cc, p, id, in)
@@ -288,12 +313,15 @@ func (c *callClient[In, Out, Req, Resp]) await(ctx context.Context, cc *callConn
 	var zero Out
 	select {
 	case r := <-p.ch:
+		c.putCall(p)
 		if errors.Is(r.err, errUseUnary) {
 			return c.unary(ctx, in)
 		}
 		return r.out, r.err
 	case <-ctx.Done():
-		c.abandon(cc, id)
+		if c.abandon(cc, id) {
+			c.putCall(p)
+		}
 		return zero, contextError(ctx)
 	}
 }
@@ -428,8 +456,9 @@ func (c *callClient[In, Out, Req, Resp]) forget(cc *callConn[Out, Req, Resp], id
 // abandon drops a call whose caller stopped waiting; a late answer to it is
 // discarded. A call already sent is cancelled on the callee's side too, as
 // a unary call's cancellation would; if the writer's queue is full the
-// cancel is dropped and the call's deadline still bounds it there.
-func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], id uint64) {
+// cancel is dropped and the call's deadline still bounds it there. It
+// reports whether the call was still pending (then nothing answers it).
+func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], id uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := cc.pending[id]
@@ -440,6 +469,7 @@ func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], i
 		default:
 		}
 	}
+	return p != nil
 }
 
 // receive hands each answer on cc to its caller until the stream ends, then

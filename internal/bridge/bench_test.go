@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,8 @@ func (h *echoHost) run(br *Bridge, out Tasks) {
 // the bridge, with the host played in-process (no gRPC, no HTTP): the
 // bridge's share of a turn is the inbound conversion (filtering, framing,
 // PartsToProto) and the outbound one (redaction, PartsFromProto).
+// cpu-ns/op is the process's CPU per turn (wall time on a shared machine
+// moves with its load).
 func BenchmarkTurn(b *testing.B) {
 	host := &echoHost{turns: make(chan *pb.HandleMessageRequest, 1024)}
 	br, err := New(Options{Host: host})
@@ -58,6 +61,7 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := cpuNow()
 	for range b.N {
 		msg := a2a.NewMessage(a2a.RoleUser, a2a.TextPart("hello there, this is a short message"))
 		r, err := mgr.Send(context.Background(), tasks.SendParams{Caller: peer, Scope: peer.ID, Request: &a2a.SendMessageRequest{Message: msg}})
@@ -65,4 +69,12 @@ func BenchmarkTurn(b *testing.B) {
 			b.Fatalf("Send = %+v, %v", r, err)
 		}
 	}
+	b.ReportMetric(float64(cpuNow()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuNow is the process's CPU time (user + system) so far.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -73,7 +73,9 @@ const callStreamMaxBytes = 256 << 10
 // directSendBytes bounds what a caller may send on the stream itself
 // rather than through the writer: the bytes sent on the stream that the
 // callee may not have yet (sent after the call whose answer came last),
-// its call included. gRPC's Send waits, without a deadline, only when the
+// its call included. On a stream that has answered (so gRPC has committed
+// it and never retries a send on it, which could wait for a new
+// connection), gRPC's Send waits, without a deadline, only when the
 // stream's write quota (64 KiB of data not yet written to the connection,
 // grpc/internal/transport defaultWriteQuota) is used up; the bytes of a
 // call the callee answered were written, so below half that quota a send
@@ -277,9 +279,10 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 }
 
 // sendDirect sends o, the envelope of p, on the caller's goroutine if the
-// stream is free (no writer or caller sending, nothing queued) and gRPC
-// cannot hold the send (directSendBytes); it reports whether it took the
-// call, and the call's error if the stream refused it.
+// stream is free (no writer or caller sending, nothing queued), has
+// answered a call, and gRPC cannot hold the send (directSendBytes); it
+// reports whether it took the call, and the call's error if the stream
+// refused it.
 func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp], p *pendingCall[Out], o outgoing[Req]) (bool, error) {
 	if len(cc.queue) > 0 || !cc.sendMu.TryLock() {
 		return false, nil
@@ -291,7 +294,7 @@ func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp]
 		c.mu.Unlock()
 		return true, nil
 	}
-	if cc.sent+o.size-cc.confirmed > directSendBytes {
+	if !cc.answered || cc.sent+o.size-cc.confirmed > directSendBytes {
 		c.mu.Unlock()
 		return false, nil
 	}

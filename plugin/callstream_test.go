@@ -43,8 +43,24 @@ type countingHostService struct {
 	// streamMode makes the stream misbehave: "end" ends it cleanly after
 	// reading one call, "fail" ends it with an error after reading one
 	// call, "failAtOnce" ends it with an error before reading anything,
-	// "noRead" never reads it (a frozen host).
+	// "noRead" never reads it (a frozen host), "stall" reads and answers
+	// the first call and then stops reading.
 	streamMode atomic.Value // string
+}
+
+// stallingStream reads one call from its stream, then stops reading
+// (Recv waits for the stream's end), as a host that froze mid-stream.
+type stallingStream struct {
+	pb.HostService_HandleMessagesServer
+	reads atomic.Int32
+}
+
+func (s *stallingStream) Recv() (*pb.HandleMessagesRequest, error) {
+	if s.reads.Add(1) == 1 {
+		return s.HostService_HandleMessagesServer.Recv()
+	}
+	<-s.Context().Done()
+	return nil, s.Context().Err()
 }
 
 func (s *countingHostService) mode() string {
@@ -78,6 +94,8 @@ func (s *countingHostService) HandleMessages(stream pb.HostService_HandleMessage
 	case "noRead":
 		<-stream.Context().Done()
 		return nil
+	case "stall":
+		return s.hostServiceServer.HandleMessages(&stallingStream{HostService_HandleMessagesServer: stream})
 	}
 	return s.hostServiceServer.HandleMessages(stream)
 }
@@ -705,13 +723,16 @@ func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
 
 func TestSmallCallsToAHostThatStoppedReadingGiveUpAtTheirDeadlines(t *testing.T) {
 	// Calls small enough for their callers to send them on an idle stream
-	// (directSendBytes), four callers one call after another, more than the
-	// stream's flow-control window (1 MiB) and gRPC's write quota hold:
-	// once the host stops reading, no caller may be the one left waiting
-	// in gRPC's send.
+	// that has answered (directSendBytes), four callers one call after
+	// another, more than the stream's flow-control window (1 MiB) and
+	// gRPC's write quota hold: once the host stops reading, no caller may
+	// be the one left waiting in gRPC's send.
 	f := newCallFixture(t, 2, false, echoTurn)
-	f.svc.streamMode.Store("noRead")
+	f.svc.streamMode.Store("stall")
 	req := &pb.HandleMessageRequest{ChatId: "small", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, 12<<10)}}}}
+	if _, err := f.client.HandleMessage(callCtx(t), req); err != nil {
+		t.Fatalf("the call the host answers before it stops reading: %v", err)
+	}
 	const callers = 4
 	done := make(chan error, callers)
 	for n := range callers {
@@ -724,6 +745,9 @@ func TestSmallCallsToAHostThatStoppedReadingGiveUpAtTheirDeadlines(t *testing.T)
 					done <- fmt.Errorf("caller %d, call %d to a host that stopped reading: %v; want DeadlineExceeded or Unavailable", n, i, err)
 					return
 				}
+				// Lets the writer send the cancel of this call, so that
+				// the next call finds nothing queued and sends itself.
+				time.Sleep(2 * time.Millisecond)
 			}
 			done <- nil
 		}()

@@ -33,10 +33,10 @@ const streamWorkers = 16
 // is after nearly every message, so each call-stream message cost both
 // processes two more frames, their writes and reads, and the estimate
 // never grows past its start, on a local connection that has no delay to
-// measure. A fixed window of 1 MiB lets one stream carry a large inline
-// file as fast as the estimate would on a local connection, and bounds
-// what a peer that stops reading can be sent on one stream
-// (docs/performance.md, "The task manager and the contract path").
+// measure. A fixed window of 1 MiB still lets a large inline file flow
+// (a WINDOW_UPDATE per quarter of it read), and bounds what a peer that
+// stops reading can be sent on one stream (docs/performance.md, "The task
+// manager and the contract path").
 const (
 	windowBytes     = 1 << 20
 	connWindowBytes = 2 << 20

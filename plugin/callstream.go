@@ -36,9 +36,12 @@ import (
 // callee's handler sees its context end as a unary handler would. Unary
 // server interceptors do not see calls on a stream.
 //
-// The stream is opened by the first call and again after it breaks; one
-// writer goroutine sends the envelopes, and no caller waits — to open, to
-// queue or for its answer — longer than its own context allows. When the
+// The stream is opened by the first call and again after it breaks. No
+// caller waits — to open, to send or for its answer — longer than its own
+// context allows: a caller sends its call itself only when the stream is
+// free and gRPC cannot hold the send (directSendBytes), and otherwise
+// queues it for the stream's writer goroutine, so a callee that stops
+// reading holds up only the writer. When the
 // stream breaks, the calls already sent on it fail with codes.Unavailable
 // (their outcome is unknown, as for a unary call whose connection drops;
 // they are never resent), and calls not yet sent are made as unary RPCs. A
@@ -66,6 +69,23 @@ const callStreamWorkers = 16
 // callStreamMaxBytes is the largest request sent on a call stream; larger
 // ones go as unary RPCs.
 const callStreamMaxBytes = 256 << 10
+
+// directSendBytes bounds what a caller may send on the stream itself
+// rather than through the writer: the bytes sent on the stream that the
+// callee may not have yet (sent after the call whose answer came last),
+// its call included. On a stream that has answered (so gRPC has committed
+// it and never retries a send on it, which could wait for a new
+// connection), gRPC's Send waits, without a deadline, only when the
+// stream's write quota (64 KiB of data not yet written to the connection,
+// grpc/internal/transport defaultWriteQuota) is used up; the bytes of a
+// call the callee answered were written, so below half that quota a send
+// returns at once. One hand-off less per call than queueing for the
+// writer (docs/performance.md, "The task manager and the contract path").
+const directSendBytes = 32 << 10
+
+// envelopeBytes bounds what an envelope adds to its request (call id,
+// timeout, field tags) plus gRPC's 5-byte message header.
+const envelopeBytes = 40
 
 // maxDeadStreams is how many streams in a row may end without delivering
 // a single answer before the caller gives up on streams.
@@ -115,6 +135,10 @@ type callClient[In proto.Message, Out any, Req any, Resp callReply[Out]] struct 
 	dead     int  // streams in a row that ended without an answer
 	fallback bool // use unary RPCs from now on
 	closed   bool
+
+	// calls holds *pendingCall[Out] whose last answer was taken, for
+	// reuse (getCall, putCall).
+	calls sync.Pool
 }
 
 // streamOpening is an attempt to open a stream; done is closed when cc or
@@ -129,32 +153,65 @@ type streamOpening[Out, Req any, Resp callReply[Out]] struct {
 type callConn[Out, Req any, Resp callReply[Out]] struct {
 	stream callStreamClient[Req, Resp]
 	cancel context.CancelFunc
-	// queue holds envelopes for the stream's writer goroutine (gRPC allows
-	// one sender at a time). Callers wait to queue and for their answers
-	// on their own contexts, never on a send: a callee that stops reading
-	// holds up only the writer.
+	// queue holds envelopes for the stream's writer goroutine. Callers
+	// wait to queue and for their answers on their own contexts, and send
+	// themselves only what cannot wait (directSendBytes): a callee that
+	// stops reading holds up only the writer.
 	queue chan outgoing[Req]
 	done  chan struct{} // closed when the stream has ended
+	// sendMu is held by whoever sends on the stream (gRPC allows one
+	// sender at a time): the writer, or a caller sending its own call.
+	// sent counts the bytes sent (at most: envelopeBytes per envelope);
+	// guarded by sendMu.
+	sendMu sync.Mutex
+	sent   int64
 	// pending holds the calls waiting for an answer; nil once the stream
-	// ended. Guarded by callClient.mu, as is answered.
-	pending  map[uint64]*pendingCall[Out]
-	answered bool
+	// ended. Guarded by callClient.mu, as are answered and confirmed (the
+	// position in sent of the last answered call's end: the callee has
+	// everything before it).
+	pending   map[uint64]*pendingCall[Out]
+	answered  bool
+	confirmed int64
 }
 
 // pendingCall is a call waiting for its answer. sent is set (under
-// callClient.mu) when the writer takes the call to send it: from then on
-// the callee may have it, and it is never resent.
+// callClient.mu) when the call is taken to be sent: from then on the
+// callee may have it, and it is never resent; pos is then where it ends
+// in callConn.sent.
 type pendingCall[Out any] struct {
 	ch   chan callResult[Out]
 	sent bool
+	pos  int64
 }
 
-// outgoing is one envelope for the writer: a call or a cancel.
+// getCall returns an idle pendingCall: sent false, ch empty.
+func (c *callClient[In, Out, Req, Resp]) getCall() *pendingCall[Out] {
+	if p, ok := c.calls.Get().(*pendingCall[Out]); ok {
+		return p
+	}
+	return &pendingCall[Out]{ch: make(chan callResult[Out], 1)}
+}
+
+// putCall keeps p for another call. Only its caller may put it, and only
+// once nothing else can answer it: after taking its answer from ch, or
+// after taking it out of pending itself (abandon, forget), since whoever
+// takes a call out of pending answers it.
+func (c *callClient[In, Out, Req, Resp]) putCall(p *pendingCall[Out]) {
+	p.sent, p.pos = false, 0
+	c.calls.Put(p)
+}
+
+// outgoing is one envelope for the writer: a call or a cancel, of at most
+// size bytes on the stream.
 type outgoing[Req any] struct {
 	id     uint64
 	env    Req
+	size   int64
 	cancel bool
 }
+
+// cancelBytes bounds a cancel envelope on the stream.
+const cancelBytes = 32
 
 // callQueue is how many envelopes may wait for a stream's writer.
 const callQueue = 256
@@ -176,7 +233,8 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if ctx.Err() != nil {
 		return zero, contextError(ctx)
 	}
-	if proto.Size(in) > callStreamMaxBytes {
+	size := proto.Size(in)
+	if size > callStreamMaxBytes {
 		return c.unary(ctx, in)
 	}
 	cc, err := c.conn(ctx)
@@ -186,11 +244,12 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if err != nil {
 		return zero, err
 	}
-	p := &pendingCall[Out]{ch: make(chan callResult[Out], 1)}
+	p := c.getCall()
 	c.mu.Lock()
 	if cc.pending == nil {
 		// The stream ended between conn and here: nothing was sent.
 		c.mu.Unlock()
+		c.putCall(p)
 		return c.unary(ctx, in)
 	}
 	c.next++
@@ -198,22 +257,74 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	cc.pending[id] = p
 	c.mu.Unlock()
 
+	o := outgoing[Req]{id: id, env: c.wrap(id, timeoutMS(ctx), in), size: int64(size) + envelopeBytes}
+	if sent, err := c.sendDirect(cc, p, o); sent {
+		if err != nil {
+			c.putCall(p)
+			return zero, err
+		}
+		return c.await(ctx, cc, p, id, in)
+	}
 	select {
-	case cc.queue <- outgoing[Req]{id: id, env: c.wrap(id, timeoutMS(ctx), in)}:
+	case cc.queue <- o:
 	case <-cc.done:
 		// The stream ended first; its end answered p (below).
 	case <-ctx.Done():
-		c.abandon(cc, id)
+		if c.abandon(cc, id) {
+			c.putCall(p)
+		}
 		return zero, contextError(ctx)
 	}
+	return c.await(ctx, cc, p, id, in)
+}
+
+// sendDirect sends o, the envelope of p, on the caller's goroutine if the
+// stream is free (no writer or caller sending, nothing queued), has
+// answered a call, and gRPC cannot hold the send (directSendBytes); it
+// reports whether it took the call, and the call's error if the stream
+// refused it.
+func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp], p *pendingCall[Out], o outgoing[Req]) (bool, error) {
+	if len(cc.queue) > 0 || !cc.sendMu.TryLock() {
+		return false, nil
+	}
+	defer cc.sendMu.Unlock()
+	c.mu.Lock()
+	if cc.pending == nil {
+		// The stream ended: its end answered p (never sent: unary).
+		c.mu.Unlock()
+		return true, nil
+	}
+	if !cc.answered || cc.sent+o.size-cc.confirmed > directSendBytes {
+		c.mu.Unlock()
+		return false, nil
+	}
+	p.sent = true
+	cc.sent += o.size
+	p.pos = cc.sent
+	c.mu.Unlock()
+	if err := cc.stream.Send(o.env); err != nil && !errors.Is(err, io.EOF) && c.forget(cc, o.id) {
+		// Refused before it left (e.g. over the size limit); the stream
+		// itself is fine. (io.EOF: the stream ended, and its end answers
+		// p, as in write.)
+		return true, fromStatus(err)
+	}
+	return true, nil
+}
+
+// await waits for the answer to call id (p) on cc, or for ctx.
+func (c *callClient[In, Out, Req, Resp]) await(ctx context.Context, cc *callConn[Out, Req, Resp], p *pendingCall[Out], id uint64, in In) (Out, error) {
+	var zero Out
 	select {
 	case r := <-p.ch:
+		c.putCall(p)
 		if errors.Is(r.err, errUseUnary) {
 			return c.unary(ctx, in)
 		}
 		return r.out, r.err
 	case <-ctx.Done():
-		c.abandon(cc, id)
+		if c.abandon(cc, id) {
+			c.putCall(p)
+		}
 		return zero, contextError(ctx)
 	}
 }
@@ -303,17 +414,22 @@ func (c *callClient[In, Out, Req, Resp]) write(cc *callConn[Out, Req, Resp]) {
 			return
 		}
 		var p *pendingCall[Out]
+		cc.sendMu.Lock()
 		if !o.cancel {
 			c.mu.Lock()
 			if p = cc.pending[o.id]; p != nil {
 				p.sent = true
+				p.pos = cc.sent + o.size
 			}
 			c.mu.Unlock()
 			if p == nil {
+				cc.sendMu.Unlock()
 				continue
 			}
 		}
+		cc.sent += o.size
 		err := cc.stream.Send(o.env)
+		cc.sendMu.Unlock()
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
@@ -343,18 +459,20 @@ func (c *callClient[In, Out, Req, Resp]) forget(cc *callConn[Out, Req, Resp], id
 // abandon drops a call whose caller stopped waiting; a late answer to it is
 // discarded. A call already sent is cancelled on the callee's side too, as
 // a unary call's cancellation would; if the writer's queue is full the
-// cancel is dropped and the call's deadline still bounds it there.
-func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], id uint64) {
+// cancel is dropped and the call's deadline still bounds it there. It
+// reports whether the call was still pending (then nothing answers it).
+func (c *callClient[In, Out, Req, Resp]) abandon(cc *callConn[Out, Req, Resp], id uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := cc.pending[id]
 	delete(cc.pending, id)
 	if p != nil && p.sent {
 		select {
-		case cc.queue <- outgoing[Req]{id: id, env: c.cancel(id), cancel: true}:
+		case cc.queue <- outgoing[Req]{id: id, env: c.cancel(id), size: cancelBytes, cancel: true}:
 		default:
 		}
 	}
+	return p != nil
 }
 
 // receive hands each answer on cc to its caller until the stream ends, then
@@ -376,6 +494,9 @@ func (c *callClient[In, Out, Req, Resp]) receive(cc *callConn[Out, Req, Resp]) {
 		c.dead = 0
 		p := cc.pending[resp.GetCallId()]
 		delete(cc.pending, resp.GetCallId())
+		if p != nil && p.pos > cc.confirmed {
+			cc.confirmed = p.pos
+		}
 		c.mu.Unlock()
 		if p != nil {
 			p.ch <- r

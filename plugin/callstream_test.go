@@ -43,8 +43,24 @@ type countingHostService struct {
 	// streamMode makes the stream misbehave: "end" ends it cleanly after
 	// reading one call, "fail" ends it with an error after reading one
 	// call, "failAtOnce" ends it with an error before reading anything,
-	// "noRead" never reads it (a frozen host).
+	// "noRead" never reads it (a frozen host), "stall" reads and answers
+	// the first call and then stops reading.
 	streamMode atomic.Value // string
+}
+
+// stallingStream reads one call from its stream, then stops reading
+// (Recv waits for the stream's end), as a host that froze mid-stream.
+type stallingStream struct {
+	pb.HostService_HandleMessagesServer
+	reads atomic.Int32
+}
+
+func (s *stallingStream) Recv() (*pb.HandleMessagesRequest, error) {
+	if s.reads.Add(1) == 1 {
+		return s.HostService_HandleMessagesServer.Recv()
+	}
+	<-s.Context().Done()
+	return nil, s.Context().Err()
 }
 
 func (s *countingHostService) mode() string {
@@ -78,6 +94,8 @@ func (s *countingHostService) HandleMessages(stream pb.HostService_HandleMessage
 	case "noRead":
 		<-stream.Context().Done()
 		return nil
+	case "stall":
+		return s.hostServiceServer.HandleMessages(&stallingStream{HostService_HandleMessagesServer: stream})
 	}
 	return s.hostServiceServer.HandleMessages(stream)
 }
@@ -91,7 +109,7 @@ type callFixture struct {
 }
 
 // newCallFixture serves fn as the host's HandleMessage on a real gRPC
-// server on loopback and returns the plugin's client of a host of contract
+// server on loopback, both ends with the contract's options, and returns the plugin's client of a host of contract
 // minor hostMinor.
 func newCallFixture(t *testing.T, hostMinor uint32, noStream bool,
 	fn func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error)) *callFixture {
@@ -107,10 +125,10 @@ func newCallFixture(t *testing.T, hostMinor uint32, noStream bool,
 		hostServiceServer: &hostServiceServer{hs: NewHostServer(&scriptedHost{fn: fn}, 0), logger: logger},
 		noStream:          noStream,
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(ServerOptions(logger)...)
 	pb.RegisterHostServiceServer(srv, svc)
 	go func() { _ = srv.Serve(ln) }()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(ln.Addr().String(), append(DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -700,5 +718,49 @@ func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the cancelled call had not returned 5s later")
+	}
+}
+
+func TestSmallCallsToAHostThatStoppedReadingGiveUpAtTheirDeadlines(t *testing.T) {
+	// Calls small enough for their callers to send them on an idle stream
+	// that has answered (directSendBytes), four callers one call after
+	// another, more than the stream's flow-control window (1 MiB) and
+	// gRPC's write quota hold: once the host stops reading, no caller may
+	// be the one left waiting in gRPC's send.
+	f := newCallFixture(t, 2, false, echoTurn)
+	f.svc.streamMode.Store("stall")
+	req := &pb.HandleMessageRequest{ChatId: "small", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, 12<<10)}}}}
+	if _, err := f.client.HandleMessage(callCtx(t), req); err != nil {
+		t.Fatalf("the call the host answers before it stops reading: %v", err)
+	}
+	const callers = 4
+	done := make(chan error, callers)
+	for n := range callers {
+		go func() {
+			for i := range 40 { // 160 calls of 12 KiB: 1.9 MiB
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+				_, err := f.client.HandleMessage(ctx, req)
+				cancel()
+				if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
+					done <- fmt.Errorf("caller %d, call %d to a host that stopped reading: %v; want DeadlineExceeded or Unavailable", n, i, err)
+					return
+				}
+				// Lets the writer send the cancel of this call, so that
+				// the next call finds nothing queued and sends itself.
+				time.Sleep(2 * time.Millisecond)
+			}
+			done <- nil
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range callers {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-timeout:
+			t.Fatal("calls with 10ms deadlines had not all returned 10s later")
+		}
 	}
 }

@@ -25,11 +25,29 @@ const MaxMessageBytes = 64 << 20
 // refers to").
 const streamWorkers = 16
 
+// windowBytes and connWindowBytes are the HTTP/2 flow-control windows of
+// every contract connection, per stream and per connection, fixed. gRPC's
+// default is a window that grows by bandwidth-delay estimation, which
+// sends a PING (and a WINDOW_UPDATE) after each DATA frame received while
+// no estimate is under way: in a contract's call-and-answer traffic that
+// is after nearly every message, so each call-stream message cost both
+// processes two more frames, their writes and reads, and the estimate
+// never grows past its start, on a local connection that has no delay to
+// measure. A fixed window of 1 MiB still lets a large inline file flow
+// (a WINDOW_UPDATE per quarter of it read), and bounds what a peer that
+// stops reading can be sent on one stream (docs/performance.md, "The task
+// manager and the contract path").
+const (
+	windowBytes     = 1 << 20
+	connWindowBytes = 2 << 20
+)
+
 // ServerOptions are the gRPC server options both sides use: panic recovery
 // (a panicking handler becomes codes.Internal naming the method, logged with
-// its stack, and the process keeps serving), MaxMessageBytes and a pool of
-// stream workers. Serve applies them to the plugin's server; the host
-// callback server gets them too.
+// its stack, and the process keeps serving), MaxMessageBytes, a pool of
+// stream workers and fixed flow-control windows (windowBytes). Serve
+// applies them to the plugin's server; the host callback server gets them
+// too.
 func ServerOptions(logger hclog.Logger) []grpc.ServerOption {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -40,17 +58,21 @@ func ServerOptions(logger hclog.Logger) []grpc.ServerOption {
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.NumStreamWorkers(streamWorkers),
+		grpc.InitialWindowSize(windowBytes),
+		grpc.InitialConnWindowSize(connWindowBytes),
 	}
 }
 
 // DialOptions are the gRPC dial options both sides use: MaxMessageBytes for
-// sending and receiving.
+// sending and receiving, and fixed flow-control windows (windowBytes).
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
 		),
+		grpc.WithInitialWindowSize(windowBytes),
+		grpc.WithInitialConnWindowSize(connWindowBytes),
 	}
 }
 

@@ -339,8 +339,12 @@ func filterParts(parts []a2a.Part, filter func(string) string) []a2a.Part {
 	out := make([]a2a.Part, len(parts))
 	for i, p := range parts {
 		if p.Text != nil {
-			s := filter(*p.Text)
-			p.Text = &s
+			// A clean text (the usual case) keeps its pointer: nothing
+			// writes through a part's Text, only replaces it.
+			if s := filter(*p.Text); s != *p.Text {
+				t := s
+				p.Text = &t
+			}
 		}
 		if p.Filename != "" {
 			p.Filename = filter(p.Filename)

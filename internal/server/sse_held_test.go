@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,5 +50,37 @@ func TestSSEHeldEventIsSentWithTheNext(t *testing.T) {
 	}
 	if s.c.BytesOut != int64(len(body)) {
 		t.Fatalf("BytesOut %d, body %d bytes", s.c.BytesOut, len(body))
+	}
+}
+
+// TestStreamLeavesItsLastEventToTheResponsesEnd: events already queued
+// when Run looks, the stream's end included, are all written held; the
+// last one is sent by the end of the response (net/http flushes it with
+// the chunked terminator when the handler returns), not by a flush of
+// its own.
+func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
+	e := newEnv(t)
+	e.exec.sync = true // the turn is over, its events queued, when Stream returns
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("hello", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Call{}
+	st := &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+	st.Run(context.Background(), &sseSink{b: hb, w: w, rc: http.NewResponseController(w), c: c, rpcID: []byte(`1`)}, 0)
+	if w.flushes != 0 {
+		t.Fatalf("%d flushes, want none: every event was queued with the end behind it", w.flushes)
+	}
+	body := w.Body.String()
+	if n := strings.Count(body, "data: "); n < 2 || n != c.Events {
+		t.Fatalf("%d events in the body, %d counted:\n%s", n, c.Events, body)
+	}
+	if !strings.Contains(body[strings.LastIndex(body, "data: "):], "TASK_STATE_COMPLETED") {
+		t.Fatalf("the last event is not the COMPLETED status:\n%s", body)
+	}
+	if c.cut {
+		t.Fatal("a stream whose task completed is marked cut")
 	}
 }

@@ -84,3 +84,60 @@ func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
 		t.Fatal("a stream whose task completed is marked cut")
 	}
 }
+
+// TestStreamHeadersLeaveWithAQueuedEvent: a stream whose first event is
+// already queued sends its headers with it instead of flushing them on
+// their own; one with nothing queued yet flushes them at once, so the
+// client knows the stream is open.
+func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
+	e := newEnv(t)
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+
+	e.exec.sync = true // the turn is over, its events queued, when Stream returns
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("hello", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Call{}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb.stream(context.Background(), w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
+	if w.flushes != 0 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want no flush of its own, 200, text/event-stream",
+			w.flushes, w.Code, w.Header().Get("Content-Type"))
+	}
+	if int64(strings.Count(w.Body.String(), "data: ")) != int64(c.Events) || c.Events < 2 {
+		t.Fatalf("%d events counted, body:\n%s", c.Events, w.Body.String())
+	}
+
+	e.exec.sync = false
+	resp, err := e.mgr.Send(context.Background(), tasks.SendParams{Request: sendParams("slow", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-e.exec.started
+	waitFor(t, "the slow turn's progress", func() bool { // then it waits until released
+		task, err := e.mgr.Get(context.Background(), "", &a2a.GetTaskRequest{ID: resp.Task.ID})
+		return err == nil && task.Status.Message != nil && task.Status.Message.Text() == "thinking"
+	})
+	sub, err = e.mgr.Subscribe(context.Background(), "", &a2a.SubscribeToTaskRequest{ID: resp.Task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.exec.release(resp.Task.ID)
+	<-sub.Events() // its snapshot: nothing is queued now
+	c = &Call{}
+	w = &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hb.stream(ctx, w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
+	}()
+	cancel() // the client goes away; the headers were flushed before Run looked
+	<-done
+	if w.flushes < 1 || c.Events != 0 {
+		t.Fatalf("nothing queued: %d flushes and %d events, want the headers flushed and no event", w.flushes, c.Events)
+	}
+}

@@ -115,6 +115,7 @@ func BenchmarkSendMessageBlockingHTTP(b *testing.B) {
 	client := &http.Client{Transport: tr}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", bytes.NewReader(body))
@@ -131,6 +132,7 @@ func BenchmarkSendMessageBlockingHTTP(b *testing.B) {
 			}
 		}
 	})
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // holdExec accepts turns and leaves them running; the benchmark plays the

@@ -575,6 +575,21 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 				if !ready {
 					break
 				}
+				// A client that went away, or a shutdown, ends the stream
+				// between two queued events too, as the select below
+				// would: a task that produces events faster than its
+				// client reads them must not keep its stream open.
+				if nextOK {
+					select {
+					case <-ctx.Done():
+						s.clientGone()
+						return
+					case <-s.stop:
+						s.shutDown(sink)
+						return
+					default:
+					}
+				}
 				ev, ok = next, nextOK
 			}
 		case <-tick:
@@ -583,15 +598,24 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 				return
 			}
 		case <-ctx.Done():
-			s.log.Debug("stream client went away", s.c.logArgs()...)
+			s.clientGone()
 			return
 		case <-s.stop:
-			e := errUnavailable()
-			e.Message = "The agent is shutting down and closed this stream; the task goes on: resubscribe with SubscribeToTask or poll GetTask later"
-			s.fail(sink, refusal(e))
+			s.shutDown(sink)
 			return
 		}
 	}
+}
+
+// clientGone records that the stream's client went away.
+func (s *Stream) clientGone() { s.log.Debug("stream client went away", s.c.logArgs()...) }
+
+// shutDown ends the stream because the server shuts down: the client is
+// told to resubscribe.
+func (s *Stream) shutDown(sink Sink) {
+	e := errUnavailable()
+	e.Message = "The agent is shutting down and closed this stream; the task goes on: resubscribe with SubscribeToTask or poll GetTask later"
+	s.fail(sink, refusal(e))
 }
 
 // send writes one event of the stream, held (not flushed: see heldSink)

@@ -141,3 +141,30 @@ func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 		t.Fatalf("nothing queued: %d flushes and %d events, want the headers flushed and no event", w.flushes, c.Events)
 	}
 }
+
+// TestStreamShutdownEndsARunOfQueuedEvents: a shutdown ends a stream
+// between two queued events, as it ends one that waits for its next
+// event: the client is told to resubscribe instead of getting every
+// queued event first.
+func TestStreamShutdownEndsARunOfQueuedEvents(t *testing.T) {
+	e := newEnv(t)
+	e.exec.sync = true
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("chunks 6 10", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sub.Events()); n < 4 {
+		t.Fatalf("%d events queued, want the task's snapshot, WORKING, its chunks and its end", n)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	c := &Call{}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+	st := &Stream{sub: sub, c: c, log: hclog.NewNullLogger(), stop: stop}
+	st.Run(context.Background(), &sseSink{b: hb, w: w, rc: http.NewResponseController(w), c: c, rpcID: []byte(`1`)}, 0)
+	body := w.Body.String()
+	if c.Events > 1 || !strings.Contains(body, "shutting down") || !c.cut {
+		t.Fatalf("%d events written, cut %v; want at most one and the shutdown error:\n%s", c.Events, c.cut, body)
+	}
+}

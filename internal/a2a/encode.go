@@ -190,7 +190,7 @@ func appendStatus(dst []byte, s *TaskStatus) ([]byte, error) {
 	}
 	if s.Timestamp != nil {
 		dst = append(dst, `,"timestamp":"`...)
-		dst = s.Timestamp.Time.UTC().AppendFormat(dst, timestampLayout)
+		dst = appendTimestamp(dst, s.Timestamp.Time)
 		dst = append(dst, '"')
 	}
 	return append(dst, '}'), nil

@@ -30,19 +30,19 @@ func NewTimestamp(t time.Time) *Timestamp {
 
 // String returns the wire form of the timestamp.
 func (t Timestamp) String() string {
-	return string(t.Time.UTC().AppendFormat(nil, timestampLayout))
+	return string(appendTimestamp(make([]byte, 0, len(timestampLayout)), t.Time))
 }
 
 // MarshalText returns the wire form of the timestamp.
 func (t Timestamp) MarshalText() ([]byte, error) {
-	return t.Time.UTC().AppendFormat(make([]byte, 0, len(timestampLayout)), timestampLayout), nil
+	return appendTimestamp(make([]byte, 0, len(timestampLayout)), t.Time), nil
 }
 
 // MarshalJSON returns the wire form of the timestamp as a JSON string.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, len(timestampLayout)+2)
 	b = append(b, '"')
-	b = t.Time.UTC().AppendFormat(b, timestampLayout)
+	b = appendTimestamp(b, t.Time)
 	return append(b, '"'), nil
 }
 
@@ -84,4 +84,25 @@ func truncateForError(b []byte) string {
 		return string(b[:max]) + "…"
 	}
 	return string(b)
+}
+
+// appendTimestamp appends t in timestampLayout, as t.UTC().AppendFormat
+// does, without interpreting the layout on every call (a stream's every
+// status carries a timestamp). Years outside 0–9999 take AppendFormat.
+func appendTimestamp(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, timestampLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.',
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }

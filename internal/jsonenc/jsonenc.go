@@ -5,7 +5,10 @@
 // (their tests and fuzz targets compare the two).
 package jsonenc
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -17,6 +20,18 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Bytes that need no escape are left where they are, to be copied
+		// with the run they belong to: skip them eight at a time, up to
+		// the first byte that may need one (not in text that is mostly
+		// multi-byte characters, where the test would rarely skip any).
+		if i+8 <= len(s) && s[i] < utf8.RuneSelf {
+			m := special8(load8(s[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -63,4 +78,32 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special8 flags, in the high bit of its byte, the first of the eight
+// bytes of x (little-endian: the lowest) that is a control character,
+// '"', '\\' or 0x80 and up (the start or the middle of a multi-byte
+// UTF-8 sequence); 0 when there is none. Subtracting 0x20 from every byte
+// (1 from every byte of x^'"' and of x^'\\') borrows, and so sets that
+// byte's high bit, first at the lowest byte below 0x20 (equal to '"', to
+// '\\'); a byte of 0x80 and up has its high bit set in x itself. Bits
+// above the first flagged byte may be wrong (borrows carry upward), so
+// only the lowest one is used.
+func special8(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return (x | (x - ones*0x20) | (q - ones) | (b - ones)) & highs
+}
+
+// load8 is s's first eight bytes, little-endian (the compiler makes it
+// one load).
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -376,6 +376,39 @@ func regexMatcher(re *regexp.Regexp, n int) matcher {
 	}
 }
 
+// frameMatcher is the matcher of reFrameWords on at most n bytes. It
+// first checks by hand what every match starts with — "a2a", separators,
+// "untrusted" — and runs the pattern only then: "a2a" is a common word in
+// text about A2A (every a2a-load message has it), where the pattern cost
+// a regexp run per occurrence that could not match.
+func frameMatcher(n int) matcher {
+	re := regexMatcher(reFrameWords, n)
+	return func(f string) int {
+		w := window(f, 0, n)
+		if !strings.HasPrefix(w, "a2a") {
+			return -1
+		}
+		i := len("a2a")
+		for i < len(w) && isFrameSep(w[i]) {
+			i++
+		}
+		if !strings.HasPrefix(w[i:], "untrusted") {
+			return -1
+		}
+		return re(f)
+	}
+}
+
+// isFrameSep reports whether c is one of frameWords' separators,
+// [\s_-] (RE2's \s is [\t\n\f\r ]).
+func isFrameSep(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', '_', '-':
+		return true
+	}
+	return false
+}
+
 // wordTrigger starts a matcher at the start of a word. When colon is set
 // the phrase can only match if a ':' follows within a few dozen bytes, which
 // saves running it on ordinary prose.
@@ -398,7 +431,7 @@ var wordTriggers = func() (t [256][]wordTrigger) {
 	add(regexMatcher(reNewRules, 80), true, "new ", "updated ", "revised ", "real ", "actual ", "true ", "hidden ", "secret ")
 	add(regexMatcher(reFromNowOn, 96), false, "from now")
 	add(regexMatcher(reSystemSay, 80), false, "system", "admin", "developer", "root", "god", "jailbreak", "dan")
-	add(regexMatcher(reFrameWords, 64), false, "a2a")
+	add(frameMatcher(64), false, "a2a")
 	return t
 }()
 

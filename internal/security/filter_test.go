@@ -294,3 +294,44 @@ func BenchmarkFilterInbound(b *testing.B) {
 		})
 	}
 }
+
+// TestFrameMatcherIsThePattern compares the frame words' matcher with the
+// bare pattern on every string of up to five pieces around its words and
+// separators (\v is not one: RE2's \s leaves it out), and on windows cut
+// inside a match.
+func TestFrameMatcherIsThePattern(t *testing.T) {
+	pieces := []string{"a2a", "a2", "untrusted", "untruste", "input", "begin", "end", " ", "_", "-", "\t", "\n", "\f", "\r", "\v", "x", "  "}
+	fast, slow := frameMatcher(64), regexMatcher(reFrameWords, 64)
+	var try func(s string, depth int)
+	n := 0
+	try = func(s string, depth int) {
+		if got, want := fast(s), slow(s); got != want {
+			t.Fatalf("frameMatcher(%q) = %d, the pattern %d", s, got, want)
+		}
+		n++
+		if depth == 5 {
+			return
+		}
+		for _, p := range pieces {
+			try(s+p, depth+1)
+		}
+	}
+	try("a2a", 1)
+	for pad := 40; pad < 70; pad++ {
+		s := "a2a" + strings.Repeat(" ", pad) + "untrusted input end"
+		if got, want := fast(s), slow(s); got != want {
+			t.Fatalf("frameMatcher(%q) = %d, the pattern %d", s, got, want)
+		}
+	}
+	if n < 80000 {
+		t.Fatalf("only %d strings tried", n)
+	}
+}
+
+// BenchmarkFilterInboundLoadText is FilterInbound on a2a-load's message.
+func BenchmarkFilterInboundLoadText(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		FilterInbound("hello from a2a-load #1f2e3d4c-123456")
+	}
+}

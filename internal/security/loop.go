@@ -108,10 +108,7 @@ func (g *TurnGuard) Admit(contextID string) (turn int, ok bool) {
 	c, found := g.turns[key]
 	if !found || g.idled(c, now) {
 		if !found && len(g.turns) >= g.limit {
-			g.sweep(now)
-			if len(g.turns) >= g.limit {
-				g.evictOldest(len(g.turns)/8 + 1)
-			}
+			g.makeRoom(now)
 		}
 		c = turnCount{}
 	}
@@ -169,9 +166,27 @@ func (g *TurnGuard) sweep(now int64) {
 	}
 }
 
-// evictOldest forgets the k least recently active contexts. g.mu must be
-// held.
-func (g *TurnGuard) evictOldest(k int) { evictOldestCounts(g.turns, k) }
+// makeRoom makes room in a full guard: it forgets the contexts that went
+// idle (a sweep) and then, if the guard is still full, the len/8+1 least
+// recently active of the others (evictOldestCounts) — collecting the
+// times of the others in the sweep's pass over the map, so that a full
+// guard walks its map twice per eviction instead of four times. g.mu must
+// be held.
+func (g *TurnGuard) makeRoom(now int64) {
+	g.calls = 0
+	times := make([]int64, 0, len(g.turns))
+	for key, c := range g.turns {
+		if g.idled(c, now) {
+			delete(g.turns, key)
+			continue
+		}
+		times = append(times, c.last)
+	}
+	if len(g.turns) < g.limit {
+		return
+	}
+	evictOldestTimes(g.turns, times, len(g.turns)/8+1)
+}
 
 // evictOldestCounts deletes the k least recently active counts (of those
 // last active at the same time as the k-th, any). It finds the k-th
@@ -190,21 +205,36 @@ func evictOldestCounts(counts map[uint64]turnCount, k int) {
 	for _, c := range counts {
 		times = append(times, c.last)
 	}
+	evictOldestTimes(counts, times, k)
+}
+
+// evictOldestTimes is evictOldestCounts given times, the last activity
+// of every count (any order; it is reordered). One pass over the map
+// deletes them, where deleting those older than the k-th oldest time and
+// then enough of those last active at it took a pass and most of another.
+func evictOldestTimes(counts map[uint64]turnCount, times []int64, k int) {
+	if k <= 0 {
+		return
+	}
+	if k >= len(counts) {
+		clear(counts)
+		return
+	}
 	cut := kthSmallest(times, k-1)
-	n := 0
-	for key, c := range counts {
-		if c.last < cut {
-			delete(counts, key)
-			n++
+	// The k oldest are those older than cut and as many last active at
+	// cut as make k.
+	atCut := k
+	for _, t := range times {
+		if t < cut {
+			atCut--
 		}
 	}
 	for key, c := range counts {
-		if n >= k {
-			break
-		}
-		if c.last == cut {
+		if c.last < cut || (c.last == cut && atCut > 0) {
+			if c.last == cut {
+				atCut--
+			}
 			delete(counts, key)
-			n++
 		}
 	}
 }

@@ -334,3 +334,38 @@ func TestKthSmallestMatchesSorting(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeRoomIsSweepThenEvict: a full guard's one pass forgets what a
+// sweep and then an eviction of the len/8+1 least recently active of the
+// rest forget (distinct times, so that no tie leaves a choice), and only
+// sweeps when that leaves room.
+func TestMakeRoomIsSweepThenEvict(t *testing.T) {
+	const idle = time.Minute
+	now := time.Unix(10_000, 0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, idleShare := range []int{0, 1, 3, 8} { // in eighths of the entries
+		g := NewTurnGuardWithClock(5, idle, func() time.Time { return now })
+		g.limit = 1000
+		perm := rng.Perm(g.limit)
+		for i, p := range perm {
+			last := now.Add(-time.Duration(p+1) * time.Millisecond)
+			if i < g.limit*idleShare/8 {
+				last = now.Add(-idle - time.Duration(p+1)*time.Millisecond)
+			}
+			g.turns[uint64(i)] = turnCount{n: 1, last: last.UnixNano()}
+		}
+		want := maps.Clone(g.turns)
+		ref := &TurnGuard{idle: idle, turns: want}
+		ref.sweep(now.UnixNano())
+		if len(want) >= g.limit {
+			evictOldestCounts(want, len(want)/8+1)
+		}
+		g.makeRoom(now.UnixNano())
+		if !maps.Equal(g.turns, want) {
+			t.Fatalf("idle share %d/8: makeRoom kept %d counts, a sweep and an eviction %d (or other ones)", idleShare, len(g.turns), len(want))
+		}
+		if idleShare == 0 && len(g.turns) != g.limit-(g.limit/8+1) {
+			t.Fatalf("a full guard with nothing idle kept %d counts, want %d", len(g.turns), g.limit-(g.limit/8+1))
+		}
+	}
+}

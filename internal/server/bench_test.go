@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +115,7 @@ func BenchmarkSendMessageBlockingHTTP(b *testing.B) {
 	client := &http.Client{Transport: tr}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", bytes.NewReader(body))
@@ -129,6 +132,7 @@ func BenchmarkSendMessageBlockingHTTP(b *testing.B) {
 			}
 		}
 	})
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // holdExec accepts turns and leaves them running; the benchmark plays the
@@ -228,4 +232,103 @@ func BenchmarkSSEFanout(b *testing.B) {
 	b.ReportMetric(float64(b.N*subscribers)/b.Elapsed().Seconds(), "events/s")
 	_ = mgr.Apply(ctx, taskID, tasks.Update{Kind: tasks.UpdateFinal, Message: agentMsg("done")})
 	wg.Wait()
+}
+
+// asyncExec answers every turn at once from another goroutine, as a host
+// answers over its call stream: a stream sees the task's snapshot and
+// WORKING first, the answer later.
+type asyncExec struct{ instantExec }
+
+func (x *asyncExec) StartTurn(ctx context.Context, t *tasks.Turn) error {
+	go func() { _ = x.instantExec.StartTurn(context.WithoutCancel(ctx), t) }()
+	return nil
+}
+
+// countingListener counts the writes of the connections it accepts (the
+// server's write(2) calls on a plain TCP connection).
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// BenchmarkSendStreamingMessageHTTP is one SendStreamingMessage read to
+// its end over a real loopback HTTP/1.1 connection per goroutine
+// (keep-alive), with an agent that answers from another goroutine at
+// once; writes/op counts the server's writes to its connections.
+func BenchmarkSendStreamingMessageHTTP(b *testing.B) {
+	st := store.NewMemory(10_000)
+	x := &asyncExec{instantExec{reply: agentMsg("done")}}
+	mgr, err := tasks.NewManager(tasks.Options{Store: st, Executor: x, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x.m = mgr
+	if _, err := mgr.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer mgr.Close(context.Background())
+	srv, err := New(Options{Tasks: mgr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var writes atomic.Int64
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Listener = countingListener{ts.Listener, &writes}
+	ts.Start()
+	defer ts.Close()
+	body, _ := a2a.MarshalRequest(1, "SendStreamingMessage", sendParams("hello, how are you today?", nil))
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	b.ReportAllocs()
+	b.ResetTimer()
+	writes.Store(0)
+	cpu0 := processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("A2A-Version", "1.0")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Contains(out, []byte("TASK_STATE_COMPLETED")) {
+				b.Fatalf("HTTP %d: %s", resp.StatusCode, out)
+			}
+		}
+	})
+	b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/op")
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the CPU time (user and system) the process used so far:
+// client and server together in these benchmarks, but less disturbed by
+// other jobs on the machine than the elapsed time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -286,7 +286,10 @@
 // the start of every request that has one, and at most 2 s more for the
 // part of a body the handler did not need before the answer goes out
 // (net/http drains it first), lifted once the body is in (body.go);
-// Limits.WriteTimeout for a response or one SSE event. Start caps the open
+// Limits.WriteTimeout for a response or one SSE event (an answer of at
+// most 2 KiB, which net/http buffers whole, is handed to the kernel when
+// the handler returns, after the deadline was lifted: it is set only for
+// larger ones, whose writing starts in the handler). Start caps the open
 // connections at Limits.MaxConnections (conns.go): a new one takes the
 // place of a keep-alive connection idle for 5 s, or is answered 503 and
 // closed; the streams open at once are capped at Limits.MaxStreams.

@@ -252,9 +252,11 @@ type Sink interface {
 // (sseSink): Stream.Run uses it while more events are already queued, so
 // that events produced together (a task's snapshot and its WORKING
 // update, an answer's artifact and its COMPLETED status) leave in one
-// write instead of one system call each. The last queued event is always
-// written with Event, which sends everything; nothing waits for an event
-// that is not already there.
+// write instead of one system call each. The last queued event is
+// written with Event, which sends everything, unless the stream's end is
+// queued behind it: then the end of the response sends it (net/http
+// flushes what is left when the handler returns) or Fail does; nothing
+// waits for an event that is not already there.
 type heldSink interface {
 	EventHeld(ev *tasks.Event) error
 }

@@ -540,37 +540,57 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 		tick = t.C
 	}
 	events := s.sub.Events()
+	hs, canHold := sink.(heldSink)
 	for {
 		select {
 		case ev, ok := <-events:
-			if !ok {
-				err := s.sub.Err()
-				settled = err == nil
-				if err != nil {
-					s.fail(sink, s.endError(err))
+			// ev and whatever is already queued behind it, the end of the
+			// stream included, leave together: an event is held (written
+			// without a flush) when the next one, or the end, is already
+			// there. The last event of a stream that then ends is sent by
+			// net/http with the end of the response (its chunked
+			// encoding's terminator) in one write. Nothing waits for an
+			// event that is not already there.
+			for {
+				if !ok {
+					err := s.sub.Err()
+					settled = err == nil
+					if err != nil {
+						s.fail(sink, s.endError(err))
+					}
+					return
 				}
-				return
-			}
-			if s.c.TaskID == "" {
-				s.c.TaskID = ev.Response.TaskID()
-			}
-			if s.c.ContextID == "" {
-				s.c.ContextID = ev.Response.ContextID()
-			}
-			var err error
-			if hs, ok := sink.(heldSink); ok && len(events) > 0 {
-				err = hs.EventHeld(&ev)
-			} else {
-				err = sink.Event(&ev)
-			}
-			s.c.Events++
-			if errors.Is(err, errEncoding) {
-				s.fail(sink, refusal(errInternal()))
-				return
-			}
-			if err != nil {
-				s.log.Debug("stream write failed; closing it", s.c.logArgs("error", err)...)
-				return
+				var next tasks.Event
+				ready, nextOK := false, false
+				if canHold {
+					select {
+					case next, nextOK = <-events:
+						ready = true
+					default:
+					}
+				}
+				if !s.send(sink, hs, &ev, ready) {
+					return
+				}
+				if !ready {
+					break
+				}
+				// A client that went away, or a shutdown, ends the stream
+				// between two queued events too, as the select below
+				// would: a task that produces events faster than its
+				// client reads them must not keep its stream open.
+				if nextOK {
+					select {
+					case <-ctx.Done():
+						s.clientGone()
+						return
+					case <-s.stop:
+						s.shutDown(sink)
+						return
+					default:
+					}
+				}
+				ev, ok = next, nextOK
 			}
 		case <-tick:
 			if err := sink.KeepAlive(); err != nil {
@@ -578,15 +598,52 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 				return
 			}
 		case <-ctx.Done():
-			s.log.Debug("stream client went away", s.c.logArgs()...)
+			s.clientGone()
 			return
 		case <-s.stop:
-			e := errUnavailable()
-			e.Message = "The agent is shutting down and closed this stream; the task goes on: resubscribe with SubscribeToTask or poll GetTask later"
-			s.fail(sink, refusal(e))
+			s.shutDown(sink)
 			return
 		}
 	}
+}
+
+// clientGone records that the stream's client went away.
+func (s *Stream) clientGone() { s.log.Debug("stream client went away", s.c.logArgs()...) }
+
+// shutDown ends the stream because the server shuts down: the client is
+// told to resubscribe.
+func (s *Stream) shutDown(sink Sink) {
+	e := errUnavailable()
+	e.Message = "The agent is shutting down and closed this stream; the task goes on: resubscribe with SubscribeToTask or poll GetTask later"
+	s.fail(sink, refusal(e))
+}
+
+// send writes one event of the stream, held (not flushed: see heldSink)
+// when held is set; false when the stream must end (a write failed, or
+// the event could not be encoded: the stream then ends with an error).
+func (s *Stream) send(sink Sink, hs heldSink, ev *tasks.Event, held bool) bool {
+	if s.c.TaskID == "" {
+		s.c.TaskID = ev.Response.TaskID()
+	}
+	if s.c.ContextID == "" {
+		s.c.ContextID = ev.Response.ContextID()
+	}
+	var err error
+	if held {
+		err = hs.EventHeld(ev)
+	} else {
+		err = sink.Event(ev)
+	}
+	s.c.Events++
+	if errors.Is(err, errEncoding) {
+		s.fail(sink, refusal(errInternal()))
+		return false
+	}
+	if err != nil {
+		s.log.Debug("stream write failed; closing it", s.c.logArgs("error", err)...)
+		return false
+	}
+	return true
 }
 
 // endError is the error event of a stream whose subscription ended

@@ -33,7 +33,9 @@ func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Str
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if sink.write(nil) != nil {
+	// The headers are sent now, unless an event is already queued: then
+	// they leave with it, in one write.
+	if len(st.sub.Events()) == 0 && sink.write(nil) != nil {
 		st.Close()
 		return
 	}

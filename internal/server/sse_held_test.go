@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,5 +50,121 @@ func TestSSEHeldEventIsSentWithTheNext(t *testing.T) {
 	}
 	if s.c.BytesOut != int64(len(body)) {
 		t.Fatalf("BytesOut %d, body %d bytes", s.c.BytesOut, len(body))
+	}
+}
+
+// TestStreamLeavesItsLastEventToTheResponsesEnd: events already queued
+// when Run looks, the stream's end included, are all written held; the
+// last one is sent by the end of the response (net/http flushes it with
+// the chunked terminator when the handler returns), not by a flush of
+// its own.
+func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
+	e := newEnv(t)
+	e.exec.sync = true // the turn is over, its events queued, when Stream returns
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("hello", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Call{}
+	st := &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+	st.Run(context.Background(), &sseSink{b: hb, w: w, rc: http.NewResponseController(w), c: c, rpcID: []byte(`1`)}, 0)
+	if w.flushes != 0 {
+		t.Fatalf("%d flushes, want none: every event was queued with the end behind it", w.flushes)
+	}
+	body := w.Body.String()
+	if n := strings.Count(body, "data: "); n < 2 || n != c.Events {
+		t.Fatalf("%d events in the body, %d counted:\n%s", n, c.Events, body)
+	}
+	if !strings.Contains(body[strings.LastIndex(body, "data: "):], "TASK_STATE_COMPLETED") {
+		t.Fatalf("the last event is not the COMPLETED status:\n%s", body)
+	}
+	if c.cut {
+		t.Fatal("a stream whose task completed is marked cut")
+	}
+}
+
+// TestStreamHeadersLeaveWithAQueuedEvent: a stream whose first event is
+// already queued sends its headers with it instead of flushing them on
+// their own; one with nothing queued yet flushes them at once, so the
+// client knows the stream is open.
+func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
+	e := newEnv(t)
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+
+	e.exec.sync = true // the turn is over, its events queued, when Stream returns
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("hello", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Call{}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb.stream(context.Background(), w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
+	if w.flushes != 0 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want no flush of its own, 200, text/event-stream",
+			w.flushes, w.Code, w.Header().Get("Content-Type"))
+	}
+	if int64(strings.Count(w.Body.String(), "data: ")) != int64(c.Events) || c.Events < 2 {
+		t.Fatalf("%d events counted, body:\n%s", c.Events, w.Body.String())
+	}
+
+	e.exec.sync = false
+	resp, err := e.mgr.Send(context.Background(), tasks.SendParams{Request: sendParams("slow", func(r *a2a.SendMessageRequest) {
+		r.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-e.exec.started
+	waitFor(t, "the slow turn's progress", func() bool { // then it waits until released
+		task, err := e.mgr.Get(context.Background(), "", &a2a.GetTaskRequest{ID: resp.Task.ID})
+		return err == nil && task.Status.Message != nil && task.Status.Message.Text() == "thinking"
+	})
+	sub, err = e.mgr.Subscribe(context.Background(), "", &a2a.SubscribeToTaskRequest{ID: resp.Task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.exec.release(resp.Task.ID)
+	<-sub.Events() // its snapshot: nothing is queued now
+	c = &Call{}
+	w = &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hb.stream(ctx, w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
+	}()
+	cancel() // the client goes away; the headers were flushed before Run looked
+	<-done
+	if w.flushes < 1 || c.Events != 0 {
+		t.Fatalf("nothing queued: %d flushes and %d events, want the headers flushed and no event", w.flushes, c.Events)
+	}
+}
+
+// TestStreamShutdownEndsARunOfQueuedEvents: a shutdown ends a stream
+// between two queued events, as it ends one that waits for its next
+// event: the client is told to resubscribe instead of getting every
+// queued event first.
+func TestStreamShutdownEndsARunOfQueuedEvents(t *testing.T) {
+	e := newEnv(t)
+	e.exec.sync = true
+	sub, err := e.mgr.Stream(context.Background(), tasks.SendParams{Request: sendParams("chunks 6 10", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sub.Events()); n < 4 {
+		t.Fatalf("%d events queued, want the task's snapshot, WORKING, its chunks and its end", n)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	c := &Call{}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
+	st := &Stream{sub: sub, c: c, log: hclog.NewNullLogger(), stop: stop}
+	st.Run(context.Background(), &sseSink{b: hb, w: w, rc: http.NewResponseController(w), c: c, rpcID: []byte(`1`)}, 0)
+	body := w.Body.String()
+	if c.Events > 1 || !strings.Contains(body, "shutting down") || !c.cut {
+		t.Fatalf("%d events written, cut %v; want at most one and the shutdown error:\n%s", c.Events, c.cut, body)
 	}
 }

@@ -271,12 +271,15 @@ func (s *SQLite) applyItems(items []applyItem) {
 	}
 	for k, r := range reqs {
 		one := reqs[k : k+1]
-		for attempt := 1; ; attempt++ {
+		for attempt, closeTries := 1, 0; ; attempt++ {
 			s.tryBatch(one)
 			if r.save == nil || r.err == nil {
 				break
 			}
-			if s.closing() && attempt >= closeAttempts {
+			if s.closing() {
+				closeTries++
+			}
+			if closeTries >= closeAttempts {
 				s.applyErr = fmt.Errorf("store: apply the task journal on %s: %w (the journal keeps it for the next start)", s.path, r.err)
 				s.logf("%v", s.applyErr)
 				s.giveUp(reqs[k:])
@@ -338,12 +341,12 @@ func (s *SQLite) applied(reqs []*writeReq) {
 	}
 	s.ovMu.Unlock()
 	if seq > 0 {
+		s.j.release(seq)
 		s.appliedMu.Lock()
 		s.appliedSeq = seq
 		close(s.appliedCh)
 		s.appliedCh = make(chan struct{})
 		s.appliedMu.Unlock()
-		s.j.release(seq)
 	}
 	for _, r := range reqs {
 		if r.save != nil {

@@ -39,8 +39,9 @@ import (
 // prune, a save with deliveries) changed the same task since.
 
 // journalSegmentMax is the size past which the writer starts a new
-// segment; a segment all of whose records are applied is deleted.
-const journalSegmentMax = 4 << 20
+// segment; a segment all of whose records are applied is deleted. (A
+// variable for the tests.)
+var journalSegmentMax int64 = 4 << 20
 
 // crc32c is the Castagnoli table (hardware-accelerated on amd64/arm64).
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -175,6 +176,7 @@ func (d *decoder) str() string {
 type journal struct {
 	dir      string
 	fullSync bool
+	segMax   int64
 
 	// Owned by the writer goroutine.
 	f       *os.File
@@ -237,7 +239,7 @@ func openJournal(dir string, num int, fullSync bool) (*journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	j := &journal{dir: dir, fullSync: fullSync, num: num - 1}
+	j := &journal{dir: dir, fullSync: fullSync, segMax: journalSegmentMax, num: num - 1}
 	if err := j.start(); err != nil {
 		return nil, err
 	}
@@ -275,7 +277,7 @@ func (j *journal) append(buf []byte, lastSeq int64) error {
 	}
 	j.size += int64(len(buf))
 	j.lastSeq = lastSeq
-	if j.size >= journalSegmentMax {
+	if j.size >= j.segMax {
 		j.rotate()
 	}
 	return nil

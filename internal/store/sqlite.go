@@ -123,6 +123,7 @@ type SQLite struct {
 	acks       []*writeReq
 	jbuf       []byte
 	applyMax   int // items per apply transaction
+	linger     time.Duration
 	pendingMax int // bytes of pending saves past which saves wait
 	applyErr   error
 	reqBuf     []*writeReq
@@ -228,6 +229,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		logf:        opts.Logf,
 		q:           newApplyQueue(),
 		applyMax:    opts.MaxBatch * applyBatches,
+		linger:      applyLinger,
 		pendingMax:  pendingMaxBytes,
 		latest:      make(map[string]int64),
 		overlay:     make(map[string]*jrec),
@@ -301,6 +303,10 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 // at most: it takes everything pending, and fewer, larger transactions
 // cost less per save (and coalesce more saves of one task).
 const applyBatches = 8
+
+// applyLinger is how long journaled saves wait for more before the
+// applier applies them, when nothing waits for it (applyQueue.next).
+const applyLinger = 4 * time.Millisecond
 
 // pendingMaxBytes bounds the journaled saves not yet applied (about what
 // they take in memory): past it the writer waits for the applier, and

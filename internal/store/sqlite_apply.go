@@ -28,8 +28,11 @@ type applyQueue struct {
 	cond     sync.Cond
 	items    []applyItem
 	bytes    int
-	closed   bool // the writer has stopped: drain and stop
-	quitting bool // Close was called: the writer must not wait for room
+	ops      int       // items that are not journaled saves (their callers wait)
+	waiters  int       // reads waiting at a barrier
+	since    time.Time // when the items now waiting started to wait
+	closed   bool      // the writer has stopped: drain and stop
+	quitting bool      // Close was called: the writer must not wait for room
 }
 
 func newApplyQueue() *applyQueue {
@@ -50,6 +53,14 @@ func (q *applyQueue) waitRoom(limit int) {
 // push appends items (bytes of saves among them).
 func (q *applyQueue) push(items []applyItem, bytes int) {
 	q.mu.Lock()
+	if len(q.items) == 0 {
+		q.since = time.Now()
+	}
+	for _, it := range items {
+		if it.req != nil {
+			q.ops++
+		}
+	}
 	q.items = append(q.items, items...)
 	q.bytes += bytes
 	q.mu.Unlock()
@@ -57,20 +68,64 @@ func (q *applyQueue) push(items []applyItem, bytes int) {
 }
 
 // next copies up to max items from the front into dst, waiting for one;
-// it returns none once the queue is closed and empty.
-func (q *applyQueue) next(dst []applyItem, max int) []applyItem {
+// it returns none once the queue is closed and empty. Journaled saves
+// alone wait up to linger for more to come (nobody waits for them, and
+// the saves of a stream come about a millisecond apart: applied together
+// they cost one row write), unless something waits for the applier: a
+// write that is not a journaled save, a read at a barrier, Close, or
+// half the room for pending saves used.
+func (q *applyQueue) next(dst []applyItem, max int, linger time.Duration, room int) []applyItem {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		if len(q.items) == 0 {
+			if q.closed {
+				return dst
+			}
+			q.cond.Wait()
+			continue
+		}
+		wait := linger - time.Since(q.since)
+		if wait <= 0 || q.ops > 0 || q.waiters > 0 || q.quitting || q.closed || len(q.items) >= max || q.bytes > room/2 {
+			return append(dst, q.items[:min(max, len(q.items))]...)
+		}
+		if timer == nil {
+			timer = time.AfterFunc(wait, q.cond.Broadcast)
+		} else {
+			timer.Reset(wait)
+		}
 		q.cond.Wait()
 	}
-	return append(dst, q.items[:min(max, len(q.items))]...)
+}
+
+// hurry counts a read waiting at a barrier (d = 1), or no longer (-1).
+func (q *applyQueue) hurry(d int) {
+	q.mu.Lock()
+	q.waiters += d
+	q.mu.Unlock()
+	if d > 0 {
+		q.cond.Broadcast()
+	}
 }
 
 // pop drops the n front items, done with, and their bytes.
 func (q *applyQueue) pop(n, bytes int) {
 	q.mu.Lock()
+	for _, it := range q.items[:n] {
+		if it.req != nil {
+			q.ops--
+		}
+	}
 	clear(q.items[:n])
+	// What came during the apply waits from now: the passes of the
+	// applier are at least linger apart while only saves come.
+	q.since = time.Now()
 	q.items = q.items[n:]
 	if len(q.items) == 0 {
 		q.items = q.items[:0:0]
@@ -176,12 +231,23 @@ func (s *SQLite) pendingTask(id string) *jrec {
 // SQLite, so that a read of the tasks table sees all of them.
 func (s *SQLite) barrier(ctx context.Context) error {
 	target := s.journaled.Load()
+	hurried := false
+	defer func() {
+		if hurried {
+			s.q.hurry(-1)
+		}
+	}()
 	for {
 		s.appliedMu.Lock()
 		done, ch := s.appliedSeq >= target, s.appliedCh
 		s.appliedMu.Unlock()
 		if done {
 			return nil
+		}
+		if !hurried {
+			hurried = true
+			s.q.hurry(1)
+			continue // re-check: the applier may have advanced meanwhile
 		}
 		select {
 		case <-ch:
@@ -200,7 +266,7 @@ func (s *SQLite) runApplier() {
 	defer close(s.applierDone)
 	var take []applyItem
 	for {
-		take = s.q.next(take[:0], s.applyMax)
+		take = s.q.next(take[:0], s.applyMax, s.linger, s.pendingMax)
 		if len(take) == 0 {
 			return
 		}

@@ -259,16 +259,15 @@ DROP INDEX tasks_by_agent_owner;
 CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id)        WHERE agent <> '';
 CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id) WHERE agent <> '';
 `,
-	// 9: the task journal (sqlite_journal.go): the highest journal
-	// sequence number whose save is applied to tasks, written in the
-	// transaction that applies it, so that a replay after a crash skips
-	// what is applied already.
+	// 9: the task journal (sqlite_journal.go): per journal (one per open
+	// store), the highest sequence number whose save is applied to
+	// tasks, written in the transaction that applies it, so that a
+	// replay after a crash skips what is applied already.
 	`
 CREATE TABLE journal_state (
-	id      INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
-	applied INTEGER NOT NULL
-);
-INSERT INTO journal_state (id, applied) VALUES (1, 0);
+	instance TEXT    NOT NULL PRIMARY KEY,
+	applied  INTEGER NOT NULL
+) WITHOUT ROWID;
 `,
 }
 

@@ -117,6 +117,7 @@ type SQLite struct {
 	// number given), items and jbuf; the applier owns applyErr, reqBuf
 	// and latest.
 	j          *journal
+	stateKey   string // the journal whose applied seq tryBatch records
 	q          *applyQueue
 	seq        int64
 	items      []applyItem
@@ -265,11 +266,14 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if err := s.w.prepare(ctx); err != nil {
 		return fail(fmt.Errorf("store: open %s: %w", path, err))
 	}
-	next, err := s.replayJournal(journalDir(path))
-	if err != nil {
+	if s.j, err = openJournal(journalDir(path), opts.FullSync); err != nil {
+		return fail(fmt.Errorf("store: open the task journal of %s: %w", path, err))
+	}
+	if err := s.replayJournals(); err != nil {
 		return fail(err)
 	}
-	if s.j, err = openJournal(journalDir(path), next, opts.FullSync); err != nil {
+	s.stateKey = s.j.instance
+	if err := s.j.start(); err != nil {
 		return fail(fmt.Errorf("store: open the task journal of %s: %w", path, err))
 	}
 
@@ -376,7 +380,7 @@ func (s *SQLite) closeConns() error {
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.Close())
 	}
-	if s.j != nil && s.j.f != nil {
+	if s.j != nil {
 		// After a failed Open or apply the journal stays for the next
 		// start.
 		_ = s.j.close(false)
@@ -412,10 +416,12 @@ func (s *SQLite) Close() error {
 		var jerr error
 		if s.applyErr == nil {
 			jerr = s.j.close(true)
+			if _, err := s.w.conn.ExecContext(context.Background(), `DELETE FROM journal_state WHERE instance = ?1`, s.j.instance); err != nil {
+				jerr = errors.Join(jerr, err)
+			}
 		} else {
 			jerr = errors.Join(s.applyErr, s.j.close(false))
 		}
-		s.j.f = nil
 		// Take back every reader, so that no read is in progress.
 		rs := make([]*reader, 0, cap(s.readers))
 		for range cap(s.readers) {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -435,25 +437,27 @@ func (s *SQLite) giveUp(reqs []*writeReq) {
 	}
 }
 
-// replayJournal applies the journal left by the previous run (a crash, or
-// a Close that could not apply everything) and deletes it; it returns the
-// number of the next segment. Records up to the applied sequence number
-// the database keeps are skipped. A torn or damaged record can only be
+// replayJournal applies the journal dir of a store that is gone (a
+// crash, or a Close that could not apply everything) and deletes it.
+// Records up to the applied sequence number the database keeps for it
+// are skipped. A torn or damaged record can only be
 // the tail of the last segment: records are appended in order, and a
 // segment is synced to disk before the next is started (journal.rotate),
 // so everything before the last segment is whole whatever happened; in
 // the last one, only the write in progress at the crash can be cut short,
 // and a write that did not complete was never acknowledged. Such a tail
 // is ignored (and logged); damage anywhere else is refused.
-func (s *SQLite) replayJournal(dir string) (int, error) {
+func (s *SQLite) replayJournal(dir, instance string) error {
 	var applied int64
-	if err := s.w.conn.QueryRowContext(context.Background(), `SELECT applied FROM journal_state WHERE id = 1`).Scan(&applied); err != nil {
-		return 0, fmt.Errorf("store: read the journal state of %s: %w", s.path, err)
+	err := s.w.conn.QueryRowContext(context.Background(), `SELECT applied FROM journal_state WHERE instance = ?1`, instance).Scan(&applied)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: read the journal state of %s: %w", s.path, err)
 	}
-	paths, nums, err := listSegments(dir)
+	paths, _, err := listSegments(dir)
 	if err != nil {
-		return 0, fmt.Errorf("store: read the task journal %s: %w", dir, err)
+		return fmt.Errorf("store: read the task journal %s: %w", dir, err)
 	}
+	s.stateKey = instance
 	seq := applied
 	var pending []*jrec
 	latest := map[string]int64{}
@@ -487,11 +491,11 @@ func (s *SQLite) replayJournal(dir string) (int, error) {
 	for i, p := range paths {
 		recs, tail, err := readSegment(p)
 		if err != nil {
-			return 0, fmt.Errorf("store: read the task journal %s: %w", p, err)
+			return fmt.Errorf("store: read the task journal %s: %w", p, err)
 		}
 		if tail > 0 {
 			if i != len(paths)-1 {
-				return 0, fmt.Errorf("store: the task journal segment %s is damaged %d bytes before its end, and it is not the last one: move the directory %s away to start without it (losing the saves it holds)", p, tail, dir)
+				return fmt.Errorf("store: the task journal segment %s is damaged %d bytes before its end, and it is not the last one: move the directory %s away to start without it (losing the saves it holds)", p, tail, dir)
 			}
 			s.logf("store: the task journal %s ends in %d bytes of a record whose write never completed (never acknowledged): ignored", p, tail)
 		}
@@ -504,27 +508,52 @@ func (s *SQLite) replayJournal(dir string) (int, error) {
 			pending = append(pending, r)
 			if len(pending) >= s.applyMax {
 				if err := flush(); err != nil {
-					return 0, err
+					return err
 				}
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return 0, err
+		return err
 	}
 	if replayed > 0 {
 		s.logf("store: replayed %d saves from the task journal %s", replayed, dir)
 	}
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("store: remove the replayed task journal %s: %w", p, err)
+			return fmt.Errorf("store: remove the replayed task journal %s: %w", p, err)
 		}
 	}
-	s.seq, s.appliedSeq = seq, seq
-	s.journaled.Store(seq)
-	next := 1
-	if len(nums) > 0 {
-		next = nums[len(nums)-1] + 1
+	if _, err := s.w.conn.ExecContext(context.Background(), `DELETE FROM journal_state WHERE instance = ?1`, instance); err != nil {
+		return fmt.Errorf("store: forget the replayed task journal %s: %w", dir, err)
 	}
-	return next, nil
+	removeJournal(dir)
+	return nil
+}
+
+// replayJournals replays, oldest first, the journals in the journal
+// directory that no open store holds (left by a crash, or by a Close that
+// could not apply everything), before this store serves.
+func (s *SQLite) replayJournals() error {
+	root := journalDir(s.path)
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("store: read the task journals %s: %w", root, err)
+	}
+	for _, e := range ents { // os.ReadDir sorts by name: time-ordered ids
+		if !e.IsDir() || e.Name() == s.j.instance {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		unlock, err := lockJournal(dir)
+		if err != nil {
+			continue // another store's, in use
+		}
+		err = s.replayJournal(dir, e.Name())
+		unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
 )
 
 // The task journal (issue 32). A SaveTask without webhook deliveries is
@@ -21,8 +23,11 @@ import (
 // commit's WAL frames are. The applier (sqlite_apply.go) writes the
 // journaled rows into SQLite behind the callers.
 //
-// The journal is a directory beside the database, "<db>.tasklog" (not
-// "-journal", "-wal" or "-shm": SQLite owns those names), of segments
+// The journals are in a directory beside the database, "<db>.tasklog"
+// (not "-journal", "-wal" or "-shm": SQLite owns those names): each open
+// store has one, a directory named by a time-ordered id that it holds
+// locked while open (two stores may share a database, as SQLite allows;
+// each replays only the journals no store holds), of segments
 // NNNNNNNNNN.log, each a sequence of records:
 //
 //	uint32 LE  payload length
@@ -32,8 +37,8 @@ import (
 //	           and creation time in Unix ms (varints), the task blob and
 //	           the agent (uvarint length and bytes)
 //
-// seq numbers every journaled save, increasing across segments and
-// restarts; the database keeps the highest seq it has applied
+// seq numbers the saves of one journal, increasing across its segments;
+// the database keeps the highest seq of each journal it has applied
 // (journal_state, migration 9) in the transaction that applies it, so a
 // replay skips what was applied already, even when a later write (a
 // prune, a save with deliveries) changed the same task since.
@@ -174,7 +179,8 @@ func (d *decoder) str() string {
 // journal is the segment files. The writer goroutine appends (append,
 // rotate); the applier deletes the segments it has applied (release).
 type journal struct {
-	dir      string
+	dir      string // this store's journal: root/instance
+	instance string
 	fullSync bool
 	segMax   int64
 
@@ -187,6 +193,8 @@ type journal struct {
 
 	mu     sync.Mutex
 	closed []segment // rotated segments, oldest first
+
+	unlock func() // releases the directory's lock (lockJournal)
 }
 
 // segment is a rotated segment and the last seq it holds.
@@ -195,7 +203,7 @@ type segment struct {
 	lastSeq int64
 }
 
-// journalDir is the journal directory of the database at path.
+// journalDir is the directory of the journals of the database at path.
 func journalDir(path string) string { return path + ".tasklog" }
 
 // segmentPath is segment number n of dir.
@@ -233,20 +241,22 @@ func listSegments(dir string) ([]string, []int, error) {
 	return paths, nums, nil
 }
 
-// openJournal creates dir (private to the user, as the database is) and
-// starts segment num.
-func openJournal(dir string, num int, fullSync bool) (*journal, error) {
+// openJournal creates a new journal in root (private to the user, as the
+// database is) and locks it; start opens its first segment.
+func openJournal(root string, fullSync bool) (*journal, error) {
+	id := a2a.NewID()
+	dir := filepath.Join(root, id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	j := &journal{dir: dir, fullSync: fullSync, segMax: journalSegmentMax, num: num - 1}
-	if err := j.start(); err != nil {
+	unlock, err := lockJournal(dir)
+	if err != nil {
 		return nil, err
 	}
-	return j, nil
+	return &journal{dir: dir, instance: id, fullSync: fullSync, segMax: journalSegmentMax, unlock: unlock}, nil
 }
 
-// start opens the next segment.
+// start opens segment j.num+1.
 func (j *journal) start() error {
 	f, err := os.OpenFile(segmentPath(j.dir, j.num+1), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
@@ -311,30 +321,48 @@ func (j *journal) release(applied int64) {
 	j.closed = j.closed[i:]
 }
 
-// size of the journal on disk (for SQLite.Size).
-func journalSize(dir string) int64 {
-	paths, _, _ := listSegments(dir)
+// journalSize is the size of the journals in root (for SQLite.Size).
+func journalSize(root string) int64 {
+	ents, _ := os.ReadDir(root)
 	var n int64
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			n += fi.Size()
+	for _, e := range ents {
+		paths, _, _ := listSegments(filepath.Join(root, e.Name()))
+		for _, p := range paths {
+			if fi, err := os.Stat(p); err == nil {
+				n += fi.Size()
+			}
 		}
 	}
 	return n
 }
 
 // close closes the open segment and, when everything is applied
-// (removeAll), deletes every segment and the directory.
+// (removeAll), deletes the journal; then it releases the lock.
 func (j *journal) close(removeAll bool) error {
-	err := j.f.Close()
+	var err error
+	if j.f != nil {
+		err = j.f.Close()
+		j.f = nil
+	}
 	if removeAll {
-		paths, _, _ := listSegments(j.dir)
-		for _, p := range paths {
-			_ = os.Remove(p)
-		}
-		_ = os.Remove(j.dir)
+		removeJournal(j.dir)
+	}
+	if j.unlock != nil {
+		j.unlock()
+		j.unlock = nil
 	}
 	return err
+}
+
+// removeJournal deletes the journal directory dir: its segments, its
+// lock file, itself.
+func removeJournal(dir string) {
+	paths, _, _ := listSegments(dir)
+	for _, p := range paths {
+		_ = os.Remove(p)
+	}
+	_ = os.Remove(filepath.Join(dir, "lock"))
+	_ = os.Remove(dir)
 }
 
 // readSegment returns the records of one segment file and whether it

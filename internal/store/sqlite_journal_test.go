@@ -340,8 +340,8 @@ func TestJournalCloseAppliesPending(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(journalDir(path)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the journal is left after a clean Close: %v", err)
+	if ents, err := os.ReadDir(journalDir(path)); err != nil || len(ents) != 0 {
+		t.Errorf("journals left after a clean Close: %v, %v", ents, err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -440,7 +440,7 @@ func TestJournalReplayIgnoresTornTail(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dir := journalDir(path)
+	dir := filepath.Join(journalDir(path), "0-dead-a") // a journal left by a crash
 	a := jtask("a", "o", a2a.TaskStateWorking, 1, "a")
 	b := jtask("b", "o", a2a.TaskStateWorking, 2, "b")
 	b2 := jtask("b", "o", a2a.TaskStateCompleted, 3, "b again")
@@ -477,9 +477,18 @@ func TestJournalReplayIgnoresTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// An old journal replayed again (records 1-3, all applied) changes
-	// nothing, although b was saved since... and a bad checksum at the
-	// end of the last segment is a torn write too.
+	// A journal whose records 1-3 are applied (the database says so)
+	// changes nothing, although it holds a stale b; and a bad checksum at
+	// the end of the last segment is a torn write too.
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO journal_state (instance, applied) VALUES ('0-dead-b', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	dir = filepath.Join(journalDir(path), "0-dead-b")
 	bad := appendRecord(nil, jrecOf(t, 9, jtask("bad", "o", a2a.TaskStateWorking, 9, "bad")))
 	bad[len(bad)-1] ^= 0xff
 	writeSegment(t, dir, 7, []*jrec{jrecOf(t, 1, a), jrecOf(t, 2, b), jrecOf(t, 3, jtask("b", "o", a2a.TaskStateFailed, 3, "stale"))}, bad)
@@ -502,6 +511,7 @@ func TestJournalReplayIgnoresTornTail(t *testing.T) {
 	}
 
 	// Damage in a segment that is not the last: refused.
+	dir = filepath.Join(journalDir(path), "0-dead-c")
 	writeSegment(t, dir, 1, []*jrec{jrecOf(t, 20, a)}, torn[:10])
 	writeSegment(t, dir, 2, []*jrec{jrecOf(t, 21, b)}, nil)
 	if s, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf}); err == nil || !strings.Contains(err.Error(), "damaged") {
@@ -531,12 +541,12 @@ func TestJournalSegmentsRotateAndGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := journalDir(path)
+	dir := s.j.dir
 	paths, _, err := listSegments(dir)
 	if err != nil || len(paths) < 4 {
 		t.Fatalf("40 KB of saves pending in segments of 8 KiB: %d segments, %v", len(paths), err)
 	}
-	for _, p := range append(paths, dir) {
+	for _, p := range append(paths, dir, journalDir(path)) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -608,5 +618,54 @@ func TestJournalRecordRoundTrip(t *testing.T) {
 		if _, _, err := readRecord(c); err == nil {
 			t.Errorf("record with byte %d flipped accepted", i)
 		}
+	}
+}
+
+// TestJournalsOfTwoStores: two stores open on one database (SQLite
+// allows it) each keep a journal of their own; neither replays the
+// other's while it is open, and the next open replays what one left.
+func TestJournalsOfTwoStores(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
+	s1, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stall(s1)
+	rec := jtask("only-in-s1", "o", a2a.TaskStateWorking, 1, "x")
+	if err := s1.SaveTask(ctx, rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatalf("second store on the database: %v", err)
+	}
+	if s2.j.dir == s1.j.dir {
+		t.Fatalf("both stores journal into %s", s1.j.dir)
+	}
+	if segs, _, _ := listSegments(s1.j.dir); len(segs) == 0 {
+		t.Fatalf("the second store took the first one's journal")
+	}
+	if _, err := s2.GetTask(ctx, rec.Task.ID, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the second store replayed the first's journal: %v", err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Close(); err == nil {
+		t.Fatal("Close of a store whose saves cannot apply: no error")
+	}
+	s3, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	got, err := s3.GetTask(ctx, rec.Task.ID, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTask(t, got, rec)
+	if ents, _ := os.ReadDir(journalDir(path)); len(ents) != 1 {
+		t.Errorf("journals after the replay: %v, want the open store's only", ents)
 	}
 }

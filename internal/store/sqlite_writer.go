@@ -112,7 +112,8 @@ func (w *writer) statements() []struct {
 		{&w.deleteOutboxOf, `DELETE FROM outbox WHERE task_id = ?1 AND config_id = ?2`},
 		{&w.retryDelivery, `UPDATE outbox SET attempts = ?2, next_try = ?3, last_error = ?4 WHERE id = ?1`},
 		{&w.adoptTasks, `UPDATE tasks SET agent = ?1 WHERE agent = ''`},
-		{&w.setApplied, `UPDATE journal_state SET applied = ?1 WHERE id = 1 AND applied < ?1`},
+		{&w.setApplied, `INSERT INTO journal_state (instance, applied) VALUES (?1, ?2)
+			ON CONFLICT (instance) DO UPDATE SET applied = max(applied, excluded.applied)`},
 		{&w.adoptConversations, `UPDATE conversations SET agent = ?1 WHERE agent = '' AND NOT EXISTS
 			(SELECT 1 FROM conversations c WHERE c.agent = ?1 AND c.context_id = conversations.context_id)`},
 		{&w.adoptEntries, `UPDATE conversation_entries SET agent = ?1 WHERE agent = '' AND context_id IN
@@ -421,7 +422,7 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 		return true
 	}
 	if seq > 0 {
-		if _, err := w.setApplied.Exec(seq); err != nil {
+		if _, err := w.setApplied.Exec(s.stateKey, seq); err != nil {
 			_, _ = w.rollback.Exec()
 			if len(reqs) > 1 {
 				return false

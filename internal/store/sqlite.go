@@ -37,8 +37,9 @@ type SQLiteOptions struct {
 	// Readers is the number of read connections. Default: GOMAXPROCS,
 	// at least 4.
 	Readers int
-	// MaxBatch bounds how many writes are committed in one transaction.
-	// Default 256.
+	// MaxBatch bounds how many writes the writer takes at once (one
+	// journal write for the saves among them); the applier applies up
+	// to applyBatches × MaxBatch in one transaction. Default 256.
 	MaxBatch int
 	// PruneBatch bounds how many tasks or conversations Prune deletes per
 	// transaction, so that it never holds the write lock for long.

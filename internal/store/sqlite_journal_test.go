@@ -352,6 +352,18 @@ func TestJournalCloseAppliesPending(t *testing.T) {
 		t.Errorf("tasks in the database after Close: %d, %v; want 30", n, err)
 	}
 	db.Close()
+	s, err = OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rec := range recs {
+		got, err := s.GetTask(ctx, rec.Task.ID, "o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTask(t, got, rec)
+	}
 }
 
 // TestJournalKeptWhenCloseCannotApply: when the saves cannot be applied

@@ -315,8 +315,9 @@ const applyLinger = 4 * time.Millisecond
 
 // pendingMaxBytes bounds the journaled saves not yet applied (about what
 // they take in memory): past it the writer waits for the applier, and
-// saves wait for it (their contexts still end them).
-const pendingMaxBytes = 64 << 20
+// saves wait for it (their contexts still end them). (A variable for the
+// tests.)
+var pendingMaxBytes = 64 << 20
 
 // writerYields is how many times the writer yields the processor looking
 // for more requests before it commits a batch (see fill): enough for

@@ -681,3 +681,38 @@ func TestJournalsOfTwoStores(t *testing.T) {
 		t.Errorf("journals after the replay: %v, want the open store's only", ents)
 	}
 }
+
+// TestJournalBackpressure: past the room for pending saves, saves wait
+// for the applier (their context still ends them: such a save is not
+// journaled), and go on once it catches up.
+func TestJournalBackpressure(t *testing.T) {
+	defer func(n int) { pendingMaxBytes = n }(pendingMaxBytes)
+	pendingMaxBytes = 1 // one pending save fills it
+	s := openTestSQLite(t, SQLiteOptions{Logf: (&logSink{}).logf})
+	ctx := context.Background()
+	stall(s)
+	if err := s.SaveTask(ctx, jtask("first", "o", a2a.TaskStateWorking, 1, "x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := s.SaveTask(short, jtask("blocked", "o", a2a.TaskStateWorking, 2, "x"), nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a save past the room: %v, want it held until its context ended", err)
+	}
+	unstall(s)
+	last := jtask("after", "o", a2a.TaskStateWorking, 3, "x")
+	if err := s.SaveTask(ctx, last, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetTask(ctx, "blocked", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the save whose context ended while it waited: %v, want it never journaled", err)
+	}
+	for _, id := range []string{"first", "after"} {
+		if _, err := s.GetTask(ctx, id, "o"); err != nil {
+			t.Error(err)
+		}
+	}
+	if p, err := s.ListTasks(ctx, TaskQuery{}); err != nil || p.TotalSize != 2 {
+		t.Errorf("ListTasks: %d, %v", p.TotalSize, err)
+	}
+}

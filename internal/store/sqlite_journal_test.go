@@ -716,3 +716,27 @@ func TestJournalBackpressure(t *testing.T) {
 		t.Errorf("ListTasks: %d, %v", p.TotalSize, err)
 	}
 }
+
+// TestJournalWriteFailureFailsTheSave: a save whose journal write fails
+// is not acknowledged and leaves nothing behind; other writes go on.
+func TestJournalWriteFailureFailsTheSave(t *testing.T) {
+	s := openTestSQLite(t, SQLiteOptions{})
+	ctx := context.Background()
+	if err := s.SaveTask(ctx, jtask("ok", "o", a2a.TaskStateWorking, 1, "x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	s.j.f.Close() // every later write(2) to the segment fails
+	err := s.SaveTask(ctx, jtask("lost", "o", a2a.TaskStateWorking, 2, "x"), nil)
+	if err == nil || !strings.Contains(err.Error(), "journal") {
+		t.Fatalf("a save whose journal write failed: %v", err)
+	}
+	if _, err := s.GetTask(ctx, "lost", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the failed save is readable: %v", err)
+	}
+	if err := s.PutPushConfig(ctx, &PushConfig{Config: a2a.TaskPushNotificationConfig{TaskID: "ok", ID: "p", URL: "https://h.example"}}); err != nil {
+		t.Errorf("a write that is not a journaled save: %v", err)
+	}
+	if p, err := s.ListTasks(ctx, TaskQuery{}); err != nil || p.TotalSize != 1 {
+		t.Errorf("ListTasks: %d, %v", p.TotalSize, err)
+	}
+}

@@ -24,9 +24,10 @@ import (
 // SQLiteOptions tunes OpenSQLite. The zero value is the recommended
 // configuration.
 type SQLiteOptions struct {
-	// FullSync sets PRAGMA synchronous=FULL: every commit waits for the WAL
-	// to reach the disk, so an acknowledged write survives a power loss or
-	// an OS crash too. The default, synchronous=NORMAL, survives the
+	// FullSync sets PRAGMA synchronous=FULL and syncs the task journal:
+	// every commit waits for the WAL, and every journaled save for the
+	// journal, to reach the disk, so an acknowledged write survives a
+	// power loss or an OS crash too. The default, synchronous=NORMAL, survives the
 	// plugin process dying at any instant (kill -9 included) — see
 	// OpenSQLite — and is several times faster.
 	FullSync bool

@@ -37,11 +37,16 @@ func crashRecord(round, w, i int) *TaskRecord {
 
 // crashChild saves tasks from several goroutines until killed, printing
 // each id once SaveTask has returned.
-func crashChild(path string, round int) {
+func crashChild(path string, round int, stalled bool) {
 	s, err := OpenSQLite(path, SQLiteOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if stalled {
+		// Nothing reaches SQLite: every save acknowledged is in the
+		// journal only.
+		stall(s)
 	}
 	var mu sync.Mutex
 	for w := range 8 {
@@ -68,14 +73,21 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		var round int
 		fmt.Sscan(os.Getenv(crashChildEnv+"_ROUND"), &round)
-		crashChild(path, round)
+		crashChild(path, round, os.Getenv(crashChildEnv+"_STALL") != "")
 		return
 	}
 	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
 	acked := map[string][3]int{}
-	for round := range 3 {
+	// The last round stalls the applier, so that the saves it kills are
+	// in the task journal only.
+	const rounds = 4
+	for round := range rounds {
+		stalled := round == rounds-1
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashLosesNothingAcknowledged$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+path, fmt.Sprintf("%s_ROUND=%d", crashChildEnv, round))
+		if stalled {
+			cmd.Env = append(cmd.Env, crashChildEnv+"_STALL=1")
+		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.StdoutPipe()
@@ -114,11 +126,23 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 		if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 			t.Fatalf("round %d: integrity_check = %q, %v", round, check, err)
 		}
+		var inDB int
+		if err := db.QueryRow("SELECT count(*) FROM tasks WHERE id LIKE ?", fmt.Sprintf("r%d-%%", round)).Scan(&inDB); err != nil {
+			t.Fatal(err)
+		}
 		db.Close()
+		if stalled && inDB != 0 {
+			t.Fatalf("round %d: %d tasks reached SQLite with the applier stalled", round, inDB)
+		}
+		t.Logf("round %d: %d of the round's saves were in SQLite, the rest in the journal only", round, inDB)
 
-		s, err := OpenSQLite(path, SQLiteOptions{})
+		logs := &logSink{}
+		s, err := OpenSQLite(path, SQLiteOptions{Logf: logs.logf})
 		if err != nil {
 			t.Fatalf("round %d: reopen after the crash: %v", round, err)
+		}
+		if stalled && !logs.has("replayed") {
+			t.Errorf("round %d: nothing replayed from the journal: %q", round, logs.lines)
 		}
 		for id, k := range acked {
 			got, err := s.GetTask(context.Background(), id, "peer:crash")

@@ -259,6 +259,16 @@ DROP INDEX tasks_by_agent_owner;
 CREATE INDEX tasks_by_agent       ON tasks (agent, status_ts DESC, id)        WHERE agent <> '';
 CREATE INDEX tasks_by_agent_owner ON tasks (agent, owner, status_ts DESC, id) WHERE agent <> '';
 `,
+	// 9: the task journal (sqlite_journal.go): per journal (one per open
+	// store), the highest sequence number whose save is applied to
+	// tasks, written in the transaction that applies it, so that a
+	// replay after a crash skips what is applied already.
+	`
+CREATE TABLE journal_state (
+	instance TEXT    NOT NULL PRIMARY KEY,
+	applied  INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this code writes (PRAGMA

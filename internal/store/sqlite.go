@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"net/url"
 	"os"
@@ -23,9 +24,10 @@ import (
 // SQLiteOptions tunes OpenSQLite. The zero value is the recommended
 // configuration.
 type SQLiteOptions struct {
-	// FullSync sets PRAGMA synchronous=FULL: every commit waits for the WAL
-	// to reach the disk, so an acknowledged write survives a power loss or
-	// an OS crash too. The default, synchronous=NORMAL, survives the
+	// FullSync sets PRAGMA synchronous=FULL and syncs the task journal:
+	// every commit waits for the WAL, and every journaled save for the
+	// journal, to reach the disk, so an acknowledged write survives a
+	// power loss or an OS crash too. The default, synchronous=NORMAL, survives the
 	// plugin process dying at any instant (kill -9 included) — see
 	// OpenSQLite — and is several times faster.
 	FullSync bool
@@ -36,8 +38,9 @@ type SQLiteOptions struct {
 	// Readers is the number of read connections. Default: GOMAXPROCS,
 	// at least 4.
 	Readers int
-	// MaxBatch bounds how many writes are committed in one transaction.
-	// Default 256.
+	// MaxBatch bounds how many writes the writer takes at once (one
+	// journal write for the saves among them); the applier applies up
+	// to applyBatches × MaxBatch in one transaction. Default 256.
 	MaxBatch int
 	// PruneBatch bounds how many tasks or conversations Prune deletes per
 	// transaction, so that it never holds the write lock for long.
@@ -60,6 +63,9 @@ type SQLiteOptions struct {
 	// sizes were measured against memory, throughput and ListTasks
 	// latency (docs/performance.md, "Memory").
 	ReaderCacheKiB int
+	// Logf logs what the store does on its own: a journal replayed at
+	// start, a failing apply being retried. Default log.Printf.
+	Logf func(format string, args ...any)
 }
 
 // SQLite is the durable Store: one SQLite database file in WAL mode,
@@ -67,14 +73,25 @@ type SQLiteOptions struct {
 // transactions, read through a pool of read connections that never wait
 // for the writer.
 //
-// Durability: with the default synchronous=NORMAL in WAL mode a commit
-// appends the transaction to the WAL file with write(2) before the call
-// returns; it is then in the kernel's page cache, which outlives the
-// process, so a crash of the process (panic, OOM kill, kill -9) loses
-// nothing acknowledged and never corrupts the database. Only a power loss
-// or kernel crash can drop the last transactions (never corrupt: WAL
-// frames are checksummed). FullSync closes that window at the price of an
-// fsync per batch.
+// A save without webhook deliveries (nearly all of them) is acknowledged
+// once its row is appended to the task journal (sqlite_journal.go), one
+// write(2) per group of concurrent saves; the applier goroutine applies
+// journaled saves to SQLite behind the callers, in large transactions
+// where several saves of one task become one. Until then GetTask answers
+// from the pending saves, and every other read of tasks first waits for
+// the saves journaled before it (a barrier); every other write runs after
+// them, in order. Nothing a caller can observe differs from writing SQLite
+// directly, except the time it takes.
+//
+// Durability: a journaled save, and with the default synchronous=NORMAL in
+// WAL mode any other write's commit, is appended to a file with write(2)
+// before the call returns; it is then in the kernel's page cache, which
+// outlives the process, so a crash of the process (panic, OOM kill, kill
+// -9) loses nothing acknowledged and never corrupts the database: the next
+// OpenSQLite replays the journal. Only a power loss or kernel crash can
+// drop the last writes (never corrupt: WAL frames and journal records are
+// checksummed). FullSync closes that window at the price of an fsync per
+// batch (of the journal for saves, of the WAL for other writes).
 type SQLite struct {
 	path string
 	wdb  *sql.DB
@@ -84,17 +101,47 @@ type SQLite struct {
 
 	readers chan *reader
 
-	reqs       chan *writeReq
-	quit       chan struct{}
-	writerDone chan struct{}
-	ckptKick   chan struct{}
-	ckptDone   chan struct{}
-	closeOnce  sync.Once
-	closeErr   error
+	reqs        chan *writeReq
+	quit        chan struct{}
+	writerDone  chan struct{}
+	applierDone chan struct{}
+	ckptKick    chan struct{}
+	ckptDone    chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
 
 	maxBatch   int
 	pruneBatch int
 	yields     int
+	logf       func(format string, args ...any)
+
+	// The task journal. The writer goroutine owns seq (the last sequence
+	// number given), items and jbuf; the applier owns applyErr, reqBuf
+	// and latest.
+	j          *journal
+	stateKey   string // the journal whose applied seq tryBatch records
+	q          *applyQueue
+	seq        int64
+	items      []applyItem
+	acks       []*writeReq
+	jbuf       []byte
+	applyMax   int // items per apply transaction
+	linger     time.Duration
+	pendingMax int // bytes of pending saves past which saves wait
+	applyErr   error
+	reqBuf     []*writeReq
+	latest     map[string]int64
+
+	// overlay is the latest journaled, not yet applied save of each
+	// task (GetTask reads it first).
+	ovMu    sync.Mutex
+	overlay map[string]*jrec
+	// journaled is the last journaled sequence number; appliedSeq the
+	// last applied, appliedCh closed (and replaced) when it advances.
+	journaled  atomic.Int64
+	appliedMu  sync.Mutex
+	appliedSeq int64
+	appliedCh  chan struct{}
 
 	// commits and committedOps count write transactions and the writes
 	// they carried: their ratio is the group-commit batch size.
@@ -140,6 +187,9 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if opts.ReaderCacheKiB <= 0 {
 		opts.ReaderCacheKiB = 512
 	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
 	syncMode := "NORMAL"
 	if opts.FullSync {
 		syncMode = "FULL"
@@ -168,16 +218,25 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	fileURL := (&url.URL{Scheme: "file", Opaque: url.PathEscape(path)}).String()
 
 	s := &SQLite{
-		path:       path,
-		readers:    make(chan *reader, opts.Readers),
-		reqs:       make(chan *writeReq),
-		quit:       make(chan struct{}),
-		writerDone: make(chan struct{}),
-		ckptKick:   make(chan struct{}, 1),
-		ckptDone:   make(chan struct{}),
-		maxBatch:   opts.MaxBatch,
-		pruneBatch: opts.PruneBatch,
-		yields:     writerYields,
+		path:        path,
+		readers:     make(chan *reader, opts.Readers),
+		reqs:        make(chan *writeReq),
+		quit:        make(chan struct{}),
+		writerDone:  make(chan struct{}),
+		applierDone: make(chan struct{}),
+		ckptKick:    make(chan struct{}, 1),
+		ckptDone:    make(chan struct{}),
+		maxBatch:    opts.MaxBatch,
+		pruneBatch:  opts.PruneBatch,
+		yields:      writerYields,
+		logf:        opts.Logf,
+		q:           newApplyQueue(),
+		applyMax:    opts.MaxBatch * applyBatches,
+		linger:      applyLinger,
+		pendingMax:  pendingMaxBytes,
+		latest:      make(map[string]int64),
+		overlay:     make(map[string]*jrec),
+		appliedCh:   make(chan struct{}),
 	}
 	ctx := context.Background()
 	if s.wdb, err = sql.Open("sqlite", fileURL+"?"+wq.Encode()); err != nil {
@@ -209,6 +268,16 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	if err := s.w.prepare(ctx); err != nil {
 		return fail(fmt.Errorf("store: open %s: %w", path, err))
 	}
+	if s.j, err = openJournal(journalDir(path), opts.FullSync); err != nil {
+		return fail(fmt.Errorf("store: open the task journal of %s: %w", path, err))
+	}
+	if err := s.replayJournals(); err != nil {
+		return fail(err)
+	}
+	s.stateKey = s.j.instance
+	if err := s.j.start(); err != nil {
+		return fail(fmt.Errorf("store: open the task journal of %s: %w", path, err))
+	}
 
 	if s.ckpt, err = s.wdb.Conn(ctx); err != nil {
 		return fail(fmt.Errorf("store: open %s for checkpoints: %w", path, err))
@@ -231,9 +300,25 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		s.readers <- r
 	}
 	go s.runWriter()
+	go s.runApplier()
 	go s.runCheckpointer()
 	return s, nil
 }
+
+// applyBatches is how many MaxBatch the applier applies per transaction
+// at most: it takes everything pending, and fewer, larger transactions
+// cost less per save (and coalesce more saves of one task).
+const applyBatches = 8
+
+// applyLinger is how long journaled saves wait for more before the
+// applier applies them, when nothing waits for it (applyQueue.next).
+const applyLinger = 4 * time.Millisecond
+
+// pendingMaxBytes bounds the journaled saves not yet applied (about what
+// they take in memory): past it the writer waits for the applier, and
+// saves wait for it (their contexts still end them). (A variable for the
+// tests.)
+var pendingMaxBytes = 64 << 20
 
 // writerYields is how many times the writer yields the processor looking
 // for more requests before it commits a batch (see fill): enough for
@@ -298,6 +383,11 @@ func (s *SQLite) closeConns() error {
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.Close())
 	}
+	if s.j != nil {
+		// After a failed Open or apply the journal stays for the next
+		// start.
+		_ = s.j.close(false)
+	}
 	if s.w != nil {
 		s.w.close()
 		if s.w.conn != nil {
@@ -315,13 +405,26 @@ func (s *SQLite) closeConns() error {
 	return errors.Join(errs...)
 }
 
-// Close stops the writer after the writes already handed to it, waits for
-// reads in progress and closes the database. Calls after Close fail.
+// Close stops the writer after the writes already handed to it, applies
+// every journaled save, waits for reads in progress and closes the
+// database. Calls after Close fail. If a save cannot be applied, Close
+// says so and the journal keeps it for the next OpenSQLite.
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
+		s.q.quit()
 		<-s.writerDone
+		<-s.applierDone
 		<-s.ckptDone
+		var jerr error
+		if s.applyErr == nil {
+			jerr = s.j.close(true)
+			if _, err := s.w.conn.ExecContext(context.Background(), `DELETE FROM journal_state WHERE instance = ?1`, s.j.instance); err != nil {
+				jerr = errors.Join(jerr, err)
+			}
+		} else {
+			jerr = errors.Join(s.applyErr, s.j.close(false))
+		}
 		// Take back every reader, so that no read is in progress.
 		rs := make([]*reader, 0, cap(s.readers))
 		for range cap(s.readers) {
@@ -330,7 +433,7 @@ func (s *SQLite) Close() error {
 		for _, r := range rs {
 			r.close()
 		}
-		s.closeErr = s.closeConns()
+		s.closeErr = errors.Join(jerr, s.closeConns())
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("store: close %s: %w", s.path, s.closeErr)
 		}
@@ -339,9 +442,9 @@ func (s *SQLite) Close() error {
 }
 
 // Size returns the bytes the database occupies on disk: the database file
-// plus its write-ahead log.
+// plus its write-ahead log and task journal.
 func (s *SQLite) Size() (int64, error) {
-	var n int64
+	n := journalSize(journalDir(s.path))
 	for _, p := range []string{s.path, s.path + "-wal"} {
 		fi, err := os.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -358,8 +461,10 @@ func (s *SQLite) Size() (int64, error) {
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
 
-// SaveTask implements Store. The task is encoded by the caller's goroutine;
-// the writer goroutine only executes the prepared inserts.
+// SaveTask implements Store. The task is encoded by the caller's goroutine.
+// Without deliveries the save is journaled and acknowledged, and applied
+// later (see SQLite); with deliveries it is applied, with them, in order
+// after every journaled save, before the call returns.
 func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Delivery) error {
 	if err := checkRecord(rec, deliveries); err != nil {
 		return err
@@ -369,6 +474,11 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 		return fmt.Errorf("store: encode task %s: %w", rec.Task.ID, err)
 	}
 	id := rec.Task.ID
+	if len(deliveries) == 0 {
+		return s.submit(ctx, nil, &jrec{id: id, contextID: rec.Task.ContextID, owner: rec.Owner,
+			state: stateName(rec.Task.Status.State), terminal: rec.Task.Status.State.Terminal(),
+			statusMs: rec.StatusMillis(), createdMs: toMillis(rec.CreatedAt), blob: blob, agent: rec.Agent})
+	}
 	args := []any{id, rec.Task.ContextID, rec.Owner, stateName(rec.Task.Status.State),
 		rec.Task.Status.State.Terminal(), rec.StatusMillis(), toMillis(rec.CreatedAt), blob, rec.Agent}
 	now := time.Now().UnixMilli()
@@ -396,6 +506,15 @@ func (s *SQLite) SaveTask(ctx context.Context, rec *TaskRecord, deliveries []Del
 
 // GetTask implements Store.
 func (s *SQLite) GetTask(ctx context.Context, id, owner string) (*TaskRecord, error) {
+	if p := s.pendingTask(id); p != nil {
+		if s.closing() {
+			return nil, errClosed
+		}
+		if owner != "" && owner != p.owner {
+			return nil, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
+		}
+		return decodeTask(id, p.owner, p.agent, p.createdMs, p.statusMs, p.blob)
+	}
 	r, err := s.reader(ctx)
 	if err != nil {
 		return nil, err
@@ -433,6 +552,9 @@ func (s *SQLite) ListTasks(ctx context.Context, q TaskQuery) (TaskPage, error) {
 		return TaskPage{}, err
 	}
 	v := listVariant(p)
+	if err := s.barrier(ctx); err != nil {
+		return TaskPage{}, err
+	}
 	cts, cid := int64(math.MaxInt64), ""
 	if p.hasCursor {
 		cts, cid = p.cursor.ts, p.cursor.id
@@ -530,6 +652,9 @@ func (s *SQLite) AdoptTasks(ctx context.Context, agent string) (int, error) {
 // ActiveTasks implements Store: every non-terminal task, oldest status
 // first.
 func (s *SQLite) ActiveTasks(ctx context.Context) ([]*TaskRecord, error) {
+	if err := s.barrier(ctx); err != nil {
+		return nil, err
+	}
 	r, err := s.reader(ctx)
 	if err != nil {
 		return nil, err

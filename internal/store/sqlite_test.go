@@ -309,6 +309,11 @@ func TestGroupCommitBatchesConcurrentWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The saves are journaled when they return; wait until they are
+	// applied too.
+	if err := s.barrier(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	commits, ops := s.commits.Load(), s.committedOps.Load()
 	t.Logf("%d writes in %d transactions (%.1f per commit)", ops, commits, float64(ops)/float64(commits))
 	if ops != writers*each || commits >= ops/2 {

@@ -7,16 +7,22 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // errClosed is returned by every call made after Close.
 var errClosed = errors.New("store: closed")
 
 // writeReq is one write waiting for the writer goroutine. op runs inside
-// the batch transaction; done receives its outcome exactly once.
+// the batch transaction; done receives its outcome exactly once. A
+// journaled save has save set instead of op: the writer goroutine
+// journals it and answers, and the applier applies it later in a
+// writeReq of its own (with seq, its journal sequence number, set).
 type writeReq struct {
 	ctx  context.Context
 	op   func(*writer) error
+	save *jrec
+	seq  int64
 	err  error
 	done chan error
 }
@@ -51,11 +57,19 @@ type writer struct {
 	insertDelegation, endDelegations, dueCancels       *sql.Stmt
 	claimCancel, updateDelegation, pruneDelegations    *sql.Stmt
 	adoptTasks, adoptConversations, adoptEntries       *sql.Stmt
+	setApplied                                         *sql.Stmt
 
 	// counts are the changes to the task counts (task_counts,
 	// task_state_counts) made by the saves of the current transaction,
 	// written just before it commits (flushCounts).
 	counts map[countKey]int64
+
+	// rowWrites counts the task rows saveTaskRow has written (tests
+	// check with it that the applier coalesces saves of one task).
+	rowWrites atomic.Int64
+	// failSaves makes that many applies of journaled saves fail (tests
+	// of the applier's retries).
+	failSaves atomic.Int32
 }
 
 // countKey is one row of task_counts.
@@ -98,6 +112,8 @@ func (w *writer) statements() []struct {
 		{&w.deleteOutboxOf, `DELETE FROM outbox WHERE task_id = ?1 AND config_id = ?2`},
 		{&w.retryDelivery, `UPDATE outbox SET attempts = ?2, next_try = ?3, last_error = ?4 WHERE id = ?1`},
 		{&w.adoptTasks, `UPDATE tasks SET agent = ?1 WHERE agent = ''`},
+		{&w.setApplied, `INSERT INTO journal_state (instance, applied) VALUES (?1, ?2)
+			ON CONFLICT (instance) DO UPDATE SET applied = max(applied, excluded.applied)`},
 		{&w.adoptConversations, `UPDATE conversations SET agent = ?1 WHERE agent = '' AND NOT EXISTS
 			(SELECT 1 FROM conversations c WHERE c.agent = ?1 AND c.context_id = conversations.context_id)`},
 		{&w.adoptEntries, `UPDATE conversation_entries SET agent = ?1 WHERE agent = '' AND context_id IN
@@ -183,6 +199,7 @@ func firstLine(s string) string {
 // never needs a statement undone on its own.
 func (w *writer) saveTaskRow(args []any) error {
 	owner, state := args[2].(string), args[3].(string)
+	w.rowWrites.Add(1)
 	n, err := w.exec(w.insertTask, args...)
 	if err != nil {
 		return err
@@ -273,25 +290,31 @@ func (w *writer) exec(st *sql.Stmt, args ...any) (int64, error) {
 // ctx.Err() and the outcome is unknown: the op may still commit. An op
 // whose ctx has ended before its batch starts is skipped.
 func (s *SQLite) write(ctx context.Context, op func(*writer) error) error {
+	return s.submit(ctx, op, nil)
+}
+
+// submit hands a write to the writer goroutine: op, or a save to journal
+// (which the writer answers once it is journaled, see journalBatch).
+func (s *SQLite) submit(ctx context.Context, op func(*writer) error, save *jrec) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	r := writeReqPool.Get().(*writeReq)
-	r.ctx, r.op, r.err = ctx, op, nil
+	r.ctx, r.op, r.save, r.err = ctx, op, save, nil
 	select {
 	case s.reqs <- r:
 	case <-s.quit:
-		r.ctx, r.op = nil, nil
+		r.ctx, r.op, r.save = nil, nil, nil
 		writeReqPool.Put(r)
 		return errClosed
 	case <-ctx.Done():
-		r.ctx, r.op = nil, nil
+		r.ctx, r.op, r.save = nil, nil, nil
 		writeReqPool.Put(r)
 		return ctx.Err()
 	}
 	select {
 	case err := <-r.done:
-		r.ctx, r.op, r.err = nil, nil, nil
+		r.ctx, r.op, r.save, r.err = nil, nil, nil, nil
 		writeReqPool.Put(r)
 		return err
 	case <-ctx.Done():
@@ -302,12 +325,15 @@ func (s *SQLite) write(ctx context.Context, op func(*writer) error) error {
 }
 
 // runWriter is the writer goroutine: it takes one request, then every
-// request already waiting (up to maxBatch), and commits them in one
-// transaction. Callers that arrive while a batch commits wait on the
+// request already waiting (up to maxBatch), journals the saves among them
+// with one write, answers those and hands everything, in order, to the
+// applier (journalBatch). Callers that arrive meanwhile wait on the
 // unbuffered channel and form the next batch, so the batch size follows
-// the number of concurrent writers and one commit serves them all.
+// the number of concurrent writers and one journal write serves them all.
+// When it stops (Close) the applier applies what is left and stops too.
 func (s *SQLite) runWriter() {
 	defer close(s.writerDone)
+	defer s.q.close()
 	batch := make([]*writeReq, 0, s.maxBatch)
 	for {
 		select {
@@ -317,7 +343,7 @@ func (s *SQLite) runWriter() {
 			return
 		}
 		s.fill(&batch)
-		s.runBatch(batch)
+		s.journalBatch(batch)
 		clear(batch)
 	}
 }
@@ -341,32 +367,6 @@ func (s *SQLite) fill(batch *[]*writeReq) {
 		}
 		yields++
 		runtime.Gosched()
-	}
-}
-
-// runBatch commits batch and answers every request in it. If an op fails
-// after it may have written, the whole transaction is rolled back and each
-// op is retried in a transaction of its own, so that one bad write never
-// takes its neighbours down with it.
-func (s *SQLite) runBatch(batch []*writeReq) {
-	live := make([]*writeReq, 0, len(batch))
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- err
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) > 0 && !s.tryBatch(live) {
-		for _, r := range live {
-			s.tryBatch([]*writeReq{r})
-		}
-	}
-	for _, r := range live {
-		if ce, ok := r.err.(cleanError); ok {
-			r.err = ce.error
-		}
-		r.done <- r.err
 	}
 }
 
@@ -397,8 +397,14 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 			ok = true
 		}
 	}()
+	var seq int64
 	for _, r := range reqs {
-		r.err = r.op(w)
+		if r.save != nil {
+			r.err = w.applySave(r.save)
+			seq = max(seq, r.seq)
+		} else {
+			r.err = r.op(w)
+		}
 		var ce cleanError
 		if r.err == nil || errors.As(r.err, &ce) {
 			continue
@@ -415,6 +421,16 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 		setAll(fmt.Errorf("store: count tasks on %s: %w", s.path, err))
 		return true
 	}
+	if seq > 0 {
+		if _, err := w.setApplied.Exec(s.stateKey, seq); err != nil {
+			_, _ = w.rollback.Exec()
+			if len(reqs) > 1 {
+				return false
+			}
+			setAll(fmt.Errorf("store: record the applied journal on %s: %w", s.path, err))
+			return true
+		}
+	}
 	if _, err := w.commit.Exec(); err != nil {
 		_, _ = w.rollback.Exec()
 		setAll(fmt.Errorf("store: commit on %s: %w", s.path, err))
@@ -428,4 +444,15 @@ func (s *SQLite) tryBatch(reqs []*writeReq) (ok bool) {
 	}
 	s.committedOps.Add(int64(len(reqs)))
 	return true
+}
+
+// applySave writes a journaled save (saveTaskRow).
+func (w *writer) applySave(r *jrec) error {
+	if w.failSaves.Load() > 0 && w.failSaves.Add(-1) >= 0 {
+		return fmt.Errorf("store: save task %s: injected failure", r.id)
+	}
+	if err := w.saveTaskRow(r.args()); err != nil {
+		return fmt.Errorf("store: save task %s: %w", r.id, err)
+	}
+	return nil
 }

@@ -72,7 +72,11 @@ func TestWebhookSigningKeyIsGeneratedOnceAndKeptPrivate(t *testing.T) {
 		t.Fatalf("key file mode = %v, want 0600", st.Mode().Perm())
 	}
 	first, _ := os.ReadFile(path)
-	// A second start reuses the key receivers were given.
+	// A second start (the first stopped: one store serves a database at a
+	// time) reuses the key receivers were given.
+	if _, err := p.Lifecycle().Drain(context.Background(), &pb.DrainRequest{}); err != nil {
+		t.Fatal(err)
+	}
 	serve(t, `{"port":0}`, nil, hostsdk.InProcessOptions{DataDir: dir})
 	second, _ := os.ReadFile(path)
 	if string(first) != string(second) || len(strings.TrimSpace(string(first))) != 64 {

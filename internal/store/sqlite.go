@@ -119,6 +119,7 @@ type SQLite struct {
 	// number given), items and jbuf; the applier owns applyErr, reqBuf
 	// and latest.
 	j          *journal
+	unlock     func() // releases the store's lock on its database (lockStore)
 	stateKey   string // the journal whose applied seq tryBatch records
 	q          *applyQueue
 	seq        int64
@@ -238,8 +239,17 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		overlay:     make(map[string]*jrec),
 		appliedCh:   make(chan struct{}),
 	}
+	// One store at a time serves a database: a save is acknowledged once
+	// journaled and reaches SQLite later, so two stores would apply their
+	// saves of one task in an order neither chose (and a crashed one's
+	// journal, replayed at the next start, could undo a later save of the
+	// other). Several replicas share PostgreSQL instead.
+	if s.unlock, err = lockStore(journalDir(path), opts.BusyTimeout); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	ctx := context.Background()
 	if s.wdb, err = sql.Open("sqlite", fileURL+"?"+wq.Encode()); err != nil {
+		s.unlock()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s.wdb.SetMaxOpenConns(2) // the writer and the checkpointer
@@ -401,6 +411,10 @@ func (s *SQLite) closeConns() error {
 		// The last connection to close checkpoints the WAL into the
 		// database and removes it.
 		errs = append(errs, s.wdb.Close())
+	}
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
 	}
 	return errors.Join(errs...)
 }

@@ -482,7 +482,7 @@ func (s *SQLite) replayJournal(dir, instance string) error {
 		}
 		for _, r := range reqs {
 			if s.tryBatch([]*writeReq{r}); r.err != nil {
-				return fmt.Errorf("store: replay the task journal %s: %w", dir, r.err)
+				return fmt.Errorf("store: replay the task journal %s: %w (if this save can never be applied, move the directory %s away to start without it, losing the saves it holds)", dir, r.err, dir)
 			}
 		}
 		return nil

@@ -26,8 +26,9 @@ import (
 // The journals are in a directory beside the database, "<db>.tasklog"
 // (not "-journal", "-wal" or "-shm": SQLite owns those names): each open
 // store has one, a directory named by a time-ordered id that it holds
-// locked while open (two stores may share a database, as SQLite allows;
-// each replays only the journals no store holds), of segments
+// locked while open (one store at a time opens a database: the store lock,
+// lockStore; a journal no store holds is one a crash left, replayed at the
+// next open), of segments
 // NNNNNNNNNN.log, each a sequence of records:
 //
 //	uint32 LE  payload length
@@ -253,7 +254,29 @@ func openJournal(root string, fullSync bool) (*journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fullSync {
+		// The new directory's entry must reach the disk too before a
+		// save in it is acknowledged.
+		if err := syncDir(root); err != nil {
+			unlock()
+			return nil, err
+		}
+	}
 	return &journal{dir: dir, instance: id, fullSync: fullSync, segMax: journalSegmentMax, unlock: unlock}, nil
+}
+
+// syncDir fsyncs directory dir, so that the entries created in it are on
+// the disk (FullSync).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // start opens segment j.num+1.
@@ -261,6 +284,14 @@ func (j *journal) start() error {
 	f, err := os.OpenFile(segmentPath(j.dir, j.num+1), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
+	}
+	if j.fullSync {
+		// The segment's entry in the directory, as its bytes, must be
+		// on the disk before a save in it is acknowledged.
+		if err := syncDir(j.dir); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	j.f, j.num, j.size, j.lastSeq = f, j.num+1, 0, 0
 	return nil

@@ -340,8 +340,8 @@ func TestJournalCloseAppliesPending(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ents, err := os.ReadDir(journalDir(path)); err != nil || len(ents) != 0 {
-		t.Errorf("journals left after a clean Close: %v, %v", ents, err)
+	if ents, err := os.ReadDir(journalDir(path)); err != nil || len(ents) != 1 || ents[0].Name() != "store.lock" {
+		t.Errorf("journals left after a clean Close: %v, %v (want only the store lock)", ents, err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -633,9 +633,9 @@ func TestJournalRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// TestJournalsOfTwoStores: two stores open on one database (SQLite
-// allows it) each keep a journal of their own; neither replays the
-// other's while it is open, and the next open replays what one left.
+// TestJournalsOfTwoStores: a second store on a database another store
+// holds waits for it to close, then refuses with what to do; one that
+// opens while the first closes waits and replays what the first left.
 func TestJournalsOfTwoStores(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
@@ -648,37 +648,38 @@ func TestJournalsOfTwoStores(t *testing.T) {
 	if err := s1.SaveTask(ctx, rec, nil); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := OpenSQLite(path, SQLiteOptions{})
-	if err != nil {
-		t.Fatalf("second store on the database: %v", err)
-	}
-	if s2.j.dir == s1.j.dir {
-		t.Fatalf("both stores journal into %s", s1.j.dir)
+	// A second store on the database waits for the first to let go, then
+	// refuses: its saves and the first's would reach SQLite in an order
+	// neither chose.
+	_, err = OpenSQLite(path, SQLiteOptions{BusyTimeout: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "open in another process") || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Fatalf("second store on an open database: %v, want a refusal saying what to do", err)
 	}
 	if segs, _, _ := listSegments(s1.j.dir); len(segs) == 0 {
-		t.Fatalf("the second store took the first one's journal")
+		t.Fatalf("the refused store took the first one's journal")
 	}
-	if _, err := s2.GetTask(ctx, rec.Task.ID, ""); !errors.Is(err, ErrNotFound) {
-		t.Errorf("the second store replayed the first's journal: %v", err)
-	}
-	if err := s2.Close(); err != nil {
-		t.Fatal(err)
-	}
+	// One that opens while the first closes waits for it.
+	opened := make(chan error, 1)
+	var s2 *SQLite
+	go func() {
+		var err error
+		s2, err = OpenSQLite(path, SQLiteOptions{BusyTimeout: 30 * time.Second, Logf: (&logSink{}).logf})
+		opened <- err
+	}()
 	if err := s1.Close(); err == nil {
 		t.Fatal("Close of a store whose saves cannot apply: no error")
 	}
-	s3, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf})
-	if err != nil {
+	if err := <-opened; err != nil {
 		t.Fatal(err)
 	}
-	defer s3.Close()
-	got, err := s3.GetTask(ctx, rec.Task.ID, "o")
+	defer s2.Close()
+	got, err := s2.GetTask(ctx, rec.Task.ID, "o")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameTask(t, got, rec)
-	if ents, _ := os.ReadDir(journalDir(path)); len(ents) != 1 {
-		t.Errorf("journals after the replay: %v, want the open store's only", ents)
+	if ents, _ := os.ReadDir(journalDir(path)); len(ents) != 2 {
+		t.Errorf("journals after the replay: %v, want the open store's and the store lock", ents)
 	}
 }
 

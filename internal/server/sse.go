@@ -35,11 +35,24 @@ func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Str
 	w.WriteHeader(http.StatusOK)
 	// The headers are sent now, unless an event is already queued: then
 	// they leave with it, in one write.
-	if len(st.sub.Events()) == 0 && sink.write(nil) != nil {
+	if len(st.sub.Events()) != 0 {
+		sink.held = true
+	} else if sink.write(nil) != nil {
 		st.Close()
 		return
 	}
 	st.Run(ctx, sink, b.limits.KeepAlive)
+	// What Run left held (the last event of a stream whose end was
+	// queued behind it, or headers no event followed) is sent now, under
+	// the write deadline: net/http would write it when the handler
+	// returns, after the deadline is lifted, and a client that stopped
+	// reading would then hold the handler and its connection forever.
+	// (The chunked encoding's terminator still follows without a
+	// deadline, but it is 5 bytes, and a peer that took the flush leaves
+	// room for them in its socket's buffers or was cut by the flush.)
+	if sink.held {
+		_ = sink.write(nil)
+	}
 }
 
 // sseSink writes a stream as server-sent events: each event one JSON-RPC
@@ -54,6 +67,9 @@ type sseSink struct {
 	// rpcID is the JSON-RPC request id; rest marks the HTTP+JSON binding.
 	rpcID json.RawMessage
 	rest  bool
+	// held: something was written and not flushed yet (a held event, the
+	// headers); the next flush clears it.
+	held bool
 }
 
 // Event implements Sink.
@@ -159,7 +175,9 @@ func (s *sseSink) writeThen(b []byte, flush bool) error {
 		}
 	}
 	if !flush {
+		s.held = true
 		return nil
 	}
+	s.held = false
 	return s.rc.Flush()
 }

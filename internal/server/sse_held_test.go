@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -87,8 +91,9 @@ func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
 
 // TestStreamHeadersLeaveWithAQueuedEvent: a stream whose first event is
 // already queued sends its headers with it instead of flushing them on
-// their own; one with nothing queued yet flushes them at once, so the
-// client knows the stream is open.
+// their own (here, with the whole stream, in its final flush); one with
+// nothing queued yet flushes them at once, so the client knows the
+// stream is open.
 func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 	e := newEnv(t)
 	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
@@ -101,8 +106,10 @@ func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 	c := &Call{}
 	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
 	hb.stream(context.Background(), w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
-	if w.flushes != 0 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want no flush of its own, 200, text/event-stream",
+	// One flush: the one that sends the headers and every held event
+	// together, under the write deadline, once Run is done.
+	if w.flushes != 1 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want the final flush only, 200, text/event-stream",
 			w.flushes, w.Code, w.Header().Get("Content-Type"))
 	}
 	if int64(strings.Count(w.Body.String(), "data: ")) != int64(c.Events) || c.Events < 2 {
@@ -167,4 +174,70 @@ func TestStreamShutdownEndsARunOfQueuedEvents(t *testing.T) {
 	if c.Events > 1 || !strings.Contains(body, "shutting down") || !c.cut {
 		t.Fatalf("%d events written, cut %v; want at most one and the shutdown error:\n%s", c.Events, c.cut, body)
 	}
+}
+
+// pipeListener hands out the server ends of net.Pipe connections: a
+// write to one blocks until its client reads, whatever the size, so a
+// client that never reads is a client whose buffers are full.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.closed) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// TestStreamEndingHeldIsBoundByTheWriteDeadline: a stream whose events
+// and end are all queued is written held, and what is left of it when
+// Run returns must still go out under Limits.WriteTimeout. Its client
+// sends the request and never reads: the handler must give up after the
+// write deadline and the server close the connection, instead of
+// writing the rest with no deadline once the handler returns (which
+// blocks the connection's goroutine forever).
+func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
+	e.exec.sync = true // the turn is over, its events and end queued, when Stream returns
+	closed := make(chan struct{})
+	var closeOnce sync.Once
+	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
+	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closeOnce.Do(func() { close(closed) })
+		}
+	}}
+	go func() { _ = hs.Serve(l) }()
+	defer hs.Close() // also ends a write that blocks forever, so a failing run ends
+
+	cli, srvEnd := net.Pipe()
+	defer cli.Close()
+	l.conns <- srvEnd
+	body, _ := a2a.MarshalRequest(1, "SendStreamingMessage", sendParams("hello", nil))
+	go fmt.Fprintf(cli, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+		tokAlice, len(body), body) // then the client never reads
+
+	// A liveness bound, not a measure: 10 s is over 30 write deadlines.
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server still holds the connection of a client that stopped reading, 10 s after a write deadline of %v", writeTimeout)
+	}
+	waitFor(t, "the stream's audit record", func() bool {
+		for _, r := range e.audit.all() {
+			if r.Method == "SendStreamingMessage" {
+				return true
+			}
+		}
+		return false
+	})
 }

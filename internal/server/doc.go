@@ -145,9 +145,10 @@
 //     reading is cut; the task never waits for a stream. Events already
 //     queued together are written without a flush in between and share
 //     one; what a stream holds unflushed when it ends (its last event,
-//     when its end was queued behind it) is flushed under the deadline
-//     before the handler lifts it, so only the chunked encoding's 5-byte
-//     terminator is written after.
+//     when its end was queued behind it) leaves with the chunked
+//     encoding's terminator when the handler returns, under a deadline
+//     the handler leaves set for that write (net/http lifts it once the
+//     response is finished, before the connection's next request).
 //   - Push (A.13, A.3). When push is disabled every push-config method
 //     and any inline configuration.taskPushNotificationConfig is -32003.
 //     Webhook URLs go through PushOptions.CheckURL (the SSRF guard); a
@@ -292,7 +293,7 @@
 // part of a body the handler did not need before the answer goes out
 // (net/http drains it first), lifted once the body is in (body.go);
 // Limits.WriteTimeout for a response or one SSE write (one event, or the
-// events queued together and the stream's final flush; an answer of at
+// events queued together; a stream's held end, see above; an answer of at
 // most 2 KiB, which net/http buffers whole, is handed to the kernel when
 // the handler returns, after the deadline was lifted: it is set only for
 // larger ones, whose writing starts in the handler). Start caps the open

@@ -254,9 +254,10 @@ type Sink interface {
 // update, an answer's artifact and its COMPLETED status) leave in one
 // write instead of one system call each. The last queued event is
 // written with Event, which sends everything, unless the stream's end is
-// queued behind it: then the sink's owner sends it once Run returns (the
-// SSE handler flushes it under the write deadline) or Fail does; nothing
-// waits for an event that is not already there.
+// queued behind it: then the end of the response sends it (net/http
+// flushes what is left with the terminator when the handler returns,
+// under the write deadline the SSE handler leaves set for it) or Fail
+// does; nothing waits for an event that is not already there.
 type heldSink interface {
 	EventHeld(ev *tasks.Event) error
 }

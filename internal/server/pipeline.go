@@ -547,10 +547,11 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 			// ev and whatever is already queued behind it, the end of the
 			// stream included, leave together: an event is held (written
 			// without a flush) when the next one, or the end, is already
-			// there. The last event of a stream that then ends is sent
-			// once Run returns (the SSE handler flushes it under the
-			// write deadline). Nothing waits for an event that is not
-			// already there.
+			// there. The last event of a stream that then ends is sent by
+			// net/http with the end of the response (its chunked
+			// encoding's terminator) in one write, under the write
+			// deadline (see httpBinding.stream). Nothing waits for an
+			// event that is not already there.
 			for {
 				if !ok {
 					err := s.sub.Err()

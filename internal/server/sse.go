@@ -27,7 +27,24 @@ var errEncoding = errors.New("a stream event could not be encoded")
 // Limits.KeepAlive.
 func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Stream, sink *sseSink) {
 	sink.w, sink.rc = w, http.NewResponseController(w)
-	defer func() { _ = sink.rc.SetWriteDeadline(time.Time{}) }()
+	defer func() {
+		if sink.held {
+			// What Run left held (the last event of a stream whose end
+			// was queued behind it, or headers no event followed) is
+			// written by net/http when the handler returns, with the
+			// chunked encoding's terminator, in one write: the deadline
+			// stays set for that write, so a client that stopped reading
+			// cannot hold the connection, and net/http lifts it itself
+			// once the response is finished (HTTP/1.1: conn.serve clears
+			// the write deadline after finishRequest, before the next
+			// request; HTTP/2: the deadline is the stream's own and ends
+			// with it). TestStreamLeavesNoDeadlineToTheNextAnswer checks
+			// the first.
+			_ = sink.rc.SetWriteDeadline(time.Now().Add(b.limits.WriteTimeout))
+			return
+		}
+		_ = sink.rc.SetWriteDeadline(time.Time{})
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -42,17 +59,6 @@ func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Str
 		return
 	}
 	st.Run(ctx, sink, b.limits.KeepAlive)
-	// What Run left held (the last event of a stream whose end was
-	// queued behind it, or headers no event followed) is sent now, under
-	// the write deadline: net/http would write it when the handler
-	// returns, after the deadline is lifted, and a client that stopped
-	// reading would then hold the handler and its connection forever.
-	// (The chunked encoding's terminator still follows without a
-	// deadline, but it is 5 bytes, and a peer that took the flush leaves
-	// room for them in its socket's buffers or was cut by the flush.)
-	if sink.held {
-		_ = sink.write(nil)
-	}
 }
 
 // sseSink writes a stream as server-sent events: each event one JSON-RPC

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -91,8 +93,8 @@ func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
 
 // TestStreamHeadersLeaveWithAQueuedEvent: a stream whose first event is
 // already queued sends its headers with it instead of flushing them on
-// their own (here, with the whole stream, in its final flush); one with
-// nothing queued yet flushes them at once, so the client knows the
+// their own (here, with the whole stream, when the handler returns); one
+// with nothing queued yet flushes them at once, so the client knows the
 // stream is open.
 func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 	e := newEnv(t)
@@ -106,10 +108,8 @@ func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 	c := &Call{}
 	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
 	hb.stream(context.Background(), w, &Stream{sub: sub, c: c, log: hclog.NewNullLogger()}, &sseSink{b: hb, c: c, rpcID: []byte(`1`)})
-	// One flush: the one that sends the headers and every held event
-	// together, under the write deadline, once Run is done.
-	if w.flushes != 1 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want the final flush only, 200, text/event-stream",
+	if w.flushes != 0 || w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("queued events: %d flushes, HTTP %d, Content-Type %q; want no flush of its own, 200, text/event-stream",
 			w.flushes, w.Code, w.Header().Get("Content-Type"))
 	}
 	if int64(strings.Count(w.Body.String(), "data: ")) != int64(c.Events) || c.Events < 2 {
@@ -240,4 +240,50 @@ func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestStreamLeavesNoDeadlineToTheNextAnswer: a stream that ends held
+// leaves its write deadline set for net/http's last write (its held
+// events and the chunked terminator), relying on net/http to lift it once
+// the response is finished. The next answer on the keep-alive
+// connection, small enough to get no deadline of its own (writeBody),
+// written after that deadline has passed, must still arrive: it would be
+// refused by the stale deadline if net/http stopped lifting it.
+func TestStreamLeavesNoDeadlineToTheNextAnswer(t *testing.T) {
+	const writeTimeout = 100 * time.Millisecond
+	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
+	e.exec.sync = true // the stream's events and end are queued: it ends held
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	post := func(method string, params any) (*http.Response, []byte) {
+		t.Helper()
+		body, _ := a2a.MarshalRequest(1, method, params)
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+			tokAlice, len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s: reading the answer: %v", method, err)
+		}
+		return resp, b
+	}
+	resp, body := post("SendStreamingMessage", sendParams("hello", nil))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "TASK_STATE_COMPLETED") || resp.Close {
+		t.Fatalf("stream: HTTP %d, close %v:\n%s", resp.StatusCode, resp.Close, body)
+	}
+	time.Sleep(3 * writeTimeout) // past the deadline the stream left set
+	resp, body = post("GetTask", &a2a.GetTaskRequest{ID: "no-such-task"})
+	if len(body) > 2048 {
+		t.Fatalf("the answer (%d bytes) is too large to go without a deadline of its own", len(body))
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"error"`) {
+		t.Fatalf("GetTask after the stream: HTTP %d:\n%s", resp.StatusCode, body)
+	}
 }

@@ -142,7 +142,13 @@
 //     too slow to keep up gets STREAM_DROPPED; shutdown gets UNAVAILABLE).
 //     Keep-alive comments (": keep-alive") are sent every Limits.KeepAlive.
 //     Each write has a deadline (Limits.WriteTimeout) so a peer that stops
-//     reading is cut; the task never waits for a stream.
+//     reading is cut; the task never waits for a stream. Events already
+//     queued together are written without a flush in between and share
+//     one; what a stream holds unflushed when it ends (its last event,
+//     when its end was queued behind it) leaves with the chunked
+//     encoding's terminator when the handler returns, under a deadline
+//     the handler leaves set for that write (net/http lifts it once the
+//     response is finished, before the connection's next request).
 //   - Push (A.13, A.3). When push is disabled every push-config method
 //     and any inline configuration.taskPushNotificationConfig is -32003.
 //     Webhook URLs go through PushOptions.CheckURL (the SSRF guard); a
@@ -286,7 +292,8 @@
 // the start of every request that has one, and at most 2 s more for the
 // part of a body the handler did not need before the answer goes out
 // (net/http drains it first), lifted once the body is in (body.go);
-// Limits.WriteTimeout for a response or one SSE event (an answer of at
+// Limits.WriteTimeout for a response or one SSE write (one event, or the
+// events queued together; a stream's held end, see above; an answer of at
 // most 2 KiB, which net/http buffers whole, is handed to the kernel when
 // the handler returns, after the deadline was lifted: it is set only for
 // larger ones, whose writing starts in the handler). Start caps the open

@@ -255,8 +255,9 @@ type Sink interface {
 // write instead of one system call each. The last queued event is
 // written with Event, which sends everything, unless the stream's end is
 // queued behind it: then the end of the response sends it (net/http
-// flushes what is left when the handler returns) or Fail does; nothing
-// waits for an event that is not already there.
+// flushes what is left with the terminator when the handler returns,
+// under the write deadline the SSE handler leaves set for it) or Fail
+// does; nothing waits for an event that is not already there.
 type heldSink interface {
 	EventHeld(ev *tasks.Event) error
 }

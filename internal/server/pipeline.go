@@ -549,7 +549,8 @@ func (s *Stream) Run(ctx context.Context, sink Sink, keepAlive time.Duration) {
 			// without a flush) when the next one, or the end, is already
 			// there. The last event of a stream that then ends is sent by
 			// net/http with the end of the response (its chunked
-			// encoding's terminator) in one write. Nothing waits for an
+			// encoding's terminator) in one write, under the write
+			// deadline (see httpBinding.stream). Nothing waits for an
 			// event that is not already there.
 			for {
 				if !ok {

@@ -27,7 +27,24 @@ var errEncoding = errors.New("a stream event could not be encoded")
 // Limits.KeepAlive.
 func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Stream, sink *sseSink) {
 	sink.w, sink.rc = w, http.NewResponseController(w)
-	defer func() { _ = sink.rc.SetWriteDeadline(time.Time{}) }()
+	defer func() {
+		if sink.held {
+			// What Run left held (the last event of a stream whose end
+			// was queued behind it, or headers no event followed) is
+			// written by net/http when the handler returns, with the
+			// chunked encoding's terminator, in one write: the deadline
+			// stays set for that write, so a client that stopped reading
+			// cannot hold the connection, and net/http lifts it itself
+			// once the response is finished (HTTP/1.1: conn.serve clears
+			// the write deadline after finishRequest, before the next
+			// request; HTTP/2: the deadline is the stream's own and ends
+			// with it). TestStreamLeavesNoDeadlineToTheNextAnswer checks
+			// the first.
+			_ = sink.rc.SetWriteDeadline(time.Now().Add(b.limits.WriteTimeout))
+			return
+		}
+		_ = sink.rc.SetWriteDeadline(time.Time{})
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -35,7 +52,9 @@ func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Str
 	w.WriteHeader(http.StatusOK)
 	// The headers are sent now, unless an event is already queued: then
 	// they leave with it, in one write.
-	if len(st.sub.Events()) == 0 && sink.write(nil) != nil {
+	if len(st.sub.Events()) != 0 {
+		sink.held = true
+	} else if sink.write(nil) != nil {
 		st.Close()
 		return
 	}
@@ -54,6 +73,9 @@ type sseSink struct {
 	// rpcID is the JSON-RPC request id; rest marks the HTTP+JSON binding.
 	rpcID json.RawMessage
 	rest  bool
+	// held: something was written and not flushed yet (a held event, the
+	// headers); the next flush clears it.
+	held bool
 }
 
 // Event implements Sink.
@@ -159,7 +181,9 @@ func (s *sseSink) writeThen(b []byte, flush bool) error {
 		}
 	}
 	if !flush {
+		s.held = true
 		return nil
 	}
+	s.held = false
 	return s.rc.Flush()
 }

@@ -1,11 +1,17 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -87,8 +93,9 @@ func TestStreamLeavesItsLastEventToTheResponsesEnd(t *testing.T) {
 
 // TestStreamHeadersLeaveWithAQueuedEvent: a stream whose first event is
 // already queued sends its headers with it instead of flushing them on
-// their own; one with nothing queued yet flushes them at once, so the
-// client knows the stream is open.
+// their own (here, with the whole stream, when the handler returns); one
+// with nothing queued yet flushes them at once, so the client knows the
+// stream is open.
 func TestStreamHeadersLeaveWithAQueuedEvent(t *testing.T) {
 	e := newEnv(t)
 	hb := &httpBinding{limits: &testLimits, log: hclog.NewNullLogger()}
@@ -166,5 +173,117 @@ func TestStreamShutdownEndsARunOfQueuedEvents(t *testing.T) {
 	body := w.Body.String()
 	if c.Events > 1 || !strings.Contains(body, "shutting down") || !c.cut {
 		t.Fatalf("%d events written, cut %v; want at most one and the shutdown error:\n%s", c.Events, c.cut, body)
+	}
+}
+
+// pipeListener hands out the server ends of net.Pipe connections: a
+// write to one blocks until its client reads, whatever the size, so a
+// client that never reads is a client whose buffers are full.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.closed) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// TestStreamEndingHeldIsBoundByTheWriteDeadline: a stream whose events
+// and end are all queued is written held, and what is left of it when
+// Run returns must still go out under Limits.WriteTimeout. Its client
+// sends the request and never reads: the handler must give up after the
+// write deadline and the server close the connection, instead of
+// writing the rest with no deadline once the handler returns (which
+// blocks the connection's goroutine forever).
+func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
+	e.exec.sync = true // the turn is over, its events and end queued, when Stream returns
+	closed := make(chan struct{})
+	var closeOnce sync.Once
+	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
+	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closeOnce.Do(func() { close(closed) })
+		}
+	}}
+	go func() { _ = hs.Serve(l) }()
+	defer hs.Close() // also ends a write that blocks forever, so a failing run ends
+
+	cli, srvEnd := net.Pipe()
+	defer cli.Close()
+	l.conns <- srvEnd
+	body, _ := a2a.MarshalRequest(1, "SendStreamingMessage", sendParams("hello", nil))
+	go fmt.Fprintf(cli, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+		tokAlice, len(body), body) // then the client never reads
+
+	// A liveness bound, not a measure: 10 s is over 30 write deadlines.
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server still holds the connection of a client that stopped reading, 10 s after a write deadline of %v", writeTimeout)
+	}
+	waitFor(t, "the stream's audit record", func() bool {
+		for _, r := range e.audit.all() {
+			if r.Method == "SendStreamingMessage" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestStreamLeavesNoDeadlineToTheNextAnswer: a stream that ends held
+// leaves its write deadline set for net/http's last write (its held
+// events and the chunked terminator), relying on net/http to lift it once
+// the response is finished. The next answer on the keep-alive
+// connection, small enough to get no deadline of its own (writeBody),
+// written after that deadline has passed, must still arrive: it would be
+// refused by the stale deadline if net/http stopped lifting it.
+func TestStreamLeavesNoDeadlineToTheNextAnswer(t *testing.T) {
+	const writeTimeout = 100 * time.Millisecond
+	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
+	e.exec.sync = true // the stream's events and end are queued: it ends held
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	post := func(method string, params any) (*http.Response, []byte) {
+		t.Helper()
+		body, _ := a2a.MarshalRequest(1, method, params)
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+			tokAlice, len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s: reading the answer: %v", method, err)
+		}
+		return resp, b
+	}
+	resp, body := post("SendStreamingMessage", sendParams("hello", nil))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "TASK_STATE_COMPLETED") || resp.Close {
+		t.Fatalf("stream: HTTP %d, close %v:\n%s", resp.StatusCode, resp.Close, body)
+	}
+	time.Sleep(3 * writeTimeout) // past the deadline the stream left set
+	resp, body = post("GetTask", &a2a.GetTaskRequest{ID: "no-such-task"})
+	if len(body) > 2048 {
+		t.Fatalf("the answer (%d bytes) is too large to go without a deadline of its own", len(body))
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"error"`) {
+		t.Fatalf("GetTask after the stream: HTTP %d:\n%s", resp.StatusCode, body)
 	}
 }

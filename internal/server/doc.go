@@ -292,11 +292,11 @@
 // the start of every request that has one, and at most 2 s more for the
 // part of a body the handler did not need before the answer goes out
 // (net/http drains it first), lifted once the body is in (body.go);
-// Limits.WriteTimeout for a response or one SSE write (one event, or the
-// events queued together; a stream's held end, see above; an answer of at
-// most 2 KiB, which net/http buffers whole, is handed to the kernel when
-// the handler returns, after the deadline was lifted: it is set only for
-// larger ones, whose writing starts in the handler). Start caps the open
+// Limits.WriteTimeout for a response, set as it starts (trackingWriter)
+// and lifted by net/http once it is finished — so it also bounds what
+// net/http writes after the handler returns, such as a small answer it
+// buffered whole — or for one SSE write (one event, or the events queued
+// together; a stream's held end, see above). Start caps the open
 // connections at Limits.MaxConnections (conns.go): a new one takes the
 // place of a keep-alive connection idle for 5 s, or is answered 503 and
 // closed; the streams open at once are capped at Limits.MaxStreams.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -161,18 +160,9 @@ func (b *httpBinding) checkJSON(body []byte) *Refusal {
 	return nil
 }
 
-// writeBody writes a JSON answer and counts it; what w.Write sends to the
-// connection is sent under the write deadline.
-func (b *httpBinding) writeBody(w http.ResponseWriter, rc *http.ResponseController, c *Call, ctype []string, body []byte) {
-	// A body that fits net/http's response buffer is only copied by
-	// w.Write; it reaches the connection when the handler returns, after
-	// the deadline was lifted again. Setting and lifting a deadline that
-	// guards no write cost about 1 µs per answer (two timer updates in
-	// the runtime's poller) under load.
-	guard := len(body) > responseBuffered
-	if guard {
-		_ = rc.SetWriteDeadline(time.Now().Add(b.limits.WriteTimeout))
-	}
+// writeBody writes a JSON answer and counts it. Its writing is bounded by
+// the write deadline trackingWriter set as the response started.
+func (b *httpBinding) writeBody(w http.ResponseWriter, c *Call, ctype []string, body []byte) {
 	setJSONHeaders(w.Header(), len(body))
 	if ctype != nil {
 		w.Header()["Content-Type"] = ctype
@@ -180,15 +170,7 @@ func (b *httpBinding) writeBody(w http.ResponseWriter, rc *http.ResponseControll
 	w.WriteHeader(http.StatusOK)
 	n, _ := w.Write(body)
 	c.BytesOut += int64(n)
-	if guard {
-		_ = rc.SetWriteDeadline(time.Time{})
-	}
 }
-
-// responseBuffered is how much of a response body net/http holds before
-// it writes to the connection: HTTP/1.1 buffers 2 KiB before it chooses
-// between Content-Length and chunking (HTTP/2 holds 4 KiB per stream).
-const responseBuffered = 2 << 10
 
 // requestedVersion is the A2A-Version header, or the ?A2A-Version= query
 // parameter the specification allows instead.

@@ -117,7 +117,7 @@ func (b *restBinding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			b.refuse(w, c, ctype, refusal(errInternal()))
 			return
 		}
-		b.writeBody(w, http.NewResponseController(w), c, ctype, out)
+		b.writeBody(w, c, ctype, out)
 	}
 }
 

@@ -129,7 +129,7 @@ func (b *jsonrpcBinding) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		b.refuse(w, ex, refusal(errInternal()))
 		return
 	}
-	b.writeBody(w, http.NewResponseController(w), c, nil, body)
+	b.writeBody(w, c, nil, body)
 	if cap(body) > out.Cap() {
 		// It grew past the pooled buffer: keep the larger one for next time.
 		*out = *bytes.NewBuffer(body[:0])

@@ -431,7 +431,7 @@ func (s *Server) stopGRPC() {
 // the stack; the peer never sees the stack and the process never crashes.
 func (s *Server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &trackingWriter{ResponseWriter: w}
+		tw := &trackingWriter{ResponseWriter: w, timeout: s.opts.Limits.WriteTimeout}
 		defer func() {
 			p := recover()
 			if p == nil {
@@ -455,19 +455,43 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// trackingWriter records whether the response has started.
+// trackingWriter records whether the response has started, and bounds
+// its writing: as it starts, the connection's write deadline is set to
+// Limits.WriteTimeout from then, so that a client that stops reading
+// cannot hold the handler (and its connection) forever — also for the
+// part of an answer net/http writes after the handler returns. net/http
+// lifts the deadline once the response is finished, before it reads the
+// connection's next request (HTTP/2: the deadline is the stream's). A
+// stream's sink sets a deadline per event (sse.go).
 type trackingWriter struct {
 	http.ResponseWriter
-	wrote bool
+	timeout time.Duration
+	wrote   bool
+}
+
+// start marks the response started and sets its write deadline.
+func (t *trackingWriter) start() {
+	t.wrote = true
+	if t.timeout > 0 {
+		if d, ok := t.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(t.timeout))
+		} else {
+			_ = http.NewResponseController(t.ResponseWriter).SetWriteDeadline(time.Now().Add(t.timeout))
+		}
+	}
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
-	t.wrote = true
+	if !t.wrote {
+		t.start()
+	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *trackingWriter) Write(b []byte) (int, error) {
-	t.wrote = true
+	if !t.wrote {
+		t.start()
+	}
 	return t.ResponseWriter.Write(b)
 }
 
@@ -476,7 +500,9 @@ func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter 
 
 // Flush keeps the writer an http.Flusher.
 func (t *trackingWriter) Flush() {
-	t.wrote = true
+	if !t.wrote {
+		t.start()
+	}
 	if f, ok := t.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

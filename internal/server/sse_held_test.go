@@ -246,7 +246,7 @@ func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
 // leaves its write deadline set for net/http's last write (its held
 // events and the chunked terminator), relying on net/http to lift it once
 // the response is finished. The next answer on the keep-alive
-// connection, small enough to get no deadline of its own (writeBody),
+// connection (its own deadline set as it starts, trackingWriter),
 // written after that deadline has passed, must still arrive: it would be
 // refused by the stale deadline if net/http stopped lifting it.
 func TestStreamLeavesNoDeadlineToTheNextAnswer(t *testing.T) {

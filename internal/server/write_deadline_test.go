@@ -1,0 +1,46 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2a-plugin/a2a-plugin/internal/a2a"
+)
+
+// TestSmallAnswerToAClientThatStopsReadingIsBoundByTheWriteDeadline: a
+// small answer, which net/http buffers whole and writes only after the
+// handler returns, is still written under Limits.WriteTimeout: a client
+// that never reads (a pipe: every write waits for the reader) loses its
+// connection instead of holding the handler and its place forever.
+func TestSmallAnswerToAClientThatStopsReadingIsBoundByTheWriteDeadline(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
+	closed := make(chan struct{})
+	var closeOnce sync.Once
+	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
+	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closeOnce.Do(func() { close(closed) })
+		}
+	}}
+	go func() { _ = hs.Serve(l) }()
+	defer hs.Close() // also ends a write that blocks forever, so a failing run ends
+
+	cli, srvEnd := net.Pipe()
+	defer cli.Close()
+	l.conns <- srvEnd
+	body, _ := a2a.MarshalRequest(1, "GetTask", &a2a.GetTaskRequest{ID: "no-such-task"})
+	go fmt.Fprintf(cli, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+		tokAlice, len(body), body) // then the client never reads
+
+	// A liveness bound, not a measure: 10 s is over 30 write deadlines.
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server still holds the connection of a client that stopped reading, 10 s after a write deadline of %v", writeTimeout)
+	}
+}

@@ -51,7 +51,9 @@ import (
 // good. A call whose request is larger
 // than callStreamMaxBytes (a file carried inline) goes as a unary RPC too,
 // so that it never holds up the small calls queued behind it on the stream
-// while it transfers.
+// while it transfers; so does one that gRPC cannot marshal (a string that
+// is not UTF-8), which fails there as a unary call does, alone (sent on the
+// stream, it would make gRPC end the stream and the calls in flight on it).
 //
 // Who uses them: the plugin calls HandleMessages when
 // ConfigureRequest.host.protocol_minor is at least 2, host-sdk calls
@@ -201,6 +203,25 @@ func (c *callClient[In, Out, Req, Resp]) putCall(p *pendingCall[Out]) {
 	c.calls.Put(p)
 }
 
+// marshalBufs holds buffers for checkedSize.
+var marshalBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// checkedSize is in's size on the wire, and the error if gRPC could not
+// marshal it (a string field that is not valid UTF-8), found by marshalling
+// it into a pooled buffer; a request larger than callStreamMaxBytes, which
+// goes as a unary RPC, is only sized.
+func checkedSize(in proto.Message) (int, error) {
+	size := proto.Size(in)
+	if size > callStreamMaxBytes {
+		return size, nil
+	}
+	bp := marshalBufs.Get().(*[]byte)
+	b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend((*bp)[:0], in)
+	*bp = b[:0]
+	marshalBufs.Put(bp)
+	return size, err
+}
+
 // outgoing is one envelope for the writer: a call or a cancel, of at most
 // size bytes on the stream.
 type outgoing[Req any] struct {
@@ -233,8 +254,11 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if ctx.Err() != nil {
 		return zero, contextError(ctx)
 	}
-	size := proto.Size(in)
-	if size > callStreamMaxBytes {
+	size, err := checkedSize(in)
+	if err != nil || size > callStreamMaxBytes {
+		// A request gRPC cannot marshal (a string field that is not
+		// UTF-8) fails as the unary call, alone: sent on the stream, it
+		// would make gRPC end the stream and every call in flight on it.
 		return c.unary(ctx, in)
 	}
 	cc, err := c.conn(ctx)
@@ -303,8 +327,10 @@ func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp]
 	p.pos = cc.sent
 	c.mu.Unlock()
 	if err := cc.stream.Send(o.env); err != nil && !errors.Is(err, io.EOF) && c.forget(cc, o.id) {
-		// Refused before it left (e.g. over the size limit); the stream
-		// itself is fine. (io.EOF: the stream ended, and its end answers
+		// gRPC refused the envelope and ended the stream with it (any
+		// Send error but io.EOF does): this call gets the error, receive
+		// fails the others. call rules out the refusals it can foresee
+		// (checkedSize). (io.EOF: the stream ended, and its end answers
 		// p, as in write.)
 		return true, fromStatus(err)
 	}
@@ -437,8 +463,9 @@ func (c *callClient[In, Out, Req, Resp]) write(cc *callConn[Out, Req, Resp]) {
 			// calls still pending, this one included.
 			return
 		case p != nil:
-			// Refused before it left (e.g. over the size limit); the
-			// stream itself is fine.
+			// gRPC refused the envelope and ended the stream with it (as
+			// in sendDirect): this call gets the error, receive fails
+			// the others.
 			if c.forget(cc, o.id) {
 				p.ch <- callResult[Out]{err: fromStatus(err)}
 			}

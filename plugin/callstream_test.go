@@ -231,6 +231,59 @@ func TestCallStreamFailsACallAsTheUnaryRPCWould(t *testing.T) {
 	}
 }
 
+func TestCallThatGRPCCannotMarshalFailsAlone(t *testing.T) {
+	// A string field that is not UTF-8 (a host that cut model text
+	// mid-rune): gRPC cannot marshal the request. The call must fail as
+	// the unary call does, and neither the stream nor the calls in flight
+	// on it may notice, whether it comes first (three such sends on fresh
+	// streams would count as dead streams) or while a call is in flight.
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		if req.GetChatId() == "slow" {
+			started <- struct{}{}
+			<-release
+		}
+		return echoTurn(ctx, req)
+	})
+	ctx := callCtx(t)
+	bad := &pb.HandleMessageRequest{ChatId: "bad\xff"}
+	_, uerr := f.client.handleMessageUnary(ctx, bad)
+	if status.Code(uerr) != codes.Internal {
+		t.Fatalf("unary call with a non-UTF-8 string: %v; want Internal", uerr)
+	}
+	for i := range maxDeadStreams {
+		if _, err := f.client.HandleMessage(ctx, bad); err == nil || err.Error() != uerr.Error() {
+			t.Fatalf("bad call %d before any stream: %v; want the unary error %q", i, err, uerr)
+		}
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "first"}); err != nil || resp.GetTurnId() != "turn-first" {
+		t.Fatalf("first good call: %v, %v", resp, err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "slow"})
+		if err == nil && resp.GetTurnId() != "turn-slow" {
+			err = fmt.Errorf("answer %v", resp)
+		}
+		slow <- err
+	}()
+	<-started
+	if _, err := f.client.HandleMessage(ctx, bad); err == nil || err.Error() != uerr.Error() {
+		t.Errorf("bad call while another is in flight: %v; want the unary error %q", err, uerr)
+	}
+	unblock()
+	if err := <-slow; err != nil {
+		t.Fatalf("the call in flight while a bad call was made: %v; want its answer", err)
+	}
+	if s, u := f.svc.streams.Load(), f.svc.unary.Load(); s != 1 || u != 0 {
+		t.Errorf("good calls travelled on %d streams and as %d unary RPCs; want 1 stream, 0 unary", s, u)
+	}
+}
+
 func TestCallStreamCarriesTheCallersDeadline(t *testing.T) {
 	deadlines := make(chan time.Duration, 1)
 	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {

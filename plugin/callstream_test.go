@@ -458,14 +458,18 @@ func TestCallerWaitsForAStuckConnectionNoLongerThanItsDeadline(t *testing.T) {
 
 func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 	// The host stops reading its stream: gRPC's flow control holds the
-	// send, and the caller's deadline must still end the call.
+	// send, and the caller's deadline must still end the call. Eight calls
+	// of 255 KiB, one after another: more than the stream's flow-control
+	// window (1 MiB, windowBytes) and gRPC's write quota (64 KiB) take, so
+	// that the sends after the fifth or sixth wait.
 	f := newCallFixture(t, 2, false, echoTurn)
 	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
+	const calls = 8
 	done := make(chan error, 1)
 	go func() {
-		for i := range 4 {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		for i := range calls {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			_, err := f.client.HandleMessage(ctx, big)
 			cancel()
 			if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
@@ -481,7 +485,7 @@ func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("four calls with 300ms deadlines had not all returned 10s later")
+		t.Fatalf("%d calls with 200ms deadlines had not all returned 10s later", calls)
 	}
 }
 
@@ -750,13 +754,17 @@ func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
 	f := newCallFixture(t, 2, false, echoTurn)
 	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
-	go func() {
-		// Fills the stream's flow-control window and holds the writer.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = f.client.HandleMessage(ctx, big)
-	}()
-	time.Sleep(100 * time.Millisecond)
+	for range 6 {
+		// Six calls of 255 KiB fill the stream's flow-control window (1
+		// MiB, windowBytes) and gRPC's write quota (64 KiB) and hold the
+		// writer.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = f.client.HandleMessage(ctx, big)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	done := make(chan error, 1)

@@ -167,6 +167,9 @@ type callConn[Out, Req any, Resp callReply[Out]] struct {
 	// guarded by sendMu.
 	sendMu sync.Mutex
 	sent   int64
+	// direct counts the calls their callers sent themselves (sendDirect),
+	// for tests; guarded by sendMu.
+	direct int64
 	// pending holds the calls waiting for an answer; nil once the stream
 	// ended. Guarded by callClient.mu, as are answered and confirmed (the
 	// position in sent of the last answered call's end: the callee has
@@ -326,6 +329,7 @@ func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp]
 	cc.sent += o.size
 	p.pos = cc.sent
 	c.mu.Unlock()
+	cc.direct++
 	if err := cc.stream.Send(o.env); err != nil && !errors.Is(err, io.EOF) && c.forget(cc, o.id) {
 		// gRPC refused the envelope and ended the stream with it (any
 		// Send error but io.EOF does): this call gets the error, receive

@@ -456,6 +456,38 @@ func TestCallerWaitsForAStuckConnectionNoLongerThanItsDeadline(t *testing.T) {
 	wg.Wait()
 }
 
+func TestCallsOnAStreamThatHasNotAnsweredGoThroughTheWriter(t *testing.T) {
+	// Until a stream has answered, gRPC may hold a send on it (waiting for
+	// the connection, retrying the stream), so a caller must not send its
+	// call itself; once it has answered, an idle stream takes the next
+	// call from its caller (sendDirect).
+	f := newCallFixture(t, 2, false, echoTurn)
+	ctx := callCtx(t)
+	direct := func() int64 {
+		f.client.messages.mu.Lock()
+		cc := f.client.messages.cur
+		f.client.messages.mu.Unlock()
+		cc.sendMu.Lock()
+		defer cc.sendMu.Unlock()
+		return cc.direct
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "first"}); err != nil || resp.GetTurnId() != "turn-first" {
+		t.Fatalf("first call: %v, %v", resp, err)
+	}
+	if n := direct(); n != 0 {
+		t.Errorf("%d calls sent by their callers on a stream that had answered nothing; want 0", n)
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "second"}); err != nil || resp.GetTurnId() != "turn-second" {
+		t.Fatalf("second call: %v, %v", resp, err)
+	}
+	if n := direct(); n != 1 {
+		t.Errorf("%d calls sent by their callers after the first answer, on an idle stream; want 1", n)
+	}
+	if s := f.svc.streams.Load(); s != 1 {
+		t.Errorf("calls travelled on %d streams; want 1", s)
+	}
+}
+
 func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 	// The host stops reading its stream: gRPC's flow control holds the
 	// send, and the caller's deadline must still end the call. Eight calls

@@ -200,8 +200,13 @@ func (c *callClient[In, Out, Req, Resp]) getCall() *pendingCall[Out] {
 // putCall keeps p for another call. Only its caller may put it, and only
 // once nothing else can answer it: after taking its answer from ch, or
 // after taking it out of pending itself (abandon, forget), since whoever
-// takes a call out of pending answers it.
+// takes a call out of pending answers it. A p with an answer still in ch
+// (put back wrongly) is dropped rather than handing that answer to the
+// next call.
 func (c *callClient[In, Out, Req, Resp]) putCall(p *pendingCall[Out]) {
+	if len(p.ch) != 0 {
+		return
+	}
 	p.sent, p.pos = false, 0
 	c.calls.Put(p)
 }

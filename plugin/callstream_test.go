@@ -857,3 +857,158 @@ func TestSmallCallsToAHostThatStoppedReadingGiveUpAtTheirDeadlines(t *testing.T)
 		}
 	}
 }
+
+// fakeCallStream is the caller's half of a call stream whose other side
+// the test plays: Send hands each envelope to sent (and, while hold is set,
+// waits for gate), Recv returns what the test puts in answers.
+type fakeCallStream struct {
+	ctx     context.Context
+	sent    chan *pb.HandleMessagesRequest
+	answers chan *pb.HandleMessagesResponse
+	gate    chan struct{}
+	hold    atomic.Bool
+}
+
+func (s *fakeCallStream) Send(r *pb.HandleMessagesRequest) error {
+	s.sent <- r
+	if s.hold.Load() {
+		<-s.gate
+	}
+	return nil
+}
+
+func (s *fakeCallStream) Recv() (*pb.HandleMessagesResponse, error) {
+	select {
+	case a := <-s.answers:
+		return a, nil
+	case <-s.ctx.Done():
+		return nil, s.ctx.Err()
+	}
+}
+
+func TestAnswerToACallerThatGaveUpDoesNotReachTheNextCall(t *testing.T) {
+	// A caller gives up (its context ends) after the receiver has taken
+	// its call out of pending and put the answer in its channel: that
+	// pendingCall must not serve the next call, which must get its own
+	// answer. The caller's select between its answer and its context
+	// picks either at random, so this is repeated until it has given up
+	// ten times.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &fakeCallStream{ctx: ctx, sent: make(chan *pb.HandleMessagesRequest, 16),
+		answers: make(chan *pb.HandleMessagesResponse), gate: make(chan struct{})}
+	c := &callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]{
+		open: func(context.Context) (callStreamClient[*pb.HandleMessagesRequest, *pb.HandleMessagesResponse], error) {
+			return st, nil
+		},
+		wrap: func(id uint64, timeoutMS uint32, in *pb.HandleMessageRequest) *pb.HandleMessagesRequest {
+			return &pb.HandleMessagesRequest{CallId: id, Request: in, TimeoutMs: timeoutMS}
+		},
+		cancel: func(id uint64) *pb.HandleMessagesRequest {
+			return &pb.HandleMessagesRequest{CallId: id, Cancel: true}
+		},
+		unary: func(context.Context, *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+			return nil, errors.New("unexpected unary call")
+		},
+	}
+	defer c.close()
+	type result struct {
+		resp *pb.HandleMessageResponse
+		err  error
+	}
+	start := func(ctx context.Context, chat string) chan result {
+		res := make(chan result, 1)
+		go func() {
+			resp, err := c.call(ctx, &pb.HandleMessageRequest{ChatId: chat})
+			res <- result{resp, err}
+		}()
+		return res
+	}
+	// The waits below are bounded so that a wrong answer fails the test
+	// rather than leaving it stuck (a receiver blocked on a full channel).
+	stuck := func() <-chan time.Time { return time.After(10 * time.Second) }
+	sent := func() *pb.HandleMessagesRequest {
+		select {
+		case env := <-st.sent:
+			return env
+		case <-stuck():
+			t.Fatal("no call was sent within 10s")
+			return nil
+		}
+	}
+	answer := func(env *pb.HandleMessagesRequest) {
+		select {
+		case st.answers <- &pb.HandleMessagesResponse{CallId: env.GetCallId(),
+			Response: &pb.HandleMessageResponse{TurnId: "turn-" + env.GetRequest().GetChatId()}}:
+		case <-stuck():
+			t.Fatalf("the receiver did not take the answer to call %d within 10s", env.GetCallId())
+		}
+	}
+	returned := func(res chan result, chat string) result {
+		select {
+		case r := <-res:
+			return r
+		case <-stuck():
+			t.Fatalf("call %s had not returned 10s after its answer", chat)
+			return result{}
+		}
+	}
+	// roundTrip makes one call, answered at once, and checks its answer.
+	roundTrip := func(chat string) {
+		res := start(callCtx(t), chat)
+		answer(sent())
+		if r := returned(res, chat); r.err != nil || r.resp.GetTurnId() != "turn-"+chat {
+			t.Fatalf("call %s: %v, %v; want its own answer", chat, r.resp, r.err)
+		}
+	}
+	roundTrip("first") // the stream has answered: the next calls are sent by their callers
+	gaveUp := 0
+	for i := 0; gaveUp < 10 && i < 500; i++ {
+		st.hold.Store(true)
+		actx, acancel := context.WithCancel(context.Background())
+		chat := fmt.Sprint("a", i)
+		res := start(actx, chat)
+		env := sent() // the caller is in its Send, held
+		c.mu.Lock()
+		p := c.cur.pending[env.GetCallId()]
+		c.mu.Unlock()
+		if p == nil {
+			t.Fatalf("call %s is not pending while its caller sends it", chat)
+		}
+		acancel()
+		answer(env)
+		for wait := time.Now(); len(p.ch) == 0; { // the receiver takes the call and answers it
+			if time.Since(wait) > 10*time.Second {
+				t.Fatalf("the answer to call %s had not reached its channel 10s later", chat)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		st.hold.Store(false)
+		st.gate <- struct{}{}
+		r := returned(res, chat)
+		switch {
+		case r.err == nil && r.resp.GetTurnId() != "turn-"+chat:
+			t.Fatalf("call %s: answer %v; want its own", chat, r.resp)
+		case r.err != nil && status.Code(r.err) != codes.Canceled:
+			t.Fatalf("call %s: %v; want its answer or Canceled", chat, r.err)
+		case r.err != nil:
+			gaveUp++
+		}
+		roundTrip(fmt.Sprint("b", i))
+	}
+	if gaveUp < 10 {
+		t.Fatalf("the caller gave up %d times with its answer waiting; want 10", gaveUp)
+	}
+}
+
+func TestPutCallDropsACallWithAnAnswerInIt(t *testing.T) {
+	var c callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]
+	for range 20 {
+		p := c.getCall()
+		p.ch <- callResult[*pb.HandleMessageResponse]{out: &pb.HandleMessageResponse{TurnId: "stale"}}
+		c.putCall(p)
+		if q := c.getCall(); len(q.ch) != 0 {
+			t.Fatalf("getCall returned a pendingCall holding an answer (%v)", (<-q.ch).out)
+		}
+	}
+}

@@ -51,7 +51,9 @@ import (
 // good. A call whose request is larger
 // than callStreamMaxBytes (a file carried inline) goes as a unary RPC too,
 // so that it never holds up the small calls queued behind it on the stream
-// while it transfers.
+// while it transfers; so does one that gRPC cannot marshal (a string that
+// is not UTF-8), which fails there as a unary call does, alone (sent on the
+// stream, it would make gRPC end the stream and the calls in flight on it).
 //
 // Who uses them: the plugin calls HandleMessages when
 // ConfigureRequest.host.protocol_minor is at least 2, host-sdk calls
@@ -165,6 +167,9 @@ type callConn[Out, Req any, Resp callReply[Out]] struct {
 	// guarded by sendMu.
 	sendMu sync.Mutex
 	sent   int64
+	// direct counts the calls their callers sent themselves (sendDirect),
+	// for tests; guarded by sendMu.
+	direct int64
 	// pending holds the calls waiting for an answer; nil once the stream
 	// ended. Guarded by callClient.mu, as are answered and confirmed (the
 	// position in sent of the last answered call's end: the callee has
@@ -195,10 +200,34 @@ func (c *callClient[In, Out, Req, Resp]) getCall() *pendingCall[Out] {
 // putCall keeps p for another call. Only its caller may put it, and only
 // once nothing else can answer it: after taking its answer from ch, or
 // after taking it out of pending itself (abandon, forget), since whoever
-// takes a call out of pending answers it.
+// takes a call out of pending answers it. A p with an answer still in ch
+// (put back wrongly) is dropped rather than handing that answer to the
+// next call.
 func (c *callClient[In, Out, Req, Resp]) putCall(p *pendingCall[Out]) {
+	if len(p.ch) != 0 {
+		return
+	}
 	p.sent, p.pos = false, 0
 	c.calls.Put(p)
+}
+
+// marshalBufs holds buffers for checkedSize.
+var marshalBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// checkedSize is in's size on the wire, and the error if gRPC could not
+// marshal it (a string field that is not valid UTF-8), found by marshalling
+// it into a pooled buffer; a request larger than callStreamMaxBytes, which
+// goes as a unary RPC, is only sized.
+func checkedSize(in proto.Message) (int, error) {
+	size := proto.Size(in)
+	if size > callStreamMaxBytes {
+		return size, nil
+	}
+	bp := marshalBufs.Get().(*[]byte)
+	b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend((*bp)[:0], in)
+	*bp = b[:0]
+	marshalBufs.Put(bp)
+	return size, err
 }
 
 // outgoing is one envelope for the writer: a call or a cancel, of at most
@@ -233,8 +262,11 @@ func (c *callClient[In, Out, Req, Resp]) call(ctx context.Context, in In) (Out, 
 	if ctx.Err() != nil {
 		return zero, contextError(ctx)
 	}
-	size := proto.Size(in)
-	if size > callStreamMaxBytes {
+	size, err := checkedSize(in)
+	if err != nil || size > callStreamMaxBytes {
+		// A request gRPC cannot marshal (a string field that is not
+		// UTF-8) fails as the unary call, alone: sent on the stream, it
+		// would make gRPC end the stream and every call in flight on it.
 		return c.unary(ctx, in)
 	}
 	cc, err := c.conn(ctx)
@@ -302,9 +334,12 @@ func (c *callClient[In, Out, Req, Resp]) sendDirect(cc *callConn[Out, Req, Resp]
 	cc.sent += o.size
 	p.pos = cc.sent
 	c.mu.Unlock()
+	cc.direct++
 	if err := cc.stream.Send(o.env); err != nil && !errors.Is(err, io.EOF) && c.forget(cc, o.id) {
-		// Refused before it left (e.g. over the size limit); the stream
-		// itself is fine. (io.EOF: the stream ended, and its end answers
+		// gRPC refused the envelope and ended the stream with it (any
+		// Send error but io.EOF does): this call gets the error, receive
+		// fails the others. call rules out the refusals it can foresee
+		// (checkedSize). (io.EOF: the stream ended, and its end answers
 		// p, as in write.)
 		return true, fromStatus(err)
 	}
@@ -437,8 +472,9 @@ func (c *callClient[In, Out, Req, Resp]) write(cc *callConn[Out, Req, Resp]) {
 			// calls still pending, this one included.
 			return
 		case p != nil:
-			// Refused before it left (e.g. over the size limit); the
-			// stream itself is fine.
+			// gRPC refused the envelope and ended the stream with it (as
+			// in sendDirect): this call gets the error, receive fails
+			// the others.
 			if c.forget(cc, o.id) {
 				p.ch <- callResult[Out]{err: fromStatus(err)}
 			}

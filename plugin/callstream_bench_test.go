@@ -93,8 +93,8 @@ func BenchmarkCallStreamRoundTrip(b *testing.B) {
 				}
 			} else {
 				b.SetParallelism(max(1, par/runtime.GOMAXPROCS(0)))
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
+				b.RunParallel(func(tpb *testing.PB) {
+					for tpb.Next() {
 						call()
 					}
 				})

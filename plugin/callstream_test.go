@@ -231,6 +231,59 @@ func TestCallStreamFailsACallAsTheUnaryRPCWould(t *testing.T) {
 	}
 }
 
+func TestCallThatGRPCCannotMarshalFailsAlone(t *testing.T) {
+	// A string field that is not UTF-8 (a host that cut model text
+	// mid-rune): gRPC cannot marshal the request. The call must fail as
+	// the unary call does, and neither the stream nor the calls in flight
+	// on it may notice, whether it comes first (three such sends on fresh
+	// streams would count as dead streams) or while a call is in flight.
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+		if req.GetChatId() == "slow" {
+			started <- struct{}{}
+			<-release
+		}
+		return echoTurn(ctx, req)
+	})
+	ctx := callCtx(t)
+	bad := &pb.HandleMessageRequest{ChatId: "bad\xff"}
+	_, uerr := f.client.handleMessageUnary(ctx, bad)
+	if status.Code(uerr) != codes.Internal {
+		t.Fatalf("unary call with a non-UTF-8 string: %v; want Internal", uerr)
+	}
+	for i := range maxDeadStreams {
+		if _, err := f.client.HandleMessage(ctx, bad); err == nil || err.Error() != uerr.Error() {
+			t.Fatalf("bad call %d before any stream: %v; want the unary error %q", i, err, uerr)
+		}
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "first"}); err != nil || resp.GetTurnId() != "turn-first" {
+		t.Fatalf("first good call: %v, %v", resp, err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "slow"})
+		if err == nil && resp.GetTurnId() != "turn-slow" {
+			err = fmt.Errorf("answer %v", resp)
+		}
+		slow <- err
+	}()
+	<-started
+	if _, err := f.client.HandleMessage(ctx, bad); err == nil || err.Error() != uerr.Error() {
+		t.Errorf("bad call while another is in flight: %v; want the unary error %q", err, uerr)
+	}
+	unblock()
+	if err := <-slow; err != nil {
+		t.Fatalf("the call in flight while a bad call was made: %v; want its answer", err)
+	}
+	if s, u := f.svc.streams.Load(), f.svc.unary.Load(); s != 1 || u != 0 {
+		t.Errorf("good calls travelled on %d streams and as %d unary RPCs; want 1 stream, 0 unary", s, u)
+	}
+}
+
 func TestCallStreamCarriesTheCallersDeadline(t *testing.T) {
 	deadlines := make(chan time.Duration, 1)
 	f := newCallFixture(t, 2, false, func(ctx context.Context, req *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
@@ -403,16 +456,52 @@ func TestCallerWaitsForAStuckConnectionNoLongerThanItsDeadline(t *testing.T) {
 	wg.Wait()
 }
 
+func TestCallsOnAStreamThatHasNotAnsweredGoThroughTheWriter(t *testing.T) {
+	// Until a stream has answered, gRPC may hold a send on it (waiting for
+	// the connection, retrying the stream), so a caller must not send its
+	// call itself; once it has answered, an idle stream takes the next
+	// call from its caller (sendDirect).
+	f := newCallFixture(t, 2, false, echoTurn)
+	ctx := callCtx(t)
+	direct := func() int64 {
+		f.client.messages.mu.Lock()
+		cc := f.client.messages.cur
+		f.client.messages.mu.Unlock()
+		cc.sendMu.Lock()
+		defer cc.sendMu.Unlock()
+		return cc.direct
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "first"}); err != nil || resp.GetTurnId() != "turn-first" {
+		t.Fatalf("first call: %v, %v", resp, err)
+	}
+	if n := direct(); n != 0 {
+		t.Errorf("%d calls sent by their callers on a stream that had answered nothing; want 0", n)
+	}
+	if resp, err := f.client.HandleMessage(ctx, &pb.HandleMessageRequest{ChatId: "second"}); err != nil || resp.GetTurnId() != "turn-second" {
+		t.Fatalf("second call: %v, %v", resp, err)
+	}
+	if n := direct(); n != 1 {
+		t.Errorf("%d calls sent by their callers after the first answer, on an idle stream; want 1", n)
+	}
+	if s := f.svc.streams.Load(); s != 1 {
+		t.Errorf("calls travelled on %d streams; want 1", s)
+	}
+}
+
 func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 	// The host stops reading its stream: gRPC's flow control holds the
-	// send, and the caller's deadline must still end the call.
+	// send, and the caller's deadline must still end the call. Eight calls
+	// of 255 KiB, one after another: more than the stream's flow-control
+	// window (1 MiB, windowBytes) and gRPC's write quota (64 KiB) take, so
+	// that the sends after the fifth or sixth wait.
 	f := newCallFixture(t, 2, false, echoTurn)
 	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
+	const calls = 8
 	done := make(chan error, 1)
 	go func() {
-		for i := range 4 {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		for i := range calls {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			_, err := f.client.HandleMessage(ctx, big)
 			cancel()
 			if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Unavailable {
@@ -428,7 +517,7 @@ func TestCallToAFrozenHostGivesUpAtItsDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("four calls with 300ms deadlines had not all returned 10s later")
+		t.Fatalf("%d calls with 200ms deadlines had not all returned 10s later", calls)
 	}
 }
 
@@ -697,13 +786,17 @@ func TestCancelledCallerReturnsAlthoughTheHostStoppedReading(t *testing.T) {
 	f := newCallFixture(t, 2, false, echoTurn)
 	f.svc.streamMode.Store("noRead")
 	big := &pb.HandleMessageRequest{ChatId: "big", Parts: []*pb.Part{{Content: &pb.Part_Raw{Raw: make([]byte, callStreamMaxBytes-1024)}}}}
-	go func() {
-		// Fills the stream's flow-control window and holds the writer.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = f.client.HandleMessage(ctx, big)
-	}()
-	time.Sleep(100 * time.Millisecond)
+	for range 6 {
+		// Six calls of 255 KiB fill the stream's flow-control window (1
+		// MiB, windowBytes) and gRPC's write quota (64 KiB) and hold the
+		// writer.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = f.client.HandleMessage(ctx, big)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	done := make(chan error, 1)
@@ -761,6 +854,161 @@ func TestSmallCallsToAHostThatStoppedReadingGiveUpAtTheirDeadlines(t *testing.T)
 			}
 		case <-timeout:
 			t.Fatal("calls with 10ms deadlines had not all returned 10s later")
+		}
+	}
+}
+
+// fakeCallStream is the caller's half of a call stream whose other side
+// the test plays: Send hands each envelope to sent (and, while hold is set,
+// waits for gate), Recv returns what the test puts in answers.
+type fakeCallStream struct {
+	ctx     context.Context
+	sent    chan *pb.HandleMessagesRequest
+	answers chan *pb.HandleMessagesResponse
+	gate    chan struct{}
+	hold    atomic.Bool
+}
+
+func (s *fakeCallStream) Send(r *pb.HandleMessagesRequest) error {
+	s.sent <- r
+	if s.hold.Load() {
+		<-s.gate
+	}
+	return nil
+}
+
+func (s *fakeCallStream) Recv() (*pb.HandleMessagesResponse, error) {
+	select {
+	case a := <-s.answers:
+		return a, nil
+	case <-s.ctx.Done():
+		return nil, s.ctx.Err()
+	}
+}
+
+func TestAnswerToACallerThatGaveUpDoesNotReachTheNextCall(t *testing.T) {
+	// A caller gives up (its context ends) after the receiver has taken
+	// its call out of pending and put the answer in its channel: that
+	// pendingCall must not serve the next call, which must get its own
+	// answer. The caller's select between its answer and its context
+	// picks either at random, so this is repeated until it has given up
+	// ten times.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &fakeCallStream{ctx: ctx, sent: make(chan *pb.HandleMessagesRequest, 16),
+		answers: make(chan *pb.HandleMessagesResponse), gate: make(chan struct{})}
+	c := &callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]{
+		open: func(context.Context) (callStreamClient[*pb.HandleMessagesRequest, *pb.HandleMessagesResponse], error) {
+			return st, nil
+		},
+		wrap: func(id uint64, timeoutMS uint32, in *pb.HandleMessageRequest) *pb.HandleMessagesRequest {
+			return &pb.HandleMessagesRequest{CallId: id, Request: in, TimeoutMs: timeoutMS}
+		},
+		cancel: func(id uint64) *pb.HandleMessagesRequest {
+			return &pb.HandleMessagesRequest{CallId: id, Cancel: true}
+		},
+		unary: func(context.Context, *pb.HandleMessageRequest) (*pb.HandleMessageResponse, error) {
+			return nil, errors.New("unexpected unary call")
+		},
+	}
+	defer c.close()
+	type result struct {
+		resp *pb.HandleMessageResponse
+		err  error
+	}
+	start := func(ctx context.Context, chat string) chan result {
+		res := make(chan result, 1)
+		go func() {
+			resp, err := c.call(ctx, &pb.HandleMessageRequest{ChatId: chat})
+			res <- result{resp, err}
+		}()
+		return res
+	}
+	// The waits below are bounded so that a wrong answer fails the test
+	// rather than leaving it stuck (a receiver blocked on a full channel).
+	stuck := func() <-chan time.Time { return time.After(10 * time.Second) }
+	sent := func() *pb.HandleMessagesRequest {
+		select {
+		case env := <-st.sent:
+			return env
+		case <-stuck():
+			t.Fatal("no call was sent within 10s")
+			return nil
+		}
+	}
+	answer := func(env *pb.HandleMessagesRequest) {
+		select {
+		case st.answers <- &pb.HandleMessagesResponse{CallId: env.GetCallId(),
+			Response: &pb.HandleMessageResponse{TurnId: "turn-" + env.GetRequest().GetChatId()}}:
+		case <-stuck():
+			t.Fatalf("the receiver did not take the answer to call %d within 10s", env.GetCallId())
+		}
+	}
+	returned := func(res chan result, chat string) result {
+		select {
+		case r := <-res:
+			return r
+		case <-stuck():
+			t.Fatalf("call %s had not returned 10s after its answer", chat)
+			return result{}
+		}
+	}
+	// roundTrip makes one call, answered at once, and checks its answer.
+	roundTrip := func(chat string) {
+		res := start(callCtx(t), chat)
+		answer(sent())
+		if r := returned(res, chat); r.err != nil || r.resp.GetTurnId() != "turn-"+chat {
+			t.Fatalf("call %s: %v, %v; want its own answer", chat, r.resp, r.err)
+		}
+	}
+	roundTrip("first") // the stream has answered: the next calls are sent by their callers
+	gaveUp := 0
+	for i := 0; gaveUp < 10 && i < 500; i++ {
+		st.hold.Store(true)
+		actx, acancel := context.WithCancel(context.Background())
+		chat := fmt.Sprint("a", i)
+		res := start(actx, chat)
+		env := sent() // the caller is in its Send, held
+		c.mu.Lock()
+		p := c.cur.pending[env.GetCallId()]
+		c.mu.Unlock()
+		if p == nil {
+			t.Fatalf("call %s is not pending while its caller sends it", chat)
+		}
+		acancel()
+		answer(env)
+		for wait := time.Now(); len(p.ch) == 0; { // the receiver takes the call and answers it
+			if time.Since(wait) > 10*time.Second {
+				t.Fatalf("the answer to call %s had not reached its channel 10s later", chat)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		st.hold.Store(false)
+		st.gate <- struct{}{}
+		r := returned(res, chat)
+		switch {
+		case r.err == nil && r.resp.GetTurnId() != "turn-"+chat:
+			t.Fatalf("call %s: answer %v; want its own", chat, r.resp)
+		case r.err != nil && status.Code(r.err) != codes.Canceled:
+			t.Fatalf("call %s: %v; want its answer or Canceled", chat, r.err)
+		case r.err != nil:
+			gaveUp++
+		}
+		roundTrip(fmt.Sprint("b", i))
+	}
+	if gaveUp < 10 {
+		t.Fatalf("the caller gave up %d times with its answer waiting; want 10", gaveUp)
+	}
+}
+
+func TestPutCallDropsACallWithAnAnswerInIt(t *testing.T) {
+	var c callClient[*pb.HandleMessageRequest, *pb.HandleMessageResponse, *pb.HandleMessagesRequest, *pb.HandleMessagesResponse]
+	for range 20 {
+		p := c.getCall()
+		p.ch <- callResult[*pb.HandleMessageResponse]{out: &pb.HandleMessageResponse{TurnId: "stale"}}
+		c.putCall(p)
+		if q := c.getCall(); len(q.ch) != 0 {
+			t.Fatalf("getCall returned a pendingCall holding an answer (%v)", (<-q.ch).out)
 		}
 	}
 }

@@ -241,7 +241,11 @@ func openStore(cfg *config.Config, dataDir string, log hclog.Logger) (store.Stor
 		return nil, nil, nil, fmt.Errorf("a2a plugin: creating the data directory %s: %w", dataDir, err)
 	}
 	path := filepath.Join(dataDir, DatabaseFile)
-	st, err := store.OpenSQLite(path, store.SQLiteOptions{})
+	// What the store does on its own (a journal replayed at start, an
+	// apply being retried) goes to the plugin's log.
+	st, err := store.OpenSQLite(path, store.SQLiteOptions{Logf: func(format string, args ...any) {
+		log.Warn(fmt.Sprintf(format, args...))
+	}})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("a2a plugin: opening the task database %s: %w", path, err)
 	}

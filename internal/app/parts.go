@@ -208,7 +208,7 @@ func newParts(cfg *config.Config, dataDir, version string, host plugin.Host, hos
 	p.srvOpts.Extra = append(p.srvOpts.Extra, signerRoutes...)
 	if cfg.Pprof {
 		// Profiles show the process's inner workings: Local callers only.
-		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "/debug/pprof/", Handler: pprofHandler()})
+		p.srvOpts.Extra = append(p.srvOpts.Extra, server.ExtraRoute{Pattern: "/debug/pprof/", Handler: pprofHandler(), LongWrites: true})
 	}
 	if cfg.Metrics {
 		// The local operator and trusted peers may scrape; a peer sees the

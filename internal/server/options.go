@@ -177,6 +177,10 @@ type ExtraRoute struct {
 	Handler http.Handler
 	// Allow decides for callers that are not Local.
 	Allow func(security.Identity) bool
+	// LongWrites exempts the route's responses from Limits.WriteTimeout
+	// (pprof's execution trace writes for as long as it was asked to
+	// record); its handler bounds its own writes, if it needs to.
+	LongWrites bool
 }
 
 // PushOptions configure push notifications.

@@ -205,6 +205,9 @@ func (s *Server) protectAt(st *site, e ExtraRoute) http.Handler {
 			http.Error(w, "forbidden: this route is for the local operator (or callers the configuration allows)", http.StatusForbidden)
 			return
 		}
+		if tw, ok := w.(*trackingWriter); ok && e.LongWrites {
+			tw.timeout = 0
+		}
 		e.Handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeCallerKey{}, RouteCaller{Identity: ident, Agent: st.id})))
 	})
 }

@@ -28,22 +28,17 @@ var errEncoding = errors.New("a stream event could not be encoded")
 func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Stream, sink *sseSink) {
 	sink.w, sink.rc = w, http.NewResponseController(w)
 	defer func() {
-		if sink.held {
-			// What Run left held (the last event of a stream whose end
-			// was queued behind it, or headers no event followed) is
-			// written by net/http when the handler returns, with the
-			// chunked encoding's terminator, in one write: the deadline
-			// stays set for that write, so a client that stopped reading
-			// cannot hold the connection, and net/http lifts it itself
-			// once the response is finished (HTTP/1.1: conn.serve clears
-			// the write deadline after finishRequest, before the next
-			// request; HTTP/2: the deadline is the stream's own and ends
-			// with it). TestStreamLeavesNoDeadlineToTheNextAnswer checks
-			// the first.
-			_ = sink.rc.SetWriteDeadline(time.Now().Add(b.limits.WriteTimeout))
-			return
-		}
-		_ = sink.rc.SetWriteDeadline(time.Time{})
+		// What net/http writes when the handler returns — the chunked
+		// encoding's terminator, and what Run left held (the last event
+		// of a stream whose end was queued behind it, or headers no event
+		// followed), in one write — is written under a fresh deadline,
+		// so a client that stopped reading cannot hold the connection;
+		// net/http lifts it itself once the response is finished
+		// (HTTP/1.1: conn.serve clears the write deadline after
+		// finishRequest, before the next request; HTTP/2: the deadline is
+		// the stream's own and ends with it).
+		// TestStreamLeavesNoDeadlineToTheNextAnswer checks the first.
+		_ = sink.rc.SetWriteDeadline(time.Now().Add(b.limits.WriteTimeout))
 	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -71,7 +71,7 @@ func TestLongWritesRoutesOutliveTheWriteDeadline(t *testing.T) {
 	})
 	get := func(path string) string {
 		t.Helper()
-		resp, err := http.Get(e.url + path)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(e.url + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -482,7 +482,7 @@ func (s *SQLite) replayJournal(dir, instance string) error {
 		}
 		for _, r := range reqs {
 			if s.tryBatch([]*writeReq{r}); r.err != nil {
-				return fmt.Errorf("store: replay the task journal %s: %w (if this save can never be applied, move the directory %s away to start without it, losing the saves it holds)", dir, r.err, dir)
+				return fmt.Errorf("store: replay the task journal %s: %w (if this save can never be applied, move the directory %s out of the journal directory to start without it, losing the saves it holds)", dir, r.err, dir)
 			}
 		}
 		return nil
@@ -495,7 +495,7 @@ func (s *SQLite) replayJournal(dir, instance string) error {
 		}
 		if tail > 0 {
 			if i != len(paths)-1 {
-				return fmt.Errorf("store: the task journal segment %s is damaged %d bytes before its end, and it is not the last one: move the directory %s away to start without it (losing the saves it holds)", p, tail, dir)
+				return fmt.Errorf("store: the task journal segment %s is damaged %d bytes before its end, and it is not the last one: move the directory %s out of the journal directory to start without it (losing the saves it holds)", p, tail, dir)
 			}
 			s.logf("store: the task journal %s ends in %d bytes of a record whose write never completed (never acknowledged): ignored", p, tail)
 		}

@@ -55,8 +55,8 @@ func lockStore(root string, wait time.Duration) (release func(), err error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("the database is open in another process (another a2a-plugin, or a tool, on the same data directory; %s is locked): "+
-				"a SQLite store serves one process at a time — stop the other one, or use the PostgreSQL store for several replicas", path)
+			return nil, fmt.Errorf("the database is open in another store (another a2a-plugin process, or a tool, on the same data directory; %s stayed locked for %v): "+
+				"a SQLite store serves one process at a time — stop the other one, or use the PostgreSQL store for several replicas", path, wait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

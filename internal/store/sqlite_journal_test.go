@@ -652,7 +652,7 @@ func TestJournalsOfTwoStores(t *testing.T) {
 	// refuses: its saves and the first's would reach SQLite in an order
 	// neither chose.
 	_, err = OpenSQLite(path, SQLiteOptions{BusyTimeout: 100 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "open in another process") || !strings.Contains(err.Error(), "PostgreSQL") {
+	if err == nil || !strings.Contains(err.Error(), "open in another store") || !strings.Contains(err.Error(), "PostgreSQL") {
 		t.Fatalf("second store on an open database: %v, want a refusal saying what to do", err)
 	}
 	if segs, _, _ := listSegments(s1.j.dir); len(segs) == 0 {

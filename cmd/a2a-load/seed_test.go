@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,10 +75,23 @@ func TestSeedRefusesBadArguments(t *testing.T) {
 func TestSeveralURLsShareTheWorkers(t *testing.T) {
 	var hits [3]atomic.Int64
 	var urls []string
+	// Each server holds its first answers until every URL has had a
+	// request (or 5 s): the workers share one budget of requests, so on a
+	// busy machine the first worker could otherwise spend all of it
+	// before the others have dialled.
+	allHit := make(chan struct{})
+	var once sync.Once
 	for i := range hits {
 		fs := &fakeServer{}
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hits[i].Add(1)
+			if hits[0].Load() > 0 && hits[1].Load() > 0 && hits[2].Load() > 0 {
+				once.Do(func() { close(allHit) })
+			}
+			select {
+			case <-allHit:
+			case <-time.After(5 * time.Second):
+			}
 			fs.ServeHTTP(w, r)
 		}))
 		t.Cleanup(ts.Close)

@@ -208,20 +208,7 @@ func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
 	const writeTimeout = 300 * time.Millisecond
 	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
 	e.exec.sync = true // the turn is over, its events and end queued, when Stream returns
-	closed := make(chan struct{})
-	var closeOnce sync.Once
-	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
-	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
-		if st == http.StateClosed {
-			closeOnce.Do(func() { close(closed) })
-		}
-	}}
-	go func() { _ = hs.Serve(l) }()
-	defer hs.Close() // also ends a write that blocks forever, so a failing run ends
-
-	cli, srvEnd := net.Pipe()
-	defer cli.Close()
-	l.conns <- srvEnd
+	cli, closed := servePipe(t, e)
 	body, _ := a2a.MarshalRequest(1, "SendStreamingMessage", sendParams("hello", nil))
 	go fmt.Fprintf(cli, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
 		tokAlice, len(body), body) // then the client never reads
@@ -240,6 +227,28 @@ func TestStreamEndingHeldIsBoundByTheWriteDeadline(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// servePipe serves e's handler on one connection over a pipe, where every
+// write waits for the reader: it returns the client's end (closed at the
+// end of the test) and a channel closed once the server closed the
+// connection.
+func servePipe(t *testing.T, e *testEnv) (net.Conn, <-chan struct{}) {
+	t.Helper()
+	closed := make(chan struct{})
+	var closeOnce sync.Once
+	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
+	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closeOnce.Do(func() { close(closed) })
+		}
+	}}
+	go func() { _ = hs.Serve(l) }()
+	t.Cleanup(func() { hs.Close() }) // also ends a write that blocks forever, so a failing run ends
+	cli, srvEnd := net.Pipe()
+	t.Cleanup(func() { cli.Close() })
+	l.conns <- srvEnd
+	return cli, closed
 }
 
 // TestStreamLeavesNoDeadlineToTheNextAnswer: a stream that ends held

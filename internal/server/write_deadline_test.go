@@ -3,9 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,20 +19,7 @@ import (
 func TestSmallAnswerToAClientThatStopsReadingIsBoundByTheWriteDeadline(t *testing.T) {
 	const writeTimeout = 300 * time.Millisecond
 	e := newEnv(t, func(o *Options) { o.Limits.WriteTimeout = writeTimeout })
-	closed := make(chan struct{})
-	var closeOnce sync.Once
-	l := &pipeListener{conns: make(chan net.Conn, 1), closed: make(chan struct{})}
-	hs := &http.Server{Handler: e.srv.Handler(), ConnState: func(_ net.Conn, st http.ConnState) {
-		if st == http.StateClosed {
-			closeOnce.Do(func() { close(closed) })
-		}
-	}}
-	go func() { _ = hs.Serve(l) }()
-	defer hs.Close() // also ends a write that blocks forever, so a failing run ends
-
-	cli, srvEnd := net.Pipe()
-	defer cli.Close()
-	l.conns <- srvEnd
+	cli, closed := servePipe(t, e)
 	body, _ := a2a.MarshalRequest(1, "GetTask", &a2a.GetTaskRequest{ID: "no-such-task"})
 	go fmt.Fprintf(cli, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
 		tokAlice, len(body), body) // then the client never reads

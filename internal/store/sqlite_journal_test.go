@@ -318,24 +318,33 @@ func TestJournalOtherWritesComeAfterEarlierSaves(t *testing.T) {
 	}
 }
 
-// TestJournalCloseAppliesPending closes a store with saves pending: Close
-// applies them and removes the journal; the next open has them.
-func TestJournalCloseAppliesPending(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
+// pendingSaves opens the store at path with its applier stalled and
+// saves n tasks (ids prefix0…, owner "o", the given state and text): they
+// are journaled, none applied.
+func pendingSaves(t *testing.T, path string, n int, prefix string, state a2a.TaskState, text string) (*SQLite, []*TaskRecord) {
+	t.Helper()
 	s, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	stall(s)
 	var recs []*TaskRecord
-	for i := range 30 {
-		rec := jtask(fmt.Sprint("c", i), "o", a2a.TaskStateCompleted, int64(i), "closing")
+	for i := range n {
+		rec := jtask(fmt.Sprint(prefix, i), "o", state, int64(i), text)
 		recs = append(recs, rec)
-		if err := s.SaveTask(ctx, rec, nil); err != nil {
+		if err := s.SaveTask(context.Background(), rec, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return s, recs
+}
+
+// TestJournalCloseAppliesPending closes a store with saves pending: Close
+// applies them and removes the journal; the next open has them.
+func TestJournalCloseAppliesPending(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
+	ctx := context.Background()
+	s, recs := pendingSaves(t, path, 30, "c", a2a.TaskStateCompleted, "closing")
 	s.w.failSaves.Store(1) // one more failure, then the applies go through
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -370,25 +379,13 @@ func TestJournalCloseAppliesPending(t *testing.T) {
 // by Close, Close says so and the next open replays the journal.
 func TestJournalKeptWhenCloseCannotApply(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a2a-plugin.db")
-	s, err := OpenSQLite(path, SQLiteOptions{Logf: (&logSink{}).logf})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	stall(s)
-	var recs []*TaskRecord
-	for i := range 10 {
-		rec := jtask(fmt.Sprint("k", i), "o", a2a.TaskStateWorking, int64(i), "kept")
-		recs = append(recs, rec)
-		if err := s.SaveTask(ctx, rec, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, recs := pendingSaves(t, path, 10, "k", a2a.TaskStateWorking, "kept")
 	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "journal") {
 		t.Fatalf("Close with saves it cannot apply: %v", err)
 	}
 	logs := &logSink{}
-	s, err = OpenSQLite(path, SQLiteOptions{Logf: logs.logf})
+	s, err := OpenSQLite(path, SQLiteOptions{Logf: logs.logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,9 +47,7 @@ func (b *httpBinding) stream(ctx context.Context, w http.ResponseWriter, st *Str
 	w.WriteHeader(http.StatusOK)
 	// The headers are sent now, unless an event is already queued: then
 	// they leave with it, in one write.
-	if len(st.sub.Events()) != 0 {
-		sink.held = true
-	} else if sink.write(nil) != nil {
+	if len(st.sub.Events()) == 0 && sink.write(nil) != nil {
 		st.Close()
 		return
 	}
@@ -68,9 +66,6 @@ type sseSink struct {
 	// rpcID is the JSON-RPC request id; rest marks the HTTP+JSON binding.
 	rpcID json.RawMessage
 	rest  bool
-	// held: something was written and not flushed yet (a held event, the
-	// headers); the next flush clears it.
-	held bool
 }
 
 // Event implements Sink.
@@ -176,9 +171,7 @@ func (s *sseSink) writeThen(b []byte, flush bool) error {
 		}
 	}
 	if !flush {
-		s.held = true
 		return nil
 	}
-	s.held = false
 	return s.rc.Flush()
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -399,12 +398,7 @@ func removeJournal(dir string) {
 // readSegment returns the records of one segment file and whether it
 // ends in a torn or damaged record (tail: the bytes from there on).
 func readSegment(path string) (recs []*jrec, tail int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
 	}
